@@ -1,0 +1,180 @@
+"""Command-line tool ``ancf-beam``.
+
+Subcommands share ``--config FILE`` (default: the repository's ``config/config.yaml``),
+``--case NAME``, ``--set KEY=VALUE`` (repeatable, dotted keys), ``--json`` (one JSON object on
+stdout and nothing else) and ``--out FILE.nc`` (the xarray Dataset with provenance). Bad input
+prints a message on stderr and exits with status 2; a solver failure exits with status 1. No
+output file is written when a command fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import __version__
+from .config import CaseSpec, ConfigError, case_from_file
+
+log = logging.getLogger("ancf_beam")
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+class UsageError(ValueError):
+    """Bad command-line input that is not a config problem."""
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("case selection and output")
+    g.add_argument("--config", metavar="FILE", help="config YAML (default: config/config.yaml)")
+    g.add_argument("--case", metavar="NAME", help="named case of the config (default: defaults)")
+    g.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a config key, e.g. --set defect.lam=0.3 (repeatable)",
+    )
+    g.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    g.add_argument("--out", metavar="FILE.nc", help="write the result Dataset to NetCDF")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress or info on stderr")
+    g.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+
+
+def _case(args: argparse.Namespace) -> CaseSpec:
+    return case_from_file(args.config, args.case, args.set)
+
+
+# ------------------------------------------------------------------------------------------
+# subcommands
+# ------------------------------------------------------------------------------------------
+def cmd_static(args):
+    from .analyses import run_static
+
+    return run_static(_case(args))
+
+
+def cmd_modal(args):
+    from .analyses import run_modal
+
+    if args.modes is not None and args.modes < 1:
+        raise UsageError(f"--modes must be >= 1, got {args.modes}")
+    return run_modal(_case(args), n_modes=args.modes, about=args.about)
+
+
+def cmd_stepped(args):
+    from .analyses import run_stepped
+
+    if args.segments is not None and args.segments < 1:
+        raise UsageError(f"--segments must be >= 1, got {args.segments}")
+    if args.modes is not None and args.modes < 1:
+        raise UsageError(f"--modes must be >= 1, got {args.modes}")
+    return run_stepped(_case(args), segments=args.segments, n_modes=args.modes)
+
+
+COMMANDS: dict[str, tuple[Callable, str]] = {
+    "static": (cmd_static, "static equilibrium under gravity (Newton, load stepping)"),
+    "modal": (cmd_modal, "natural frequencies and mode shapes"),
+    "stepped": (cmd_stepped, "stepped-beam transfer-matrix validation (linear, N segments)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ancf-beam",
+        description="Gradient-defect ANCF cantilever under gravity: statics, modes, dynamics.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("static", help=COMMANDS["static"][1], description=COMMANDS["static"][1])
+    _common(p)
+
+    p = sub.add_parser("modal", help=COMMANDS["modal"][1], description=COMMANDS["modal"][1])
+    p.add_argument("--modes", type=int, help="number of modes (default: modal.n_modes)")
+    p.add_argument(
+        "--about",
+        choices=("reference", "static"),
+        help="linearise about the straight reference or the static equilibrium",
+    )
+    _common(p)
+
+    p = sub.add_parser("stepped", help=COMMANDS["stepped"][1], description=COMMANDS["stepped"][1])
+    p.add_argument("--segments", type=int, help="number of uniform segments (default: config)")
+    p.add_argument("--modes", type=int, help="number of frequencies (default: modal.n_modes)")
+    _common(p)
+    return parser
+
+
+def _json_default(o):
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, list):
+        return [_clean(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    return v
+
+
+def _print_human(summary: dict[str, Any]) -> None:
+    for k, v in summary.items():
+        if isinstance(v, float):
+            print(f"{k:>22s}: {v:.8g}")
+        elif isinstance(v, list):
+            vals = ", ".join(f"{x:.8g}" if isinstance(x, float) else str(x) for x in v)
+            print(f"{k:>22s}: [{vals}]")
+        else:
+            print(f"{k:>22s}: {v}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    func = COMMANDS[args.command][0]
+    try:
+        if args.out is not None and not str(args.out).endswith(".nc"):
+            raise UsageError(f"--out must name a .nc file, got {args.out!r}")
+        summary, ds = func(args)
+    except (ConfigError, UsageError) as exc:
+        print(f"ancf-beam {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # solver failures: clear message, non-zero exit, nothing written
+        if args.verbose:
+            raise
+        print(f"ancf-beam {args.command}: failed: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    if args.out:
+        from .io import write_netcdf
+
+        write_netcdf(ds, args.out)
+        summary["out"] = str(args.out)
+    if args.json:
+        sys.stdout.write(json.dumps(_clean(summary), default=_json_default) + "\n")
+    else:
+        _print_human(summary)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,463 @@
+"""Configuration: YAML -> validated, frozen case specifications.
+
+A configuration file holds *defaults* in the sections ``beam``, ``material``, ``defect``, ``mesh``,
+``load``, ``static``, ``modal``, ``stepped`` and ``dynamics``, an optional ``cases`` mapping of
+named cases that override any of those keys, and an optional ``pipeline`` section that only the
+Snakemake workflow reads. Every key is checked against :data:`RULES`: an unknown key, a value of
+the wrong type or outside its allowed range raises :class:`ConfigError` naming the key, the value
+and the allowed range. Missing keys take the documented defaults of :data:`DEFAULTS`; misspelled
+keys are never silently ignored.
+
+All quantities are SI: metres, kilograms, seconds, pascals.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAPPINGS = ("gauss", "nodal", "element")
+STRAIN_MODELS = ("nonlinear", "linear")
+MODAL_STATES = ("reference", "static")
+
+#: Built-in defaults (the seed case: uniform steel cantilever, 1 m x 20 mm x 20 mm).
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "beam": {"length": 1.0, "width": 0.02, "height": 0.02},
+    "material": {"E0": 2.07e11, "rho": 7850.0},
+    "defect": {
+        "lam": 0.0,
+        "n": 1.0,
+        "mapping": "gauss",
+        "rho": {"lam": 0.0, "n": 1.0},
+        "width": {"lam": 0.0, "n": 1.0},
+        "height": {"lam": 0.0, "n": 1.0},
+    },
+    "mesh": {
+        "n_elements": 20,
+        "n_gauss_axial": 3,
+        "n_gauss_bending": 3,
+        "strain": "nonlinear",
+    },
+    "load": {"g": 9.81},
+    "static": {"load_steps": 1, "max_iterations": 30, "rtol": 1e-9, "max_cutbacks": 12},
+    "modal": {"n_modes": 3, "about": "reference"},
+    "stepped": {"segments": 80},
+    "dynamics": {
+        "t_end": 0.5,
+        "dt": None,
+        "dt_safety": 0.8,
+        "damping_alpha": 0.0,
+        "damping_beta": 0.0,
+        "sample_dt": 1.0e-4,
+        "snapshot_dt": 1.0e-2,
+        "energy_growth_limit": 0.5,
+    },
+}
+
+SECTIONS = tuple(DEFAULTS)
+TOP_LEVEL_EXTRA = ("cases", "pipeline")
+
+
+class ConfigError(ValueError):
+    """A configuration key or value is invalid; the message names key, value and allowed range."""
+
+
+# --------------------------------------------------------------------------------------------
+# validation rules: dotted key -> (description of allowed values, predicate)
+# --------------------------------------------------------------------------------------------
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _positive(v: Any) -> bool:
+    return _is_number(v) and v > 0
+
+
+def _nonnegative(v: Any) -> bool:
+    return _is_number(v) and v >= 0
+
+
+def _lam(v: Any) -> bool:
+    return _is_number(v) and 0 <= v < 1
+
+
+def _int_at_least(k: int):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= k
+
+
+def _int_between(lo: int, hi: int):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _one_of(options: Iterable[str]):
+    opts = tuple(options)
+    return lambda v: v in opts
+
+
+def _positive_or_none(v: Any) -> bool:
+    return v is None or _positive(v)
+
+
+RULES: dict[str, tuple[str, Any]] = {
+    "beam.length": ("a number > 0 (m)", _positive),
+    "beam.width": ("a number > 0 (m)", _positive),
+    "beam.height": ("a number > 0 (m)", _positive),
+    "material.E0": ("a number > 0 (Pa)", _positive),
+    "material.rho": ("a number > 0 (kg/m^3)", _positive),
+    "defect.lam": ("a number in [0, 1)", _lam),
+    "defect.n": ("a number > 0", _positive),
+    "defect.mapping": (f"one of {', '.join(MAPPINGS)}", _one_of(MAPPINGS)),
+    "defect.rho.lam": ("a number in [0, 1)", _lam),
+    "defect.rho.n": ("a number > 0", _positive),
+    "defect.width.lam": ("a number in [0, 1)", _lam),
+    "defect.width.n": ("a number > 0", _positive),
+    "defect.height.lam": ("a number in [0, 1)", _lam),
+    "defect.height.n": ("a number > 0", _positive),
+    "mesh.n_elements": ("an integer >= 1", _int_at_least(1)),
+    "mesh.n_gauss_axial": ("an integer in [1, 10]", _int_between(1, 10)),
+    "mesh.n_gauss_bending": ("an integer in [1, 10]", _int_between(1, 10)),
+    "mesh.strain": (f"one of {', '.join(STRAIN_MODELS)}", _one_of(STRAIN_MODELS)),
+    "load.g": ("a number >= 0 (m/s^2)", _nonnegative),
+    "static.load_steps": ("an integer >= 1", _int_at_least(1)),
+    "static.max_iterations": ("an integer >= 1", _int_at_least(1)),
+    "static.rtol": ("a number in (0, 1e-2]", lambda v: _positive(v) and v <= 1e-2),
+    "static.max_cutbacks": ("an integer >= 0", _int_at_least(0)),
+    "modal.n_modes": ("an integer >= 1", _int_at_least(1)),
+    "modal.about": (f"one of {', '.join(MODAL_STATES)}", _one_of(MODAL_STATES)),
+    "stepped.segments": ("an integer >= 1", _int_at_least(1)),
+    "dynamics.t_end": ("a number > 0 (s)", _positive),
+    "dynamics.dt": ("null or a number > 0 (s)", _positive_or_none),
+    "dynamics.dt_safety": ("a number in (0, 1]", lambda v: _positive(v) and v <= 1),
+    "dynamics.damping_alpha": ("a number >= 0 (1/s)", _nonnegative),
+    "dynamics.damping_beta": ("a number >= 0 (s)", _nonnegative),
+    "dynamics.sample_dt": ("a number > 0 (s)", _positive),
+    "dynamics.snapshot_dt": ("a number > 0 (s)", _positive),
+    "dynamics.energy_growth_limit": ("a number > 0", _positive),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# frozen specifications
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Gradient:
+    """Power-law gradient factor ``f(x) = 1 - lam * (x / L)**n`` (dimensionless)."""
+
+    lam: float = 0.0
+    n: float = 1.0
+
+    def factor(self, xi):
+        """Factor at normalised positions ``xi = x / L`` in [0, 1]."""
+        import numpy as np
+
+        xi = np.asarray(xi, dtype=float)
+        if self.lam == 0.0:
+            return np.ones_like(xi)
+        return 1.0 - self.lam * np.power(np.clip(xi, 0.0, 1.0), self.n)
+
+    @property
+    def is_uniform(self) -> bool:
+        return self.lam == 0.0
+
+
+@dataclass(frozen=True)
+class BeamSpec:
+    length: float  # m
+    width: float  # m
+    height: float  # m
+
+
+@dataclass(frozen=True)
+class MaterialSpec:
+    E0: float  # Pa, modulus at the clamp
+    rho: float  # kg/m^3, density at the clamp
+
+
+@dataclass(frozen=True)
+class DefectSpec:
+    E: Gradient = field(default_factory=Gradient)
+    rho: Gradient = field(default_factory=Gradient)
+    width: Gradient = field(default_factory=Gradient)
+    height: Gradient = field(default_factory=Gradient)
+    mapping: str = "gauss"
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    n_elements: int
+    n_gauss_axial: int = 3
+    n_gauss_bending: int = 3
+    strain: str = "nonlinear"
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    g: float  # m/s^2, gravity acts along -y
+
+
+@dataclass(frozen=True)
+class StaticSpec:
+    load_steps: int = 1
+    max_iterations: int = 30
+    rtol: float = 1e-9
+    max_cutbacks: int = 12
+
+
+@dataclass(frozen=True)
+class ModalSpec:
+    n_modes: int = 3
+    about: str = "reference"
+
+
+@dataclass(frozen=True)
+class SteppedSpec:
+    segments: int = 80
+
+
+@dataclass(frozen=True)
+class DynamicsSpec:
+    t_end: float = 0.5
+    dt: float | None = None
+    dt_safety: float = 0.8
+    damping_alpha: float = 0.0
+    damping_beta: float = 0.0
+    sample_dt: float = 1e-4
+    snapshot_dt: float = 1e-2
+    energy_growth_limit: float = 0.5
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One fully resolved case: everything the library needs, plus its provenance."""
+
+    name: str
+    beam: BeamSpec
+    material: MaterialSpec
+    defect: DefectSpec
+    mesh: MeshSpec
+    load: LoadSpec
+    static: StaticSpec
+    modal: ModalSpec
+    stepped: SteppedSpec
+    dynamics: DynamicsSpec
+    resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.resolved)
+
+    def flat(self) -> dict[str, Any]:
+        """Resolved parameters as a flat ``{dotted.key: value}`` dict (None -> 'none')."""
+        return flatten(self.resolved)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> CaseSpec:
+        """A copy of this case with dotted-key overrides applied and validated."""
+        merged = copy.deepcopy(dict(self.resolved))
+        for key, value in overrides.items():
+            _set_dotted(merged, key, value)
+        return build_case(merged, self.name)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def config_hash(resolved: Mapping[str, Any]) -> str:
+    """SHA-256 (first 16 hex digits) of the canonical JSON of a resolved configuration."""
+    text = json.dumps(resolved, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _deep_merge(base: dict, over: Mapping, where: str) -> dict:
+    for k, v in over.items():
+        path = f"{where}.{k}" if where else str(k)
+        if k not in base:
+            raise ConfigError(_unknown_key_message(path, base))
+        if isinstance(base[k], dict):
+            if not isinstance(v, Mapping):
+                raise ConfigError(f"config key '{path}' must be a mapping, got {v!r}")
+            _deep_merge(base[k], v, path)
+        else:
+            base[k] = v
+    return base
+
+
+def _unknown_key_message(path: str, siblings: Mapping) -> str:
+    allowed = ", ".join(sorted(map(str, siblings)))
+    return f"unknown config key '{path}' (allowed here: {allowed})"
+
+
+def _set_dotted(d: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = d
+    for i, p in enumerate(parts):
+        path = ".".join(parts[: i + 1])
+        if not isinstance(node, dict) or p not in node:
+            raise ConfigError(_unknown_key_message(path, node if isinstance(node, dict) else {}))
+        if i == len(parts) - 1:
+            if isinstance(node[p], dict):
+                raise ConfigError(f"config key '{path}' is a section; set one of its keys")
+            node[p] = value
+        else:
+            node = node[p]
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """Integers given where floats are expected are fine; floats with integral values for ints."""
+    desc, _ = RULES[key]
+    if desc.startswith("an integer") and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if desc.startswith(("a number", "null or a number")) and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def validate(resolved: dict[str, Any]) -> dict[str, Any]:
+    """Validate a fully merged configuration in place; raise :class:`ConfigError` on a bad value."""
+    flat = flatten(resolved)
+    for key, value in flat.items():
+        if key not in RULES:
+            raise ConfigError(f"unknown config key '{key}'")
+        value = _coerce(key, value)
+        desc, ok = RULES[key]
+        if not ok(value):
+            raise ConfigError(f"config key '{key}' = {value!r} is invalid: expected {desc}")
+        _set_dotted(resolved, key, value)
+    return resolved
+
+
+# --------------------------------------------------------------------------------------------
+# public entry points
+# --------------------------------------------------------------------------------------------
+def default_config_path() -> Path:
+    """The repository's ``config/config.yaml`` when running from a checkout, else packaged data."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "config" / "config.yaml"
+        if candidate.is_file() and (parent / "src" / "ancf_beam").is_dir():
+            return candidate
+    return here.parent / "data" / "config.yaml"
+
+
+def load_config(path: str | Path | None = None) -> dict[str, Any]:
+    """Read a configuration YAML file (no validation yet; see :func:`resolve_case`)."""
+    p = Path(path) if path is not None else default_config_path()
+    if not p.is_file():
+        raise ConfigError(f"config file '{p}' does not exist")
+    with open(p) as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file '{p}' must hold a mapping at the top level")
+    for k in data:
+        if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
+            raise ConfigError(_unknown_key_message(str(k), {**DEFAULTS, "cases": 0, "pipeline": 0}))
+    return data
+
+
+def case_names(config: Mapping[str, Any]) -> list[str]:
+    cases = config.get("cases") or {}
+    return list(cases)
+
+
+def parse_set(items: Iterable[str]) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` strings (VALUE is YAML: numbers, strings, null)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:  # pragma: no cover - yaml rarely fails on scalars
+            raise ConfigError(f"--set {key}: cannot parse value {raw!r}: {exc}") from exc
+        out[key] = value
+    return out
+
+
+def resolve_case(
+    config: Mapping[str, Any] | None = None,
+    case: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> CaseSpec:
+    """Merge built-in defaults <- config sections <- case block <- dotted overrides, validate.
+
+    ``case=None`` selects the config's defaults (named ``"default"``).
+    """
+    config = dict(config or {})
+    merged = copy.deepcopy(DEFAULTS)
+    sections = {k: v for k, v in config.items() if k in SECTIONS}
+    for k in config:
+        if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
+            raise ConfigError(_unknown_key_message(str(k), {**DEFAULTS, "cases": 0, "pipeline": 0}))
+    _deep_merge(merged, sections, "")
+    name = "default"
+    if case is not None:
+        cases = config.get("cases") or {}
+        if case not in cases:
+            avail = ", ".join(cases) or "(none defined)"
+            raise ConfigError(f"unknown case '{case}' (available cases: {avail})")
+        block = cases[case] or {}
+        if not isinstance(block, Mapping):
+            raise ConfigError(f"case '{case}' must be a mapping of overrides")
+        _deep_merge(merged, block, f"cases.{case}")
+        name = case
+    for key, value in (overrides or {}).items():
+        _set_dotted(merged, key, value)
+    return build_case(merged, name)
+
+
+def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
+    resolved = validate(copy.deepcopy(merged))
+    d = resolved["defect"]
+    defect = DefectSpec(
+        E=Gradient(float(d["lam"]), float(d["n"])),
+        rho=Gradient(float(d["rho"]["lam"]), float(d["rho"]["n"])),
+        width=Gradient(float(d["width"]["lam"]), float(d["width"]["n"])),
+        height=Gradient(float(d["height"]["lam"]), float(d["height"]["n"])),
+        mapping=d["mapping"],
+    )
+    dyn = dict(resolved["dynamics"])
+    return CaseSpec(
+        name=name,
+        beam=BeamSpec(**{k: float(v) for k, v in resolved["beam"].items()}),
+        material=MaterialSpec(**{k: float(v) for k, v in resolved["material"].items()}),
+        defect=defect,
+        mesh=MeshSpec(**resolved["mesh"]),
+        load=LoadSpec(g=float(resolved["load"]["g"])),
+        static=StaticSpec(**resolved["static"]),
+        modal=ModalSpec(**resolved["modal"]),
+        stepped=SteppedSpec(**resolved["stepped"]),
+        dynamics=DynamicsSpec(**dyn),
+        resolved=resolved,
+    )
+
+
+def case_from_file(
+    path: str | Path | None = None,
+    case: str | None = None,
+    sets: Iterable[str] = (),
+) -> CaseSpec:
+    """Convenience for the CLI: file + case name + ``KEY=VALUE`` strings -> CaseSpec."""
+    return resolve_case(load_config(path), case, parse_set(sets))

@@ -1,0 +1,235 @@
+"""The discretised cantilever: mesh, quadrature data, constant mass matrix and gravity force.
+
+Global coordinates are node-major: node ``k`` owns DOFs ``4k .. 4k+3`` = ``[r_x, r_y, r_x', r_y']``
+(m, m, -, -). The full vector has ``4 (n_el + 1)`` entries; the clamp fixes node 0 at
+``[0, 0, 1, 0]`` and is eliminated, so the *reduced* (free) system is ``q[4:]`` with
+``4 n_el`` unknowns. All global matrices are banded with half-bandwidth 7.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.linalg as sla
+
+from . import kernels
+from .config import CaseSpec
+from .defects import SectionProfile, mapped_values
+
+N_GAUSS_MASS = 6  # mass and gravity: exact for uniform sections, accurate for graded ones
+CLAMP = 4  # number of clamped DOFs (node 0)
+
+
+@dataclass(frozen=True)
+class Quadrature:
+    xi: np.ndarray  # local points in [0, 1]
+    w: np.ndarray  # weights summing to 1
+
+
+def gauss01(n: int) -> Quadrature:
+    """Gauss-Legendre rule with ``n`` points on [0, 1]."""
+    x, w = np.polynomial.legendre.leggauss(n)
+    return Quadrature(0.5 * (x + 1.0), 0.5 * w)
+
+
+class BeamModel:
+    """Discretised graded cantilever built from a :class:`~ancf_beam.config.CaseSpec`."""
+
+    def __init__(self, case: CaseSpec):
+        self.case = case
+        self.profile = SectionProfile(case)
+        m = case.mesh
+        self.n_el = m.n_elements
+        self.n_nodes = self.n_el + 1
+        self.n_dof = 4 * self.n_nodes
+        self.n_free = self.n_dof - CLAMP
+        self.length = case.beam.length
+        self.le = self.length / self.n_el
+        self.x_nodes = np.linspace(0.0, self.length, self.n_nodes)
+        self.linear = m.strain == "linear"
+        self.g = case.load.g
+        mapping = case.defect.mapping
+
+        qa = gauss01(m.n_gauss_axial)
+        qb = gauss01(m.n_gauss_bending)
+        qm = gauss01(N_GAUSS_MASS)
+        _, self.spa, _ = kernels.shape_tables(qa.xi, self.le)
+        _, self.spb, self.sppb = kernels.shape_tables(qb.xi, self.le)
+        self.s_mass, _, _ = kernels.shape_tables(qm.xi, self.le)
+        p = self.profile
+        xn = self.x_nodes
+        self.ea_w = np.ascontiguousarray(mapped_values(p.EA, xn, qa.xi, mapping) * qa.w * self.le)
+        self.ei_w = np.ascontiguousarray(mapped_values(p.EI, xn, qb.xi, mapping) * qb.w * self.le)
+        self.rhoa_w = mapped_values(p.rhoA, xn, qm.xi, mapping) * qm.w * self.le
+        self._work = np.empty(self.n_dof)
+
+    # --------------------------------------------------------------------------------------
+    # configurations
+    # --------------------------------------------------------------------------------------
+    def reference(self) -> np.ndarray:
+        """Full coordinate vector of the straight, stress-free reference (along +x)."""
+        q = np.zeros(self.n_dof)
+        q[0::4] = self.x_nodes
+        q[2::4] = 1.0
+        return q
+
+    def full(self, u_free: np.ndarray) -> np.ndarray:
+        """Full coordinates from reduced coordinates (clamp values inserted)."""
+        q = self.reference()
+        q[CLAMP:] = u_free
+        return q
+
+    def tip(self, q: np.ndarray) -> tuple[float, float, float]:
+        """Tip position (m, m) and tangent angle from +x (rad) of a full coordinate vector."""
+        o = self.n_dof - 4
+        return float(q[o]), float(q[o + 1]), float(np.arctan2(q[o + 3], q[o + 2]))
+
+    # --------------------------------------------------------------------------------------
+    # constant matrices
+    # --------------------------------------------------------------------------------------
+    @cached_property
+    def mass_lower_band(self) -> np.ndarray:
+        """Full mass matrix in symmetric lower band storage ``lb[i-j, j]`` (kg, kg m, kg m^2)."""
+        lb = np.zeros((kernels.BANDWIDTH + 1, self.n_dof))
+        s = self.s_mass  # (ng, 4)
+        for el in range(self.n_el):
+            mb = np.einsum("g,ga,gb->ab", self.rhoa_w[el], s, s)  # 4x4 scalar block matrix
+            o = 4 * el
+            for a in range(4):
+                for b in range(4):
+                    for d in range(2):
+                        i = o + 2 * a + d
+                        j = o + 2 * b + d
+                        if i >= j:
+                            lb[i - j, j] += mb[a, b]
+        return lb
+
+    @cached_property
+    def mass_free_lower_band(self) -> np.ndarray:
+        return np.ascontiguousarray(self.mass_lower_band[:, CLAMP:])
+
+    @cached_property
+    def mass_cholesky(self) -> np.ndarray:
+        """Lower banded Cholesky factor of the reduced mass matrix (``cb[i-j, j] = L[i, j]``)."""
+        return np.ascontiguousarray(sla.cholesky_banded(self.mass_free_lower_band, lower=True))
+
+    def mass_dense(self, free: bool = True) -> np.ndarray:
+        lb = self.mass_lower_band
+        n = self.n_dof
+        m = np.zeros((n, n))
+        for d in range(lb.shape[0]):
+            idx = np.arange(n - d)
+            m[idx + d, idx] = lb[d, : n - d]
+            m[idx, idx + d] = lb[d, : n - d]
+        return m[CLAMP:, CLAMP:] if free else m
+
+    @cached_property
+    def gravity_full(self) -> np.ndarray:
+        """Consistent gravity force on the full DOF vector (N, N m); gravity along -y."""
+        f = np.zeros(self.n_dof)
+        s = self.s_mass
+        for el in range(self.n_el):
+            fb = -self.g * (self.rhoa_w[el] @ s)  # (4,) y-components of the 4 blocks
+            o = 4 * el
+            f[o + 1 : o + 9 : 2] += fb
+        return f
+
+    @property
+    def gravity_free(self) -> np.ndarray:
+        return self.gravity_full[CLAMP:]
+
+    @cached_property
+    def total_mass(self) -> float:
+        return float(self.rhoa_w.sum())
+
+    # --------------------------------------------------------------------------------------
+    # nonlinear terms
+    # --------------------------------------------------------------------------------------
+    def _args(self):
+        return (self.n_el, self.spa, self.spb, self.sppb, self.ea_w, self.ei_w, self.linear)
+
+    def elastic_force(self, q: np.ndarray) -> np.ndarray:
+        """Elastic force ``-dU/dq`` on the full DOF vector."""
+        f = np.empty(self.n_dof)
+        kernels.elastic_force(np.ascontiguousarray(q, dtype=float), *self._args(), f)
+        return f
+
+    def strain_energy(self, q: np.ndarray) -> float:
+        """Nonlinear strain energy ``U`` (J)."""
+        q = np.ascontiguousarray(q, float)
+        return float(kernels.elastic_force(q, *self._args(), self._work))
+
+    def gravity_potential(self, q: np.ndarray) -> float:
+        """Gravity potential relative to the reference configuration (J)."""
+        return float(-self.gravity_full @ (q - self.reference()))
+
+    def tangent_band(self, q: np.ndarray, free: bool = True) -> np.ndarray:
+        """Tangent stiffness ``d2U/dq2`` in ``solve_banded((7, 7))`` storage (15, n)."""
+        ab = np.empty((2 * kernels.BANDWIDTH + 1, self.n_dof))
+        kernels.assemble_tangent_banded(np.ascontiguousarray(q, float), *self._args(), ab)
+        if free:
+            return _band_submatrix(ab, CLAMP)
+        return ab
+
+    def tangent_dense(self, q: np.ndarray, free: bool = True) -> np.ndarray:
+        ab = self.tangent_band(q, free=free)
+        return band_to_dense(ab)
+
+    def sample(self, q: np.ndarray, per_element: int = 4) -> dict[str, np.ndarray]:
+        """Position, axial strain and curvature at ``per_element`` points of every element.
+
+        Returns ``X`` (reference position, m), ``x``, ``y`` (m), ``eps`` (-) and ``kappa``
+        (rad/m, the element's curvature measure ``(r' x r'') / |r'|^2``).
+        """
+        xi = np.linspace(0.0, 1.0, per_element, endpoint=False)
+        s, sp, spp = kernels.shape_tables(xi, self.le)
+        e = np.asarray(q, float)[: self.n_dof].copy()
+        blocks = np.stack([e[4 * el : 4 * el + 8].reshape(4, 2) for el in range(self.n_el)])
+        r = np.einsum("pa,eac->epc", s, blocks).reshape(-1, 2)
+        rp = np.einsum("pa,eac->epc", sp, blocks).reshape(-1, 2)
+        rpp = np.einsum("pa,eac->epc", spp, blocks).reshape(-1, 2)
+        X = (self.x_nodes[:-1, None] + xi[None, :] * self.le).ravel()
+        X = np.append(X, self.length)
+        tip = self.tip(q)
+        r = np.vstack([r, [tip[0], tip[1]]])
+        _, rp_end, rpp_end = kernels.shape_tables(np.array([1.0]), self.le)
+        last = blocks[-1]
+        rpe = rp_end @ last
+        rppe = rpp_end @ last
+        rp = np.vstack([rp, rpe])
+        rpp = np.vstack([rpp, rppe])
+        g2 = np.sum(rp * rp, axis=1)
+        if self.linear:
+            eps = rp[:, 0] - 1.0
+            kappa = rpp[:, 1]
+        else:
+            eps = np.sqrt(g2) - 1.0
+            kappa = (rp[:, 0] * rpp[:, 1] - rp[:, 1] * rpp[:, 0]) / g2
+        return {"X": X, "x": r[:, 0], "y": r[:, 1], "eps": eps, "kappa": kappa}
+
+    def residual_free(self, q: np.ndarray, load_factor: float = 1.0) -> np.ndarray:
+        """Out-of-balance force ``Q_e + lambda Q_g`` on the free DOFs (N)."""
+        return self.elastic_force(q)[CLAMP:] + load_factor * self.gravity_free
+
+
+def _band_submatrix(ab: np.ndarray, k: int) -> np.ndarray:
+    """General band storage of the trailing principal submatrix starting at row/col ``k``."""
+    return np.ascontiguousarray(ab[:, k:])
+
+
+def band_to_dense(ab: np.ndarray) -> np.ndarray:
+    """Dense matrix from ``solve_banded((7, 7))`` storage."""
+    u = kernels.BANDWIDTH
+    n = ab.shape[1]
+    m = np.zeros((n, n))
+    for i in range(ab.shape[0]):
+        d = u - i  # column offset: j = row + d
+        if d >= 0:
+            idx = np.arange(n - d)
+            m[idx, idx + d] = ab[i, idx + d]
+        else:
+            idx = np.arange(n + d)
+            m[idx - d, idx] = ab[i, idx]
+    return m
