@@ -1,0 +1,101 @@
+"""The ancf-beam command line: JSON fields, NetCDF output with provenance, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from ancf_beam.cli import main
+from conftest import BETA_L, EI, RHOA, L, Q
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_static_json(capsys):
+    code, out, _ = run_cli(capsys, "static", "--json", "--set", "mesh.n_elements=20")
+    assert code == 0
+    d = json.loads(out)
+    assert d["tip_y"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1e-3)
+    assert d["tip_x"] == pytest.approx(L, abs=1e-5)
+    assert d["tip_angle_deg"] < 0
+    assert isinstance(d["newton_iterations"], int)
+
+
+def test_modal_json(capsys):
+    code, out, _ = run_cli(capsys, "modal", "--json", "--set", "mesh.n_elements=40")
+    d = json.loads(out)
+    exact = BETA_L**2 * np.sqrt(EI / RHOA) / L**2
+    np.testing.assert_allclose(d["omega"], exact, rtol=1e-3)
+    np.testing.assert_allclose(d["frequency_hz"], exact / (2 * np.pi), rtol=1e-3)
+
+
+def test_stepped_json_and_segments(capsys):
+    code, out, _ = run_cli(capsys, "stepped", "--json", "--segments", "10")
+    d = json.loads(out)
+    assert code == 0
+    assert d["tip_deflection"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1e-9)
+    assert d["tip_slope"] == pytest.approx(-Q * L**3 / (6 * EI), rel=1e-9)
+    assert d["omega"][0] == pytest.approx(BETA_L[0] ** 2 * np.sqrt(EI / RHOA), rel=1e-6)
+    assert d["segments"] == 10
+
+
+def test_out_writes_netcdf_with_provenance(capsys, tmp_path):
+    out = tmp_path / "static.nc"
+    code, _, _ = run_cli(capsys, "static", "--case", "lam0.3_n1", "--out", str(out), "--json")
+    assert code == 0
+    ds = xr.open_dataset(out)
+    assert ds.attrs["case"] == "lam0.3_n1"
+    assert ds.attrs["param.defect.lam"] == 0.3
+    assert ds.attrs["package_version"]
+    assert len(ds.attrs["config_hash"]) == 16
+    assert "git_commit" in ds.attrs
+    assert ds["tip_y"].attrs["units"] == "m"
+    ds.close()
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--set", "defect.lam=1.5"], "defect.lam"),
+        (["--set", "defect.n=0"], "defect.n"),
+        (["--set", "beam.length=-1"], "beam.length"),
+        (["--set", "material.E0=0"], "material.E0"),
+        (["--set", "mesh.n_elements=0"], "mesh.n_elements"),
+        (["--set", "mesh.n_elemnts=4"], "mesh.n_elemnts"),
+        (["--set", "defect.mapping=spline"], "defect.mapping"),
+        (["--case", "no_such_case"], "no_such_case"),
+    ],
+)
+def test_bad_input_errors_and_writes_nothing(capsys, tmp_path, args, needle):
+    out = tmp_path / "x.nc"
+    code, stdout, err = run_cli(capsys, "static", "--json", "--out", str(out), *args)
+    assert code != 0
+    assert needle in err
+    assert stdout == ""
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_console_script_help_and_exit_code():
+    r = subprocess.run(
+        [sys.executable, "-m", "ancf_beam.cli", "--help"], capture_output=True, text=True
+    )
+    assert r.returncode == 0
+    for cmd in ["static", "modal", "stepped"]:
+        assert cmd in r.stdout
+    r = subprocess.run(
+        [sys.executable, "-m", "ancf_beam.cli", "static", "--set", "defect.lam=1.5"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2
+    assert "defect.lam" in r.stderr and r.stdout == ""
