@@ -144,3 +144,155 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
     )
     ds.attrs.update(provenance_attrs(case, study="stepped", segments=segments, wall_s=wall))
     return summary, ds
+
+
+def run_critical_dt(case: CaseSpec, measure: bool = False):
+    """Critical explicit time step: eigenvalue, element bound, fitted formula, measured limit."""
+    from .critical import critical_dt
+
+    model = BeamModel(case)
+    t0 = time.perf_counter()
+    c = critical_dt(model, measure=measure)
+    wall = time.perf_counter() - t0
+    summary = {
+        "case": case.name,
+        "n_elements": model.n_el,
+        "element_length": model.le,
+        "omega_max": c.omega_max,
+        "dt_critical": c.dt_critical,
+        "dt_element_bound": c.dt_element_bound,
+        "dt_formula": c.dt_formula,
+        "formula_C": c.formula_C,
+        "dt_measured": c.dt_measured,
+        "governing_mode": c.governing_mode,
+        "dt_axial": c.dt_axial,
+        "dt_bending": c.dt_bending,
+        "wall_s": wall,
+    }
+    nan = float("nan")
+    ds = xr.Dataset(
+        {
+            "omega_max": ((), c.omega_max, {"units": "rad/s"}),
+            "dt_critical": ((), c.dt_critical, {"units": "s", "long_name": "2 / omega_max"}),
+            "dt_element_bound": ((), c.dt_element_bound, {"units": "s"}),
+            "dt_formula": ((), c.dt_formula, {"units": "s", "long_name": "l_e^2/C sqrt(rhoA/EI)"}),
+            "formula_C": ((), c.formula_C, {"units": "1"}),
+            "dt_measured": (
+                (),
+                c.dt_measured if c.dt_measured is not None else nan,
+                {"units": "s", "long_name": "bisection stability limit (NaN: not measured)"},
+            ),
+            "dt_axial": ((), c.dt_axial, {"units": "s"}),
+            "dt_bending": ((), c.dt_bending, {"units": "s"}),
+            "axial_fraction": ((), c.axial_fraction, {"units": "1"}),
+            "element_length": ((), model.le, {"units": "m"}),
+        }
+    )
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="critical_dt",
+            governing_mode=c.governing_mode,
+            measured=measure,
+            wall_s=wall,
+        )  # fmt: skip
+    )
+    return summary, ds
+
+
+def run_simulate(
+    case: CaseSpec,
+    dt: float | None = None,
+    dt_safety: float | None = None,
+    dt_critical: float | None = None,
+    t_end: float | None = None,
+    damping: tuple[float, float] | None = None,
+    force: bool = False,
+    progress: bool = True,
+):
+    """Explicit central-difference run from rest under gravity.
+
+    ``dt`` defaults to ``dt_safety * dt_critical`` (``dt_critical`` computed when not given);
+    an explicit ``dt`` above ``dt_critical`` is refused unless ``force``.
+    """
+    from .explicit import simulate_explicit
+    from .modal import omega_max
+
+    dyn = case.dynamics
+    model = BeamModel(case)
+    if dt_critical is None:
+        dt_critical = 2.0 / omega_max(model)[0]
+    dt_safety = dyn.dt_safety if dt_safety is None else dt_safety
+    if not 0 < dt_safety <= 1:
+        raise ValueError(f"dt_safety must be in (0, 1], got {dt_safety}")
+    if dt is None:
+        dt = dyn.dt
+    if dt is None:
+        dt = dt_safety * dt_critical
+    elif dt > dt_critical and not force:
+        raise ValueError(
+            f"dt = {dt:.4e} s exceeds the critical step {dt_critical:.4e} s "
+            f"(dt/dt_cr = {dt / dt_critical:.3f}); the explicit run would be unstable. "
+            "Use a smaller dt, or force it (--force) to observe the instability"
+        )
+    t_end = dyn.t_end if t_end is None else t_end
+    damping = (dyn.damping_alpha, dyn.damping_beta) if damping is None else damping
+    res = simulate_explicit(
+        model, t_end=t_end, dt=dt, dt_critical=dt_critical, damping=damping, progress=progress
+    )
+    half = res.t >= 0.5 * res.t[-1]
+    i_min = int(np.argmin(res.tip_y))
+    summary = {
+        "case": case.name,
+        "integrator": "central-difference",
+        "tip_y_min": float(res.tip_y[i_min]),
+        "t_at_tip_y_min": float(res.t[i_min]),
+        "tip_y_final": float(res.tip_y[-1]),
+        "tip_y_mean": float(np.mean(res.tip_y[half])),
+        "energy_drift_rel": res.energy_drift_rel,
+        "steps": res.steps,
+        "dt": dt,
+        "dt_critical": dt_critical,
+        "t_end": t_end,
+        "wall_s": res.wall_s,
+    }
+    snap_x = res.q_snap[:, 0::4]
+    snap_y = res.q_snap[:, 1::4]
+    ds = xr.Dataset(
+        {
+            "tip_x": ("time", res.tip_x, {"units": "m"}),
+            "tip_y": ("time", res.tip_y, {"units": "m", "long_name": "tip y (down < 0)"}),
+            "kinetic": ("time", res.kinetic, {"units": "J"}),
+            "strain": ("time", res.strain, {"units": "J", "long_name": "nonlinear strain energy"}),
+            "gravity": ("time", res.gravity, {"units": "J", "long_name": "gravity potential"}),
+            "damping_work": ("time", res.damping_work, {"units": "J"}),
+            "total_energy": ("time", res.total, {"units": "J", "long_name": "T + U + V + W_d"}),
+            "node_x": (("snapshot", "node"), snap_x, {"units": "m"}),
+            "node_y": (("snapshot", "node"), snap_y, {"units": "m"}),
+        },
+        coords={
+            "time": ("time", res.t, {"units": "s"}),
+            "t_snapshot": ("snapshot", res.t_snap, {"units": "s"}),
+            "x_node": ("node", model.x_nodes, {"units": "m"}),
+        },
+    )
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="simulate",
+            integrator="central-difference",
+            dt=dt,
+            dt_critical=dt_critical,
+            dt_safety=dt / dt_critical,
+            t_end=t_end,
+            steps=res.steps,
+            damping_alpha=damping[0],
+            damping_beta=damping[1],
+            energy_drift_rel=res.energy_drift_rel,
+            tip_y_min=summary["tip_y_min"],
+            t_at_tip_y_min=summary["t_at_tip_y_min"],
+            tip_y_mean=summary["tip_y_mean"],
+            wall_s=res.wall_s,
+        )
+    )
+    return summary, ds

@@ -78,10 +78,56 @@ def cmd_stepped(args):
     return run_stepped(_case(args), segments=args.segments, n_modes=args.modes)
 
 
+def _float_pair(text: str) -> tuple[float, float]:
+    try:
+        a, b = (float(v) for v in text.split(","))
+    except ValueError as exc:
+        raise UsageError(f"--damping expects A,B (two numbers), got {text!r}") from exc
+    if a < 0 or b < 0:
+        raise UsageError(f"--damping coefficients must be >= 0, got {text!r}")
+    return a, b
+
+
+def cmd_simulate(args):
+    from .analyses import run_simulate
+
+    if args.dt is not None and args.dt_safety is not None:
+        raise UsageError("give either --dt or --dt-safety, not both")
+    if args.dt is not None and not args.dt > 0:
+        raise UsageError(f"--dt must be > 0, got {args.dt}")
+    if args.dt_safety is not None and not 0 < args.dt_safety <= 1:
+        raise UsageError(f"--dt-safety must be in (0, 1], got {args.dt_safety}")
+    if args.t_end is not None and not args.t_end > 0:
+        raise UsageError(f"--t-end must be > 0, got {args.t_end}")
+    damping = _float_pair(args.damping) if args.damping is not None else None
+    case = _case(args)
+    try:
+        return run_simulate(
+            case,
+            dt=args.dt,
+            dt_safety=args.dt_safety,
+            dt_critical=args.dt_critical,
+            t_end=args.t_end,
+            damping=damping,
+            force=args.force,
+            progress=not args.quiet,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def cmd_critical_dt(args):
+    from .analyses import run_critical_dt
+
+    return run_critical_dt(_case(args), measure=args.measure)
+
+
 COMMANDS: dict[str, tuple[Callable, str]] = {
     "static": (cmd_static, "static equilibrium under gravity (Newton, load stepping)"),
     "modal": (cmd_modal, "natural frequencies and mode shapes"),
     "stepped": (cmd_stepped, "stepped-beam transfer-matrix validation (linear, N segments)"),
+    "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit central differences)"),
+    "critical-dt": (cmd_critical_dt, "critical explicit time step: eigenvalue, bounds, measured"),
 }
 
 
@@ -108,6 +154,30 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stepped", help=COMMANDS["stepped"][1], description=COMMANDS["stepped"][1])
     p.add_argument("--segments", type=int, help="number of uniform segments (default: config)")
     p.add_argument("--modes", type=int, help="number of frequencies (default: modal.n_modes)")
+    _common(p)
+
+    text = COMMANDS["simulate"][1]
+    p = sub.add_parser("simulate", help=text, description=text)
+    p.add_argument("--t-end", type=float, metavar="T", help="end time, s (default: dynamics.t_end)")
+    p.add_argument("--dt", type=float, metavar="DT", help="time step, s (default: safety * dt_cr)")
+    p.add_argument(
+        "--dt-safety", type=float, metavar="S", help="dt = S * dt_critical (default: config)"
+    )
+    p.add_argument(
+        "--dt-critical",
+        type=float,
+        metavar="DT_CR",
+        help="use this critical step (s) instead of computing it (e.g. from critical-dt output)",
+    )
+    p.add_argument("--damping", metavar="A,B", help="Rayleigh damping C = A M + B K0 (1/s, s)")
+    p.add_argument("--force", action="store_true", help="allow a --dt above the critical step")
+    _common(p)
+
+    text = COMMANDS["critical-dt"][1]
+    p = sub.add_parser("critical-dt", help=text, description=text)
+    p.add_argument(
+        "--measure", action="store_true", help="also measure the limit by bisection on dt"
+    )
     _common(p)
     return parser
 

@@ -1,0 +1,159 @@
+"""Critical time step of the explicit central-difference scheme.
+
+* ``dt_critical = 2 / omega_max``: largest generalized eigenvalue of ``(K_T, M)`` of the reduced
+  system at the straight reference (undamped stability limit of central differences).
+* ``dt_element_bound = 2 / max_e omega_max,e`` from each *unconstrained* element's own
+  eigenproblem. By the element eigenvalue inequality ``omega_max <= max_e omega_max,e``, so this
+  bound is conservative (``<= dt_critical``).
+* ``dt_formula = l_e^2 / C * sqrt(rhoA / EI)``: the empirical bending-governed law, with ``C``
+  fitted (least squares in log space, slope fixed at 2) to the bending part of ``dt_critical`` over
+  a mesh sequence, using the most restrictive section along the beam (max ``EI / rhoA``).
+* ``dt_measured``: stability limit found by bisection on ``dt`` over short undamped runs.
+* ``governing_mode``: ``axial`` or ``bending``, from the mass-weighted share of the top mode's
+  motion along the beam axis. Coarse meshes are governed by the axial (bar) mode
+  (``dt ~ l_e``), fine meshes by bending (``dt ~ l_e^2``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from . import kernels
+from .explicit import InstabilityError, simulate_explicit
+from .modal import axial_fraction, omega_max
+from .model import BeamModel
+
+log = logging.getLogger(__name__)
+
+FIT_MESHES = (20, 40, 80, 160)
+
+
+@dataclass
+class CriticalDt:
+    omega_max: float  # rad/s
+    dt_critical: float  # s
+    dt_element_bound: float  # s
+    dt_formula: float  # s
+    formula_C: float  # -
+    governing_mode: str  # "axial" | "bending"
+    axial_fraction: float  # share of the top mode along the axis
+    dt_bending: float  # s, 2/omega_max of the bending (transverse) part alone
+    dt_axial: float  # s, 2/omega_max of the axial part alone
+    dt_measured: float | None = None  # s
+
+
+def element_omega_max(model: BeamModel) -> float:
+    """Largest eigenfrequency over the unconstrained single elements (rad/s)."""
+    q = model.reference()
+    out = 0.0
+    s = model.s_mass
+    ke = np.empty((8, 8))
+    scratch = np.empty((3, 8))
+    for el in range(model.n_el):
+        e = np.ascontiguousarray(q[4 * el : 4 * el + 8])
+        kernels.element_tangent(
+            e, model.spa, model.spb, model.sppb, model.ea_w[el], model.ei_w[el], model.linear,
+            ke, scratch,
+        )  # fmt: skip
+        mb = np.einsum("g,ga,gb->ab", model.rhoa_w[el], s, s)
+        me = np.kron(mb, np.eye(2))
+        w2 = sla.eigh(ke, me, eigvals_only=True, subset_by_index=(7, 7))[0]
+        out = max(out, float(np.sqrt(max(w2, 0.0))))
+    return out
+
+
+def _split_omega_max(model: BeamModel) -> tuple[float, float]:
+    """Largest frequency of the axial (x-DOF) and bending (y-DOF) subsystems at the reference."""
+    k = model.tangent_dense(model.reference())
+    m = model.mass_dense()
+    res = []
+    for comp in (0, 1):
+        idx = np.arange(comp, model.n_free, 2)  # x: r_x, r_x' ; y: r_y, r_y'
+        kk = k[np.ix_(idx, idx)]
+        mm = m[np.ix_(idx, idx)]
+        n = idx.size
+        w2 = sla.eigh(kk, mm, eigvals_only=True, subset_by_index=(n - 1, n - 1))[0]
+        res.append(float(np.sqrt(w2)))
+    return res[0], res[1]
+
+
+def bending_scale(model: BeamModel) -> float:
+    """``min_x sqrt(rhoA / EI)`` over the beam (s/m^2): the most restrictive section."""
+    x = np.linspace(0.0, model.length, 401)
+    p = model.profile
+    return float(np.min(np.sqrt(p.rhoA(x) / p.EI(x))))
+
+
+def fit_formula_C(model: BeamModel, meshes=FIT_MESHES) -> float:
+    """Fit ``C`` in ``dt = l_e^2 / C sqrt(rhoA/EI)`` to the bending-part dt over ``meshes``."""
+    vals = []
+    for ne in meshes:
+        mm = BeamModel(model.case.with_overrides({"mesh.n_elements": int(ne)}))
+        _, wb = _split_omega_max(mm)
+        dtb = 2.0 / wb
+        vals.append(mm.le**2 * bending_scale(mm) / dtb)
+    # slope fixed at 2 in log space: least squares on log C
+    return float(np.exp(np.mean(np.log(vals))))
+
+
+def measure_dt_limit(
+    model: BeamModel, dt_guess: float, steps: int = 3000, rel_tol: float = 2e-3
+) -> float:
+    """Largest stable dt found by bisection over short undamped runs from rest under gravity."""
+
+    def stable(dt: float) -> bool:
+        try:
+            simulate_explicit(
+                model,
+                t_end=steps * dt,
+                dt=dt,
+                dt_critical=dt_guess,
+                sample_dt=dt,
+                snapshot_dt=steps * dt,
+                energy_growth_limit=0.5,
+                progress=False,
+            )
+        except InstabilityError:
+            return False
+        return True
+
+    lo, hi = 0.5 * dt_guess, 1.5 * dt_guess
+    if not stable(lo):
+        raise RuntimeError(f"run at dt = {lo:.3e} s (half the predicted limit) is unstable")
+    if stable(hi):
+        raise RuntimeError(f"run at dt = {hi:.3e} s (1.5x the predicted limit) stays stable")
+    while (hi - lo) > rel_tol * lo:
+        mid = 0.5 * (lo + hi)
+        if stable(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def critical_dt(model: BeamModel, measure: bool = False, fit_meshes=FIT_MESHES) -> CriticalDt:
+    """All critical-step estimates for one model (see module docstring)."""
+    wmax, phi = omega_max(model)
+    dtc = 2.0 / wmax
+    frac = float(axial_fraction(model, phi[None, :], model.reference())[0])
+    wa, wb = _split_omega_max(model)
+    c = fit_formula_C(model, fit_meshes)
+    dt_formula = model.le**2 / c * bending_scale(model)
+    res = CriticalDt(
+        omega_max=wmax,
+        dt_critical=dtc,
+        dt_element_bound=2.0 / element_omega_max(model),
+        dt_formula=dt_formula,
+        formula_C=c,
+        governing_mode="axial" if frac > 0.5 else "bending",
+        axial_fraction=frac,
+        dt_bending=2.0 / wb,
+        dt_axial=2.0 / wa,
+    )
+    if measure:
+        res.dt_measured = measure_dt_limit(model, dtc)
+    return res
