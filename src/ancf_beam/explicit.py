@@ -43,7 +43,7 @@ class InstabilityError(RuntimeError):
 
 
 @dataclass
-class ExplicitResult:
+class DynamicsResult:
     t: np.ndarray  # s, sample times
     tip_x: np.ndarray  # m
     tip_y: np.ndarray  # m
@@ -56,6 +56,8 @@ class ExplicitResult:
     dt: float
     steps: int
     wall_s: float
+    integrator: str = "central-difference"
+    newton_iterations: np.ndarray | None = None  # per step, implicit integrators only
 
     @property
     def total(self) -> np.ndarray:
@@ -192,7 +194,7 @@ def simulate_explicit(
     v0: np.ndarray | None = None,
     progress: bool = True,
     progress_interval_s: float = 5.0,
-) -> ExplicitResult:
+) -> DynamicsResult:
     """Central-difference run from ``q0`` (default: straight reference) released with ``v0``
     (default: rest) under gravity, up to ``t_end`` (s) with step ``dt`` (s).
 
@@ -278,7 +280,7 @@ def simulate_explicit(
             t_last = now
     wall = time.perf_counter() - t_start
     t = np.arange(i_sample) * sample_every * dt
-    return ExplicitResult(
+    return DynamicsResult(
         t=t,
         tip_x=tip_out[:i_sample, 0].copy(),
         tip_y=tip_out[:i_sample, 1].copy(),
