@@ -25,6 +25,9 @@ import numpy as np
 from numba import njit
 
 BANDWIDTH = 7  # half-bandwidth of the node-major global matrices
+# Floating-point contraction and reassociation only: NaN/Inf semantics are kept, so the stability
+# guard's isfinite checks stay meaningful.
+FAST = {"contract", "reassoc", "nsz", "arcp"}
 
 
 # ------------------------------------------------------------------------------------------
@@ -66,7 +69,7 @@ def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.
 # ------------------------------------------------------------------------------------------
 # elastic force and strain energy
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, fastmath=False, nogil=True)
+@njit(cache=True, fastmath=FAST, nogil=True)
 def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f):
     """Overwrite ``f`` (full DOF vector) with the elastic force ``-dU/dq``; return ``U`` (J)."""
     for k in range(f.shape[0]):
@@ -315,6 +318,42 @@ def cho_solve_banded_inplace(cb, x):
         for j in range(i + 1, j1 + 1):
             s -= cb[j - i, i] * x[j]
         x[i] = s / cb[0, i]
+
+
+@njit(cache=True, nogil=True, fastmath=FAST)
+def cho_solve_xy_inplace(cbx, cby, invx, invy, x):
+    """Solve ``M z = b`` in place for a matrix that decouples into x- and y-components.
+
+    The free vector interleaves the components (``x[2i]``: x-part, ``x[2i+1]``: y-part, both with
+    half-bandwidth 3 in node-major order), so ``M = P^T diag(Mx, My) P`` and each part has its
+    own lower banded Cholesky factor ``cb[i-j, j] = L[i, j]`` with reciprocal diagonal ``inv``.
+    Both triangular sweeps process the two components in the same loop for instruction-level
+    parallelism.
+    """
+    n = cbx.shape[1]
+    p = cbx.shape[0] - 1
+    for i in range(n):
+        sx = x[2 * i]
+        sy = x[2 * i + 1]
+        j0 = i - p
+        if j0 < 0:
+            j0 = 0
+        for j in range(j0, i):
+            sx -= cbx[i - j, j] * x[2 * j]
+            sy -= cby[i - j, j] * x[2 * j + 1]
+        x[2 * i] = sx * invx[i]
+        x[2 * i + 1] = sy * invy[i]
+    for i in range(n - 1, -1, -1):
+        sx = x[2 * i]
+        sy = x[2 * i + 1]
+        j1 = i + p
+        if j1 > n - 1:
+            j1 = n - 1
+        for j in range(i + 1, j1 + 1):
+            sx -= cbx[j - i, i] * x[2 * j]
+            sy -= cby[j - i, i] * x[2 * j + 1]
+        x[2 * i] = sx * invx[i]
+        x[2 * i + 1] = sy * invy[i]
 
 
 @njit(cache=True, nogil=True)

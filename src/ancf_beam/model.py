@@ -115,6 +115,11 @@ class BeamModel:
         """Lower banded Cholesky factor of the reduced mass matrix (``cb[i-j, j] = L[i, j]``)."""
         return np.ascontiguousarray(sla.cholesky_banded(self.mass_free_lower_band, lower=True))
 
+    @cached_property
+    def mass_cholesky_xy(self):
+        """Component-wise banded Cholesky factors of the reduced mass (see :func:`xy_cholesky`)."""
+        return xy_cholesky(self.mass_free_lower_band)
+
     def mass_dense(self, free: bool = True) -> np.ndarray:
         lb = self.mass_lower_band
         n = self.n_dof
@@ -212,6 +217,24 @@ class BeamModel:
     def residual_free(self, q: np.ndarray, load_factor: float = 1.0) -> np.ndarray:
         """Out-of-balance force ``Q_e + lambda Q_g`` on the free DOFs (N)."""
         return self.elastic_force(q)[CLAMP:] + load_factor * self.gravity_free
+
+
+def xy_cholesky(lb: np.ndarray):
+    """Factor a free-DOF symmetric band matrix (lower storage, half-bandwidth 7) that has no
+    coupling between the x- and y-components (the consistent mass ``M = m (x) I2``, and the
+    reference tangent, are of this kind) into two scalar factors of half-bandwidth 3.
+
+    Returns ``(cbx, cby, invx, invy)`` for :func:`ancf_beam.kernels.cho_solve_xy_inplace`.
+    """
+    coupling = np.abs(lb[1::2]).max(initial=0.0)
+    if coupling > 1e-12 * np.abs(lb[0]).max():
+        raise ValueError("matrix couples x- and y-components; use a full banded factorisation")
+    out = []
+    for c in (0, 1):
+        comp = np.ascontiguousarray(lb[0::2, c::2])  # offsets 0, 2, 4, 6 -> 0, 1, 2, 3
+        out.append(np.ascontiguousarray(sla.cholesky_banded(comp, lower=True)))
+    cbx, cby = out
+    return cbx, cby, 1.0 / cbx[0], 1.0 / cby[0]
 
 
 def _band_submatrix(ab: np.ndarray, k: int) -> np.ndarray:
