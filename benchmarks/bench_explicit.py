@@ -24,10 +24,10 @@ from ancf_beam.model import BeamModel
 
 
 @njit(cache=True)
-def _force_loop(q, n, n_el, spa, spb, sppb, ea, ei, lin, f):
+def _force_loop(q, n, n_el, spa, spb, sppb, ea, ei, e0, k0, lin, f):
     s = 0.0
     for _ in range(n):
-        s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea, ei, lin, f)
+        s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea, ei, e0, k0, lin, f)
     return s
 
 
@@ -45,7 +45,7 @@ def per_step_costs(m: BeamModel, n: int = 100_000) -> tuple[float, float]:
     q = m.reference()
     q[1::4] += 1e-3
     f = np.empty(m.n_dof)
-    args = (m.n_el, m.spa, m.spb, m.sppb, m.ea_w, m.ei_w, m.linear)
+    args = m.kernel_args()
     _force_loop(q, 10, *args, f)
     x = np.ones(m.n_free)
     _solve_loop(*m.mass_cholesky_xy, x, 10)

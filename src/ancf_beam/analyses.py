@@ -61,6 +61,13 @@ def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
         },
         coords={"X": ("s", X, {"units": "m", "long_name": "reference position"})},
     )
+    if res.damage_history is not None:
+        ds["damage"] = (
+            ("load_step", "element", "gauss_point"),
+            res.damage_history,
+            {"units": "1", "long_name": "damage d after each load step (E_eff = E (1 - d))"},
+        )
+        ds = ds.assign_coords(load_factor=("load_step", res.load_factors, {"units": "1"}))
     ds.attrs.update(
         provenance_attrs(
             case,

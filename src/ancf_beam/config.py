@@ -35,11 +35,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "defect": {
         "lam": 0.0,
         "n": 1.0,
+        "table": None,
         "mapping": "gauss",
-        "rho": {"lam": 0.0, "n": 1.0},
-        "width": {"lam": 0.0, "n": 1.0},
-        "height": {"lam": 0.0, "n": 1.0},
+        "rho": {"lam": 0.0, "n": 1.0, "table": None},
+        "width": {"lam": 0.0, "n": 1.0, "table": None},
+        "height": {"lam": 0.0, "n": 1.0, "table": None},
     },
+    "imperfection": {"kappa0": 0.0, "profile": "uniform", "tip_offset": None},
+    "damage": {"enabled": False, "threshold": 1.0e-3, "softening": 1.0e-3, "d_max": 0.9},
     "mesh": {
         "n_elements": 20,
         "n_gauss_axial": 3,
@@ -106,6 +109,30 @@ def _positive_or_none(v: Any) -> bool:
     return v is None or _positive(v)
 
 
+def _number_or_none(v: Any) -> bool:
+    return v is None or _is_number(v)
+
+
+def _table(v: Any) -> bool:
+    """None, or [[x/L, factor], ...]: >= 2 rows, x/L strictly increasing from 0 to 1, factor > 0."""
+    if v is None:
+        return True
+    if not isinstance(v, list | tuple) or len(v) < 2:
+        return False
+    rows = []
+    for row in v:
+        if not isinstance(row, list | tuple) or len(row) != 2:
+            return False
+        if not (_is_number(row[0]) and _positive(row[1])):
+            return False
+        rows.append((float(row[0]), float(row[1])))
+    xs = [r[0] for r in rows]
+    return xs[0] == 0.0 and xs[-1] == 1.0 and all(b > a for a, b in zip(xs, xs[1:], strict=False))
+
+
+TABLE_DESC = "null or a list [[x/L, factor], ...] with x/L rising strictly from 0 to 1, factor > 0"
+
+
 RULES: dict[str, tuple[str, Any]] = {
     "beam.length": ("a number > 0 (m)", _positive),
     "beam.width": ("a number > 0 (m)", _positive),
@@ -114,7 +141,18 @@ RULES: dict[str, tuple[str, Any]] = {
     "material.rho": ("a number > 0 (kg/m^3)", _positive),
     "defect.lam": ("a number in [0, 1)", _lam),
     "defect.n": ("a number > 0", _positive),
+    "defect.table": (TABLE_DESC, _table),
+    "defect.rho.table": (TABLE_DESC, _table),
+    "defect.width.table": (TABLE_DESC, _table),
+    "defect.height.table": (TABLE_DESC, _table),
     "defect.mapping": (f"one of {', '.join(MAPPINGS)}", _one_of(MAPPINGS)),
+    "imperfection.kappa0": ("a number (1/m, initial curvature at the clamp)", _is_number),
+    "imperfection.profile": ("one of uniform, linear", _one_of(("uniform", "linear"))),
+    "imperfection.tip_offset": ("null or a number (m)", _number_or_none),
+    "damage.enabled": ("true or false", lambda v: isinstance(v, bool)),
+    "damage.threshold": ("a number > 0 (strain)", _positive),
+    "damage.softening": ("a number > 0 (strain)", _positive),
+    "damage.d_max": ("a number in [0, 1)", _lam),
     "defect.rho.lam": ("a number in [0, 1)", _lam),
     "defect.rho.n": ("a number > 0", _positive),
     "defect.width.lam": ("a number in [0, 1)", _lam),
@@ -149,23 +187,37 @@ RULES: dict[str, tuple[str, Any]] = {
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Gradient:
-    """Power-law gradient factor ``f(x) = 1 - lam * (x / L)**n`` (dimensionless)."""
+    """Gradient factor (dimensionless) ``f(x) = (1 - lam (x/L)^n) * t(x/L)``, where ``t`` is the
+    optional piecewise-linear ``table`` ``((x/L, factor), ...)`` of a measured profile (1 if none).
+    """
 
     lam: float = 0.0
     n: float = 1.0
+    table: tuple[tuple[float, float], ...] | None = None
 
     def factor(self, xi):
         """Factor at normalised positions ``xi = x / L`` in [0, 1]."""
         import numpy as np
 
-        xi = np.asarray(xi, dtype=float)
-        if self.lam == 0.0:
-            return np.ones_like(xi)
-        return 1.0 - self.lam * np.power(np.clip(xi, 0.0, 1.0), self.n)
+        xi = np.clip(np.asarray(xi, dtype=float), 0.0, 1.0)
+        out = np.ones_like(xi)
+        if self.lam != 0.0:
+            out = 1.0 - self.lam * np.power(xi, self.n)
+        if self.table is not None:
+            tx, tf = np.array(self.table, dtype=float).T
+            out = out * np.interp(xi, tx, tf)
+        return out
 
     @property
     def is_uniform(self) -> bool:
-        return self.lam == 0.0
+        return self.lam == 0.0 and (self.table is None or len({f for _, f in self.table}) == 1)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Gradient:
+        table = d.get("table")
+        if table is not None:
+            table = tuple((float(a), float(b)) for a, b in table)
+        return cls(float(d["lam"]), float(d["n"]), table)
 
 
 @dataclass(frozen=True)
@@ -188,6 +240,31 @@ class DefectSpec:
     width: Gradient = field(default_factory=Gradient)
     height: Gradient = field(default_factory=Gradient)
     mapping: str = "gauss"
+
+
+@dataclass(frozen=True)
+class ImperfectionSpec:
+    """Stress-free initially curved reference: curvature ``kappa0 * p(x)`` (1/m) with profile
+    ``p = 1`` (uniform) or ``p = 1 - x/L`` (linear); ``tip_offset`` (m), when given, sets
+    ``kappa0`` so that the reference tip lies that far from the x axis (positive up)."""
+
+    kappa0: float = 0.0
+    profile: str = "uniform"
+    tip_offset: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.kappa0 != 0.0 or bool(self.tip_offset)
+
+
+@dataclass(frozen=True)
+class DamageSpec:
+    """Strain-driven irreversible damage per integration point (see :mod:`ancf_beam.damage`)."""
+
+    enabled: bool = False
+    threshold: float = 1e-3  # equivalent strain at which damage starts
+    softening: float = 1e-3  # strain scale of the exponential growth
+    d_max: float = 0.9  # saturation value, < 1
 
 
 @dataclass(frozen=True)
@@ -248,6 +325,8 @@ class CaseSpec:
     modal: ModalSpec
     stepped: SteppedSpec
     dynamics: DynamicsSpec
+    imperfection: ImperfectionSpec = field(default_factory=ImperfectionSpec)
+    damage: DamageSpec = field(default_factory=DamageSpec)
     resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -430,12 +509,25 @@ def resolve_case(
 
 def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
     resolved = validate(copy.deepcopy(merged))
+    imp = resolved["imperfection"]
+    if imp["tip_offset"] not in (None, 0, 0.0) and imp["kappa0"] != 0:
+        raise ConfigError(
+            "config keys 'imperfection.kappa0' and 'imperfection.tip_offset' are exclusive: "
+            "set one of them (the other to 0 / null)"
+        )
+    mesh = resolved["mesh"]
+    if resolved["damage"]["enabled"] and mesh["n_gauss_axial"] != mesh["n_gauss_bending"]:
+        raise ConfigError(
+            "config key 'damage.enabled' = true needs mesh.n_gauss_axial == mesh.n_gauss_bending "
+            f"(got {mesh['n_gauss_axial']} and {mesh['n_gauss_bending']}): damage lives at "
+            "shared integration points"
+        )
     d = resolved["defect"]
     defect = DefectSpec(
-        E=Gradient(float(d["lam"]), float(d["n"])),
-        rho=Gradient(float(d["rho"]["lam"]), float(d["rho"]["n"])),
-        width=Gradient(float(d["width"]["lam"]), float(d["width"]["n"])),
-        height=Gradient(float(d["height"]["lam"]), float(d["height"]["n"])),
+        E=Gradient.from_dict(d),
+        rho=Gradient.from_dict(d["rho"]),
+        width=Gradient.from_dict(d["width"]),
+        height=Gradient.from_dict(d["height"]),
         mapping=d["mapping"],
     )
     dyn = dict(resolved["dynamics"])
@@ -450,6 +542,8 @@ def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
         modal=ModalSpec(**resolved["modal"]),
         stepped=SteppedSpec(**resolved["stepped"]),
         dynamics=DynamicsSpec(**dyn),
+        imperfection=ImperfectionSpec(**resolved["imperfection"]),
+        damage=DamageSpec(**resolved["damage"]),
         resolved=resolved,
     )
 

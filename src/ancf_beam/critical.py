@@ -56,8 +56,8 @@ def element_omega_max(model: BeamModel) -> float:
     for el in range(model.n_el):
         e = np.ascontiguousarray(q[4 * el : 4 * el + 8])
         kernels.element_tangent(
-            e, model.spa, model.spb, model.sppb, model.ea_w[el], model.ei_w[el], model.linear,
-            ke, scratch,
+            e, model.spa, model.spb, model.sppb, model.ea_w[el], model.ei_w[el],
+            model.eps0[el], model.kap0[el], model.linear, ke, scratch,
         )  # fmt: skip
         mb = np.einsum("g,ga,gb->ab", model.rhoa_w[el], s, s)
         me = np.kron(mb, np.eye(2))

@@ -29,6 +29,7 @@ import scipy.linalg as sla
 from numba import njit
 
 from . import kernels
+from .damage import DamageState, update_damage
 from .model import CLAMP, BeamModel, xy_cholesky
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class DynamicsResult:
     wall_s: float
     integrator: str = "central-difference"
     newton_iterations: np.ndarray | None = None  # per step, implicit integrators only
+    damage_snap: np.ndarray | None = None  # (n_snap, n_el, n_gauss) damage at the snapshots
 
     @property
     def total(self) -> np.ndarray:
@@ -86,6 +88,8 @@ def _run_chunk(
     sppb,
     ea_w,
     ei_w,
+    eps0,
+    kap0,
     linear,
     g_free,
     q_ref,
@@ -111,6 +115,14 @@ def _run_chunk(
     r,
     v,
     mv,
+    damage_on,
+    half_h,
+    dmg_par,
+    hist,
+    dmg,
+    ea_w0,
+    ei_w0,
+    dsnap_out,
 ):
     """Advance ``n_steps`` steps in place. Returns (status, steps_done, i_sample, i_snap, wd,
     e0, tmax). ``q`` is the full vector; ``dlt`` (free DOFs) holds ``q_n - q_{n-1}``."""
@@ -120,7 +132,9 @@ def _run_chunk(
     for s in range(n_steps):
         step = step0 + s
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
-        energy = kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f)
+        energy = kernels.elastic_force(
+            q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f
+        )
         for i in range(nf):
             r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if damped:
@@ -161,21 +175,32 @@ def _run_chunk(
         if step % snap_every == 0:
             for i in range(q.shape[0]):
                 snap_out[i_snap, i] = q[i]
+            if damage_on:
+                for el in range(n_el):
+                    for g in range(dmg.shape[1]):
+                        dsnap_out[i_snap, el, g] = dmg[el, g]
             i_snap += 1
         for i in range(nf):
             dlt[i] += r[i]
             q[CLAMP + i] += dlt[i]
+        if damage_on:
+            # energy released by damage growth counts as dissipated work
+            wd += update_damage(
+                q, n_el, spb, sppb, eps0, kap0, linear, half_h, dmg_par[0], dmg_par[1],
+                dmg_par[2], hist, dmg, ea_w0, ei_w0, ea_w, ei_w,
+            )  # fmt: skip
         if not math.isfinite(q[o_tip + 1]):
             return STATUS_NONFINITE, s + 1, i_sample, i_snap, wd, e0, tmax
     return STATUS_OK, n_steps, i_sample, i_snap, wd, e0, tmax
 
 
 def _rayleigh_lower_band(model: BeamModel, alpha: float, beta: float) -> np.ndarray:
-    """``C = alpha M + beta K0`` (free DOFs, symmetric lower band storage)."""
+    """``C = alpha M + beta K0`` (free DOFs, symmetric lower band storage); ``K0`` is the
+    stiffness of the straight undamaged beam."""
     mlb = model.mass_free_lower_band
     c = alpha * mlb
     if beta != 0.0:
-        k0 = model.tangent_band(model.reference())  # general band storage (15, n)
+        k0 = model.linear_stiffness_band()  # general band storage (15, n)
         u = kernels.BANDWIDTH
         klb = np.zeros_like(mlb)
         for d in range(u + 1):
@@ -240,11 +265,23 @@ def simulate_explicit(
     tip_out = np.zeros((n_samples, 2))
     en_out = np.zeros((n_samples, 4))
     snap_out = np.zeros((n_snaps, model.n_dof))
+    damage_on = model.case.damage.enabled
+    if damage_on:
+        dstate = DamageState(model)
+        dmg_args = (
+            dstate.half_h,
+            np.array([dstate.spec.threshold, dstate.spec.softening, dstate.spec.d_max]),
+            dstate.hist, model.damage, model.ea_w0, model.ei_w0,
+            np.zeros((n_snaps,) + model.damage.shape),
+        )  # fmt: skip
+    else:
+        z2 = np.zeros((1, 1))
+        dmg_args = (z2, np.zeros(3), z2, z2, z2, z2, np.zeros((1, 1, 1)))
     scratch_f = np.empty(model.n_dof)
     r = np.empty(nf)
     v = np.empty(nf)
     mv = np.empty(nf)
-    args = (model.n_el, model.spa, model.spb, model.sppb, model.ea_w, model.ei_w, model.linear)
+    args = model.kernel_args()
 
     i_sample = i_snap = 0
     wd = e0 = tmax = 0.0
@@ -259,7 +296,7 @@ def simulate_explicit(
         status, done, i_sample, i_snap, wd, e0, tmax = _run_chunk(
             q, dlt, todo, step, dt, *args, model.gravity_free, q_ref, *ceff, mlb, clb, damped,
             sample_every, snap_every, tip_out, en_out, snap_out, i_sample, i_snap, wd, e0, tmax,
-            growth, scratch_f, r, v, mv,
+            growth, scratch_f, r, v, mv, damage_on, *dmg_args,
         )  # fmt: skip
         step += done
         if status != STATUS_OK:
@@ -290,6 +327,7 @@ def simulate_explicit(
         damping_work=en_out[:i_sample, 3].copy(),
         t_snap=np.arange(i_snap) * snap_every * dt,
         q_snap=snap_out[:i_snap].copy(),
+        damage_snap=dmg_args[-1][:i_snap].copy() if damage_on else None,
         dt=dt,
         steps=n_steps,
         wall_s=wall,

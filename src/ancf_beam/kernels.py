@@ -70,8 +70,11 @@ def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.
 # elastic force and strain energy
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, fastmath=FAST, nogil=True)
-def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f):
-    """Overwrite ``f`` (full DOF vector) with the elastic force ``-dU/dq``; return ``U`` (J)."""
+def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f):
+    """Overwrite ``f`` (full DOF vector) with the elastic force ``-dU/dq``; return ``U`` (J).
+
+    ``eps0[el, g]`` / ``kap0[el, g]``: strain measures of the stress-free reference at the axial
+    / bending Gauss points (zero for the straight beam, non-zero for an imperfect one)."""
     for k in range(f.shape[0]):
         f[k] = 0.0
     nga = spa.shape[0]
@@ -106,12 +109,12 @@ def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f):
             ry = s0 * e0y + s1 * e1y + s2 * e2y + s3 * e3y
             w = ea_w[el, g]
             if linear:
-                eps = rx - 1.0
+                eps = rx - 1.0 - eps0[el, g]
                 cx = w * eps
                 cy = 0.0
             else:
                 nrm = np.sqrt(rx * rx + ry * ry)
-                eps = nrm - 1.0
+                eps = nrm - 1.0 - eps0[el, g]
                 c = w * eps / nrm
                 cx = c * rx
                 cy = c * ry
@@ -137,7 +140,7 @@ def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f):
             w = ei_w[el, g]
             ddy = t0 * e0y + t1 * e1y + t2 * e2y + t3 * e3y
             if linear:
-                kap = ddy
+                kap = ddy - kap0[el, g]
                 c = w * kap
                 g0y += t0 * c
                 g1y += t1 * c
@@ -149,11 +152,12 @@ def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f):
                 ddx = t0 * e0x + t1 * e1x + t2 * e2x + t3 * e3x
                 inv = 1.0 / (rx * rx + ry * ry)
                 cr = rx * ddy - ry * ddx
-                kap = cr * inv
+                kabs = cr * inv
+                kap = kabs - kap0[el, g]
                 c = w * kap * inv
                 # dkappa/dr' = (J r'' - 2 kappa r') / g2 ; dkappa/dr'' = J^T r' / g2
-                ax = c * (ddy - 2.0 * kap * rx)
-                ay = c * (-ddx - 2.0 * kap * ry)
+                ax = c * (ddy - 2.0 * kabs * rx)
+                ay = c * (-ddx - 2.0 * kabs * ry)
                 bx = -c * ry
                 by = c * rx
                 g0x += s0 * ax + t0 * bx
@@ -177,16 +181,16 @@ def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, f):
 
 
 @njit(cache=True, nogil=True)
-def strain_energy(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, work):
+def strain_energy(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work):
     """Strain energy U (J); ``work`` is a scratch vector of the full DOF size."""
-    return elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, work)
+    return elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work)
 
 
 # ------------------------------------------------------------------------------------------
 # tangent stiffness
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def element_tangent(e, spa, spb, sppb, ea_row, ei_row, linear, ke, scratch):
+def element_tangent(e, spa, spb, sppb, ea_row, ei_row, eps0_row, kap0_row, linear, ke, scratch):
     """Overwrite the 8x8 ``ke`` with d2U/de2 of one element (``scratch``: (3, 8) work array)."""
     for i in range(8):
         for j in range(8):
@@ -209,7 +213,7 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, linear, ke, scratch):
         nrm = np.sqrt(rx * rx + ry * ry)
         tx = rx / nrm
         ty = ry / nrm
-        eps = nrm - 1.0
+        eps = nrm - 1.0 - eps0_row[g]
         # K = EA [ sp_a sp_b t t^T + eps sp_a sp_b (I - t t^T)/|r'| ]
         m00 = tx * tx + eps * (1.0 - tx * tx) / nrm
         m01 = tx * ty - eps * tx * ty / nrm
@@ -239,7 +243,7 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, linear, ke, scratch):
             ddy += sppb[g, a] * e[2 * a + 1]
         g2 = rx * rx + ry * ry
         cr = rx * ddy - ry * ddx
-        kap = cr / g2
+        kap = cr / g2 - kap0_row[g]  # relative to the stress-free reference
         for a in range(4):
             sa = spb[g, a]
             ta = sppb[g, a]
@@ -275,7 +279,7 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, linear, ke, scratch):
 
 
 @njit(cache=True, nogil=True)
-def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, ab):
+def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, ab):
     """Assemble d2U/dq2 of the *full* system into general band storage ``ab`` (15, ndof):
     ``ab[7 + i - j, j] = K[i, j]`` (the layout of ``scipy.linalg.solve_banded((7, 7), ...)``)."""
     for i in range(ab.shape[0]):
@@ -288,7 +292,9 @@ def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, linear, ab):
         o = 4 * el
         for i in range(8):
             e[i] = q[o + i]
-        element_tangent(e, spa, spb, sppb, ea_w[el], ei_w[el], linear, ke, scratch)
+        element_tangent(
+            e, spa, spb, sppb, ea_w[el], ei_w[el], eps0[el], kap0[el], linear, ke, scratch
+        )
         for i in range(8):
             for j in range(8):
                 ab[BANDWIDTH + i - j, o + j] += ke[i, j]

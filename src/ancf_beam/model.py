@@ -63,17 +63,67 @@ class BeamModel:
         self.ea_w = np.ascontiguousarray(mapped_values(p.EA, xn, qa.xi, mapping) * qa.w * self.le)
         self.ei_w = np.ascontiguousarray(mapped_values(p.EI, xn, qb.xi, mapping) * qb.w * self.le)
         self.rhoa_w = mapped_values(p.rhoA, xn, qm.xi, mapping) * qm.w * self.le
+        # undamaged stiffness weights (damage scales ea_w / ei_w from these, see set_damage)
+        self.ea_w0 = self.ea_w.copy()
+        self.ei_w0 = self.ei_w.copy()
+        self.damage = np.zeros_like(self.ei_w)
         self._work = np.empty(self.n_dof)
+        self._q_ref = self._reference_geometry()
+        # strain measures of the stress-free reference at the Gauss points (0 when straight)
+        self.eps0 = np.zeros_like(self.ea_w)
+        self.kap0 = np.zeros_like(self.ei_w)
+        if case.imperfection.active:
+            self.eps0, self.kap0 = self._reference_strains(qa.xi, qb.xi)
 
     # --------------------------------------------------------------------------------------
     # configurations
     # --------------------------------------------------------------------------------------
     def reference(self) -> np.ndarray:
-        """Full coordinate vector of the straight, stress-free reference (along +x)."""
+        """Full coordinate vector of the stress-free reference: straight along +x, or the
+        initially curved shape of an imperfect beam."""
+        return self._q_ref.copy()
+
+    def straight(self) -> np.ndarray:
+        """Full coordinates of the straight configuration along +x."""
         q = np.zeros(self.n_dof)
         q[0::4] = self.x_nodes
         q[2::4] = 1.0
         return q
+
+    def _reference_geometry(self) -> np.ndarray:
+        from .imperfection import reference_coordinates
+
+        imp = self.case.imperfection
+        if not imp.active:
+            return self.straight()
+        return reference_coordinates(imp, self.x_nodes)
+
+    def _reference_strains(self, xi_a: np.ndarray, xi_b: np.ndarray):
+        """Axial strain and curvature of the interpolated reference at the Gauss points, so
+        that the reference is exactly stress-free in the discrete model."""
+        blocks = np.stack(
+            [self._q_ref[4 * el : 4 * el + 8].reshape(4, 2) for el in range(self.n_el)]
+        )
+        rpa = np.einsum("ga,eac->egc", self.spa, blocks)
+        eps0 = np.linalg.norm(rpa, axis=2) - 1.0
+        rp = np.einsum("ga,eac->egc", self.spb, blocks)
+        rpp = np.einsum("ga,eac->egc", self.sppb, blocks)
+        cr = rp[..., 0] * rpp[..., 1] - rp[..., 1] * rpp[..., 0]
+        kap0 = cr / np.sum(rp * rp, axis=2)
+        if self.linear:
+            eps0 = rpa[..., 0] - 1.0
+            kap0 = rpp[..., 1]
+        return np.ascontiguousarray(eps0), np.ascontiguousarray(kap0)
+
+    def set_damage(self, d: np.ndarray) -> None:
+        """Apply a damage field ``d`` (n_el, n_gauss; requires equal axial/bending rules):
+        ``EA_eff = EA (1 - d)``, ``EI_eff = EI (1 - d)`` at every integration point."""
+        d = np.asarray(d, dtype=float)
+        if d.shape != self.ei_w.shape or self.ea_w.shape != self.ei_w.shape:
+            raise ValueError("damage needs mesh.n_gauss_axial == mesh.n_gauss_bending")
+        self.damage = d.copy()
+        self.ea_w[:] = self.ea_w0 * (1.0 - d)
+        self.ei_w[:] = self.ei_w0 * (1.0 - d)
 
     def full(self, u_free: np.ndarray) -> np.ndarray:
         """Full coordinates from reduced coordinates (clamp values inserted)."""
@@ -152,8 +202,26 @@ class BeamModel:
     # --------------------------------------------------------------------------------------
     # nonlinear terms
     # --------------------------------------------------------------------------------------
-    def _args(self):
-        return (self.n_el, self.spa, self.spb, self.sppb, self.ea_w, self.ei_w, self.linear)
+    def kernel_args(self):
+        """Arguments of the numba element kernels after ``q`` (see :mod:`ancf_beam.kernels`)."""
+        return (
+            self.n_el, self.spa, self.spb, self.sppb, self.ea_w, self.ei_w,
+            self.eps0, self.kap0, self.linear,
+        )  # fmt: skip
+
+    _args = kernel_args
+
+    def linear_stiffness_band(self) -> np.ndarray:
+        """Stiffness of the straight, undamaged beam (free DOFs, ``solve_banded((7, 7))``
+        storage): the ``K0`` of Rayleigh damping. It has no x-y coupling."""
+        ab = np.empty((2 * kernels.BANDWIDTH + 1, self.n_dof))
+        z_a = np.zeros_like(self.ea_w0)
+        z_b = np.zeros_like(self.ei_w0)
+        kernels.assemble_tangent_banded(
+            self.straight(), self.n_el, self.spa, self.spb, self.sppb, self.ea_w0, self.ei_w0,
+            z_a, z_b, self.linear, ab,
+        )  # fmt: skip
+        return _band_submatrix(ab, CLAMP)
 
     def elastic_force(self, q: np.ndarray) -> np.ndarray:
         """Elastic force ``-dU/dq`` on the full DOF vector."""

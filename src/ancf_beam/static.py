@@ -38,6 +38,8 @@ class StaticResult:
     cutbacks: int  # rejected (halved) increments
     residual_norm: float  # N, at the end
     residual_tol: float  # N, the tolerance used for the final step
+    load_factors: np.ndarray | None = None  # accepted load factors (damage runs)
+    damage_history: np.ndarray | None = None  # (n_steps, n_el, n_gauss) damage after each step
 
 
 def _newton_step_solve(model: BeamModel, q: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -78,19 +80,47 @@ def solve_static(
         x, y, a = model.tip(q)
         return StaticResult(q, x, y, np.degrees(a), 0, 0, 0, rnorm, floor)
 
+    dmg = None
+    lams: list[float] = []
+    dhist: list[np.ndarray] = []
+    if model.case.damage.enabled:
+        from .damage import DamageState
+
+        dmg = DamageState(model)
+        dlam = min(dlam, 0.1)  # damage is path dependent: follow the load in small steps
     while lam < 1.0 - 1e-14:
         target = min(1.0, lam + dlam)
         trial = q.copy()
+        saved = dmg.save() if dmg is not None else None
         ok, iters, rnorm, tol = _newton(model, trial, target, g_norm, floor, rtol, max_iterations)
         total_iter += iters
+        if ok and dmg is not None:
+            # staggered: grow damage at this load level and re-equilibrate until it settles
+            for _ in range(100):
+                d_before = dmg.d.copy()
+                dmg.update(trial)
+                if np.max(dmg.d - d_before) <= 1e-10:
+                    break
+                ok, it2, rnorm, tol = _newton(
+                    model, trial, target, g_norm, floor, rtol, max_iterations
+                )
+                total_iter += it2
+                if not ok:
+                    break
         if ok:
             q = trial
             lam = target
             accepted += 1
             if iters <= 4:
                 dlam = min(1.0, dlam * 2.0)
+            if dmg is not None:
+                lams.append(lam)
+                dhist.append(dmg.d.copy())
+                dlam = min(dlam, 0.1)
             log.debug("load factor %.4g reached in %d iterations", lam, iters)
         else:
+            if saved is not None:
+                dmg.restore(saved)
             cutbacks += 1
             if cutbacks > max_cutbacks:
                 raise ConvergenceError(
@@ -102,7 +132,11 @@ def solve_static(
             dlam *= 0.5
             log.info("load step to %.4g failed; halving to %.4g", target, dlam)
     x, y, a = model.tip(q)
-    return StaticResult(q, x, y, float(np.degrees(a)), total_iter, accepted, cutbacks, rnorm, tol)
+    res = StaticResult(q, x, y, float(np.degrees(a)), total_iter, accepted, cutbacks, rnorm, tol)
+    if dmg is not None:
+        res.load_factors = np.array(lams)
+        res.damage_history = np.array(dhist)
+    return res
 
 
 def _newton(model, q, lam, g_norm, floor, rtol, max_iterations):
