@@ -216,42 +216,96 @@ def run_simulate(
     damping: tuple[float, float] | None = None,
     force: bool = False,
     progress: bool = True,
+    integrator: str = "central-difference",
+    beta: float | None = None,
+    gamma: float | None = None,
+    rho_inf: float | None = None,
+    max_iter: int | None = None,
+    tol: float | None = None,
+    max_halvings: int | None = None,
+    newton: str | None = None,
 ):
-    """Explicit central-difference run from rest under gravity.
+    """Dynamic run from rest under gravity with the chosen ``integrator``.
 
-    ``dt`` defaults to ``dt_safety * dt_critical`` (``dt_critical`` computed when not given);
-    an explicit ``dt`` above ``dt_critical`` is refused unless ``force``.
+    ``central-difference`` (explicit): ``dt`` defaults to ``dt_safety * dt_critical``
+    (``dt_critical`` computed when not given); an explicit ``dt`` above ``dt_critical`` is
+    refused unless ``force``.
+
+    ``bdf1``, ``newmark`` (``beta``, ``gamma``), ``generalized-alpha`` (``rho_inf``) (implicit,
+    :mod:`ancf_beam.implicit`; Newton settings ``max_iter``, ``tol``, ``max_halvings``,
+    ``newton``): any ``dt`` is accepted; it defaults to ``dt_safety * dt_critical`` when
+    ``dt_safety`` is given (any value > 0), else to ``dynamics.dt``, else to ``T1 / 100`` with
+    ``T1 = 2 pi / omega_1``. The summary and Dataset carry the same fields as the explicit run plus
+    the integrator parameters and Newton iteration statistics (total, mean, max per step).
     """
-    from .explicit import simulate_explicit
+    from . import implicit
     from .modal import omega_max
 
+    if integrator not in implicit.INTEGRATORS:
+        raise ValueError(
+            f"unknown integrator {integrator!r}; choose one of {', '.join(implicit.INTEGRATORS)}"
+        )
+    is_implicit = integrator != implicit.EXPLICIT
+    newton_opts = {
+        "max_iter": max_iter,
+        "tol": tol,
+        "max_halvings": max_halvings,
+        "newton": newton,
+    }
+    if not is_implicit:
+        given = {"beta": beta, "gamma": gamma, "rho_inf": rho_inf, **newton_opts}
+        extra = sorted(k for k, v in given.items() if v is not None)
+        if extra:
+            raise ValueError(
+                f"{', '.join(extra)} only apply to the implicit integrators "
+                f"({', '.join(implicit.IMPLICIT_INTEGRATORS)}), not to {integrator}"
+            )
     dyn = case.dynamics
     model = BeamModel(case)
     if dt_critical is None:
         dt_critical = 2.0 / omega_max(model)[0]
-    dt_safety = dyn.dt_safety if dt_safety is None else dt_safety
-    if not 0 < dt_safety <= 1:
-        raise ValueError(f"dt_safety must be in (0, 1], got {dt_safety}")
-    if dt is None:
-        dt = dyn.dt
-    if dt is None:
-        dt = dt_safety * dt_critical
-    elif dt > dt_critical and not force:
-        raise ValueError(
-            f"dt = {dt:.4e} s exceeds the critical step {dt_critical:.4e} s "
-            f"(dt/dt_cr = {dt / dt_critical:.3f}); the explicit run would be unstable. "
-            "Use a smaller dt, or force it (--force) to observe the instability"
-        )
     t_end = dyn.t_end if t_end is None else t_end
     damping = (dyn.damping_alpha, dyn.damping_beta) if damping is None else damping
-    res = simulate_explicit(
-        model, t_end=t_end, dt=dt, dt_critical=dt_critical, damping=damping, progress=progress
-    )
+    stats: dict[str, Any] = {}
+    if is_implicit:
+        scheme = implicit.make_scheme(integrator, beta=beta, gamma=gamma, rho_inf=rho_inf)
+        if dt_safety is not None and not dt_safety > 0:
+            raise ValueError(f"dt_safety must be > 0, got {dt_safety}")
+        if dt is None and dt_safety is not None:
+            dt = dt_safety * dt_critical
+        if dt is None:
+            dt = dyn.dt
+        if dt is None:
+            dt = implicit.default_implicit_dt(model)
+        kw = {k: v for k, v in newton_opts.items() if v is not None}
+        res = implicit.simulate_implicit(
+            model, t_end, dt, integrator, beta=beta, gamma=gamma, rho_inf=rho_inf,
+            damping=damping, dt_critical=dt_critical, progress=progress, stats=stats, **kw,
+        )  # fmt: skip
+    else:
+        from .explicit import simulate_explicit
+
+        dt_safety = dyn.dt_safety if dt_safety is None else dt_safety
+        if not 0 < dt_safety <= 1:
+            raise ValueError(f"dt_safety must be in (0, 1], got {dt_safety}")
+        if dt is None:
+            dt = dyn.dt
+        if dt is None:
+            dt = dt_safety * dt_critical
+        elif dt > dt_critical and not force:
+            raise ValueError(
+                f"dt = {dt:.4e} s exceeds the critical step {dt_critical:.4e} s "
+                f"(dt/dt_cr = {dt / dt_critical:.3f}); the explicit run would be unstable. "
+                "Use a smaller dt, or force it (--force) to observe the instability"
+            )
+        res = simulate_explicit(
+            model, t_end=t_end, dt=dt, dt_critical=dt_critical, damping=damping, progress=progress
+        )
     half = res.t >= 0.5 * res.t[-1]
     i_min = int(np.argmin(res.tip_y))
     summary = {
         "case": case.name,
-        "integrator": "central-difference",
+        "integrator": res.integrator,
         "tip_y_min": float(res.tip_y[i_min]),
         "t_at_tip_y_min": float(res.t[i_min]),
         "tip_y_final": float(res.tip_y[-1]),
@@ -263,6 +317,27 @@ def run_simulate(
         "t_end": t_end,
         "wall_s": res.wall_s,
     }
+    extra_attrs: dict[str, Any] = {}
+    if is_implicit:
+        its = res.newton_iterations
+        newton_stats = {
+            "newton_iterations_total": int(its.sum()),
+            "newton_iterations_mean": float(its.mean()) if its.size else 0.0,
+            "newton_iterations_max": int(its.max()) if its.size else 0,
+            "factorizations": int(stats["factorizations"]),
+            "step_halvings": int(stats["halvings"]),
+        }
+        params = {k: v for k, v in scheme.describe().items() if k != "integrator"}
+        summary.update(params)
+        summary.update(newton_stats)
+        extra_attrs.update(params)
+        extra_attrs.update(newton_stats)
+        extra_attrs.update(
+            newton=newton or "full",
+            newton_max_iter=max_iter if max_iter is not None else implicit.DEFAULT_MAX_ITER,
+            newton_tol=tol if tol is not None else implicit.DEFAULT_TOL,
+            newton_residual_floor=float(stats["residual_floor"]),
+        )
     snap_x = res.q_snap[:, 0::4]
     snap_y = res.q_snap[:, 1::4]
     ds = xr.Dataset(
@@ -283,11 +358,23 @@ def run_simulate(
             "x_node": ("node", model.x_nodes, {"units": "m"}),
         },
     )
+    if is_implicit:
+        ds["newton_iterations"] = (
+            "step",
+            res.newton_iterations,
+            {"units": "1", "long_name": "Newton iterations (linear solves) per time step"},
+        )
+    if res.damage_snap is not None:
+        ds["damage"] = (
+            ("snapshot", "element", "gauss_point"),
+            res.damage_snap,
+            {"units": "1", "long_name": "damage d at the snapshots (E_eff = E (1 - d))"},
+        )
     ds.attrs.update(
         provenance_attrs(
             case,
             study="simulate",
-            integrator="central-difference",
+            integrator=res.integrator,
             dt=dt,
             dt_critical=dt_critical,
             dt_safety=dt / dt_critical,
@@ -300,6 +387,7 @@ def run_simulate(
             t_at_tip_y_min=summary["t_at_tip_y_min"],
             tip_y_mean=summary["tip_y_mean"],
             wall_s=res.wall_s,
+            **extra_attrs,
         )
     )
     return summary, ds

@@ -91,14 +91,47 @@ def _float_pair(text: str) -> tuple[float, float]:
 def cmd_simulate(args):
     from .analyses import run_simulate
 
+    implicit_choices = ("bdf1", "newmark", "generalized-alpha")
+    implicit = args.integrator in implicit_choices
     if args.dt is not None and args.dt_safety is not None:
         raise UsageError("give either --dt or --dt-safety, not both")
     if args.dt is not None and not args.dt > 0:
         raise UsageError(f"--dt must be > 0, got {args.dt}")
-    if args.dt_safety is not None and not 0 < args.dt_safety <= 1:
-        raise UsageError(f"--dt-safety must be in (0, 1], got {args.dt_safety}")
+    if args.dt_safety is not None:
+        if implicit and not args.dt_safety > 0:
+            raise UsageError(f"--dt-safety must be > 0, got {args.dt_safety}")
+        if not implicit and not 0 < args.dt_safety <= 1:
+            raise UsageError(f"--dt-safety must be in (0, 1], got {args.dt_safety}")
     if args.t_end is not None and not args.t_end > 0:
         raise UsageError(f"--t-end must be > 0, got {args.t_end}")
+    only = {
+        "--beta": (args.beta, ("newmark",)),
+        "--gamma": (args.gamma, ("newmark",)),
+        "--rho-inf": (args.rho_inf, ("generalized-alpha",)),
+        "--max-iter": (args.max_iter, implicit_choices),
+        "--tol": (args.tol, implicit_choices),
+        "--max-halvings": (args.max_halvings, implicit_choices),
+        "--newton": (args.newton, implicit_choices),
+    }
+    for flag, (value, allowed) in only.items():
+        if value is not None and args.integrator not in allowed:
+            raise UsageError(
+                f"{flag} applies to --integrator {' / '.join(allowed)}, not {args.integrator}"
+            )
+    if args.rho_inf is not None and not 0 <= args.rho_inf <= 1:
+        raise UsageError(f"--rho-inf must be in [0, 1], got {args.rho_inf}")
+    if args.beta is not None and not args.beta > 0:
+        raise UsageError(f"--beta must be > 0, got {args.beta}")
+    if args.gamma is not None and not args.gamma >= 0:
+        raise UsageError(f"--gamma must be >= 0, got {args.gamma}")
+    if args.max_iter is not None and args.max_iter < 1:
+        raise UsageError(f"--max-iter must be >= 1, got {args.max_iter}")
+    if args.max_halvings is not None and args.max_halvings < 0:
+        raise UsageError(f"--max-halvings must be >= 0, got {args.max_halvings}")
+    if args.tol is not None and not 0 < args.tol < 1:
+        raise UsageError(f"--tol must be in (0, 1), got {args.tol}")
+    if args.force and implicit:
+        log.info("--force has no effect for implicit integrators (any dt is accepted)")
     damping = _float_pair(args.damping) if args.damping is not None else None
     case = _case(args)
     try:
@@ -111,6 +144,14 @@ def cmd_simulate(args):
             damping=damping,
             force=args.force,
             progress=not args.quiet,
+            integrator=args.integrator,
+            beta=args.beta,
+            gamma=args.gamma,
+            rho_inf=args.rho_inf,
+            max_iter=args.max_iter,
+            tol=args.tol,
+            max_halvings=args.max_halvings,
+            newton=args.newton,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
@@ -157,11 +198,31 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     text = COMMANDS["simulate"][1]
-    p = sub.add_parser("simulate", help=text, description=text)
-    p.add_argument("--t-end", type=float, metavar="T", help="end time, s (default: dynamics.t_end)")
-    p.add_argument("--dt", type=float, metavar="DT", help="time step, s (default: safety * dt_cr)")
+    p = sub.add_parser(
+        "simulate",
+        help=text,
+        description="dynamics from rest under gravity: explicit central differences (default) "
+        "or an implicit integrator (bdf1, newmark, generalized-alpha; Newton with the analytic "
+        "tangent, any dt)",
+    )
     p.add_argument(
-        "--dt-safety", type=float, metavar="S", help="dt = S * dt_critical (default: config)"
+        "--integrator",
+        choices=("central-difference", "bdf1", "newmark", "generalized-alpha"),
+        default="central-difference",
+        help="time integrator (default: central-difference, explicit)",
+    )
+    p.add_argument("--t-end", type=float, metavar="T", help="end time, s (default: dynamics.t_end)")
+    p.add_argument(
+        "--dt",
+        type=float,
+        metavar="DT",
+        help="time step, s (default: safety * dt_cr explicit, T1/100 implicit)",
+    )
+    p.add_argument(
+        "--dt-safety",
+        type=float,
+        metavar="S",
+        help="dt = S * dt_critical (default: config; implicit integrators accept S > 1)",
     )
     p.add_argument(
         "--dt-critical",
@@ -170,7 +231,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="use this critical step (s) instead of computing it (e.g. from critical-dt output)",
     )
     p.add_argument("--damping", metavar="A,B", help="Rayleigh damping C = A M + B K0 (1/s, s)")
-    p.add_argument("--force", action="store_true", help="allow a --dt above the critical step")
+    p.add_argument(
+        "--force", action="store_true", help="allow a --dt above the critical step (explicit)"
+    )
+    g = p.add_argument_group("implicit integrators (bdf1, newmark, generalized-alpha)")
+    g.add_argument("--beta", type=float, metavar="B", help="Newmark beta (default 0.25)")
+    g.add_argument("--gamma", type=float, metavar="G", help="Newmark gamma (default 0.5)")
+    g.add_argument(
+        "--rho-inf",
+        type=float,
+        metavar="R",
+        help="generalized-alpha spectral radius at infinity, 0..1 (default 0.8)",
+    )
+    g.add_argument("--max-iter", type=int, metavar="N", help="Newton iterations per step (20)")
+    g.add_argument("--tol", type=float, metavar="TOL", help="relative Newton residual (1e-8)")
+    g.add_argument(
+        "--max-halvings", type=int, metavar="N", help="step halvings on non-convergence (4)"
+    )
+    g.add_argument(
+        "--newton",
+        choices=("full", "modified"),
+        help="full: new tangent every iteration (default); modified: reuse the factorisation",
+    )
     _common(p)
 
     text = COMMANDS["critical-dt"][1]

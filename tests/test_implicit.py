@@ -1,0 +1,387 @@
+"""Implicit integrators (bdf1, newmark, generalized-alpha): amplification factors against the
+analytic SDOF amplification matrices, energy conservation, rho_inf = 1 == Newmark, convergence
+order against a fine explicit reference, Newton failure handling, damped approach to the static
+equilibrium, and the CLI / Dataset outputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from ancf_beam.cli import main
+from ancf_beam.explicit import DynamicsResult, simulate_explicit
+from ancf_beam.implicit import (
+    NewtonConvergenceError,
+    generalized_alpha_parameters,
+    make_scheme,
+    simulate,
+    simulate_implicit,
+)
+from ancf_beam.modal import modal_analysis, omega_max
+from ancf_beam.model import CLAMP
+from ancf_beam.static import ConvergenceError, solve_static
+from conftest import make_model
+
+
+# ------------------------------------------------------------------------------------------
+# analytic amplification matrices of the SDOF oscillator u'' + w^2 u = 0, Omega = w dt
+# ------------------------------------------------------------------------------------------
+def amplification_matrix(name: str, omega_dt: float, beta=0.25, gamma=0.5, rho_inf=None):
+    """``A`` with ``x_{n+1} = A x_n``; bdf1: ``x = (u, dt v)``; Newmark / Chung-Hulbert
+    generalized-alpha: ``x = (u, dt v, dt^2 a)``."""
+    w2 = omega_dt**2
+    if name == "bdf1":  # u1 - dt v1 = u0 ; dt v1 + W^2 u1 = dt v0
+        return np.linalg.inv(np.array([[1.0, -1.0], [w2, 1.0]]))
+    am = af = 0.0
+    if name == "generalized-alpha":
+        am, af, beta, gamma = generalized_alpha_parameters(rho_inf)
+    # (1-am) a1 + am a0 + W^2 ((1-af) u1 + af u0) = 0 ; Newmark kinematics
+    lhs = np.array([[w2 * (1 - af), 0.0, 1 - am], [1.0, 0.0, -beta], [0.0, 1.0, -gamma]])
+    rhs = np.array([[-w2 * af, 0.0, -am], [1.0, 1.0, 0.5 - beta], [0.0, 1.0, 1 - gamma]])
+    return np.linalg.solve(lhs, rhs)
+
+
+def principal_root(a: np.ndarray) -> complex:
+    lam = np.linalg.eigvals(a)
+    return complex(lam[np.argmax(np.abs(lam.imag))])
+
+
+def fit_two_term_recurrence(eta: np.ndarray, skip: int) -> complex:
+    """Root ``lambda`` of ``eta_{n+1} = 2 Re(lambda) eta_n - |lambda|^2 eta_{n-1}`` (least
+    squares over the samples after ``skip``, when spurious roots have died out)."""
+    y = eta[skip + 1 :]
+    x = np.column_stack([eta[skip:-1], eta[skip - 1 : -2]])
+    (p, s), *_ = np.linalg.lstsq(x, y, rcond=None)
+    r = np.sqrt(-s)
+    return r * np.exp(1j * np.arccos(p / (2 * r)))
+
+
+SCHEMES = [
+    ("bdf1", {}),
+    ("newmark", {}),
+    ("newmark", {"beta": 0.3025, "gamma": 0.6}),
+    ("generalized-alpha", {"rho_inf": 0.8}),
+    ("generalized-alpha", {"rho_inf": 0.5}),
+    ("generalized-alpha", {"rho_inf": 0.0}),
+]
+
+
+@pytest.mark.parametrize("strain", ["linear", "nonlinear"])
+@pytest.mark.parametrize("name,params", SCHEMES)
+def test_single_mode_decay_and_period_match_amplification_matrix(name, params, strain):
+    """First mode of the uniform beam, g = 0, Omega = omega_1 dt = 0.3. Linear model: released
+    from a small multiple of the mode shape; nonlinear model: started with a mode-shaped velocity
+    (1 cm tip amplitude; a displaced linear mode shape would be axially pre-stretched)."""
+    m = make_model(**{"mesh.n_elements": 8, "mesh.strain": strain, "load.g": 0.0})
+    mr = modal_analysis(m, n_modes=1)
+    w1, phi = mr.omega[0], mr.shapes[0]
+    big_omega = 0.3
+    dt = big_omega / w1
+    scale = 0.01 / abs(phi[-3])  # tip y amplitude 1 cm
+    q0 = m.reference()
+    v0 = None
+    if strain == "linear":
+        q0[CLAMP:] += scale * phi
+    else:
+        v0 = scale * w1 * phi
+    n = 60 if name == "bdf1" else 150
+    r = simulate_implicit(
+        m, n * dt, dt, name, q0=q0, v0=v0, sample_dt=dt, snapshot_dt=dt, progress=False, **params
+    )
+    assert isinstance(r, DynamicsResult) and r.integrator == name
+    eta = (r.q_snap[:, CLAMP:] - m.reference()[CLAMP:]) @ m.mass_dense() @ phi  # modal coord
+    lam_num = fit_two_term_recurrence(eta, skip=20)
+    lam_ana = principal_root(amplification_matrix(name, big_omega, **params))
+    decay_num, decay_ana = 1 - abs(lam_num), 1 - abs(lam_ana)
+    pe_num = big_omega / np.angle(lam_num) - 1  # period elongation T_num / T - 1
+    pe_ana = big_omega / abs(np.angle(lam_ana)) - 1
+    assert pe_num == pytest.approx(pe_ana, rel=0.02)
+    if decay_ana > 1e-9:
+        assert decay_num == pytest.approx(decay_ana, rel=0.02)
+    else:  # average acceleration: no amplitude decay
+        assert abs(decay_num) < 1e-6
+    assert pe_ana > 1e-3  # the check is not vacuous at this Omega
+
+
+def test_amplification_matrix_sanity():
+    """The reference formulas themselves: known limits of the schemes."""
+    om = 0.3
+    assert abs(principal_root(amplification_matrix("newmark", om))) == pytest.approx(1, abs=1e-14)
+    lam = principal_root(amplification_matrix("bdf1", om))
+    assert abs(lam) == pytest.approx(1 / np.sqrt(1 + om**2), rel=1e-14)
+    for rho in (0.0, 0.5, 1.0):
+        lam_inf = np.linalg.eigvals(amplification_matrix("generalized-alpha", 1e6, rho_inf=rho))
+        assert np.max(np.abs(lam_inf)) == pytest.approx(rho, abs=1e-3)
+
+
+# ------------------------------------------------------------------------------------------
+# energy, equivalence, order of accuracy
+# ------------------------------------------------------------------------------------------
+def test_newmark_average_acceleration_conserves_energy_at_50_dt_critical():
+    m = make_model()  # seed case, 20 elements, released from rest under gravity
+    dt_cr = 2.0 / omega_max(m)[0]
+    r = simulate_implicit(m, 2.0, 50 * dt_cr, "newmark", progress=False)
+    assert r.steps == pytest.approx(2.0 / (50 * dt_cr), abs=1)
+    assert r.energy_drift_rel < 1e-3
+    assert np.max(r.kinetic) > 5e-3  # the beam really moves (tip swing ~ 2.8 mm)
+    assert r.tip_y.min() == pytest.approx(2 * -1.395e-3, rel=0.02)  # dynamic factor ~2
+    assert np.all(r.newton_iterations >= 1)
+
+
+def test_generalized_alpha_rho_inf_1_is_newmark_average_acceleration():
+    m = make_model()
+    dt = 50 * 2.0 / omega_max(m)[0]
+    kw = dict(damping=(5.0, 1e-6), progress=False)
+    a = simulate_implicit(m, 0.3, dt, "newmark", **kw)
+    b = simulate_implicit(m, 0.3, dt, "generalized-alpha", rho_inf=1.0, **kw)
+    assert make_scheme("generalized-alpha", rho_inf=1.0).alpha_m == 0.5  # a different code path
+    assert np.max(np.abs(a.q_snap - b.q_snap)) < 1e-13  # coordinates are O(1 m)
+    assert np.max(np.abs(a.tip_y - b.tip_y)) < 1e-12 * np.max(np.abs(a.tip_y))
+    assert np.max(np.abs(a.total - b.total)) < 1e-12 * np.max(a.kinetic)
+    np.testing.assert_array_equal(a.newton_iterations, b.newton_iterations)
+
+
+def test_convergence_order_against_fine_explicit_reference():
+    """Start at the static equilibrium with a mode-1 velocity (5 cm tip swing, nonlinear model,
+    gravity on), 0.1 s; error = max tip-y deviation at 20 sample times from central differences
+    at dt = dt_cr / 4. Fitted log-log slopes give the orders."""
+    m = make_model(**{"mesh.n_elements": 4})
+    qs = solve_static(m).q
+    mr = modal_analysis(m, n_modes=1, about="static", q=qs)
+    phi = mr.shapes[0]
+    v0 = phi * (0.05 * mr.omega[0] / abs(phi[-3]))
+    t_end = 0.1
+    kw = dict(q0=qs, v0=v0, sample_dt=t_end / 20, snapshot_dt=t_end, progress=False)
+    dt_cr = 2.0 / omega_max(m)[0]
+    n_ref = 20 * int(np.ceil(t_end / (0.25 * dt_cr) / 20))
+    ref = simulate_explicit(m, t_end, t_end / n_ref, **kw)
+    assert np.ptp(ref.tip_y) > 0.09
+    orders = {"bdf1": (1.0, [320, 640, 1280, 2560])}
+    orders.update({k: (2.0, [40, 80, 160, 320]) for k in ("newmark", "generalized-alpha")})
+    for name, (order, steps) in orders.items():
+        errs = []
+        for n in steps:
+            r = simulate_implicit(m, t_end, t_end / n, name, **kw)
+            np.testing.assert_allclose(r.t, ref.t, atol=1e-12)
+            errs.append(np.max(np.abs(r.tip_y - ref.tip_y)))
+        slope = np.polyfit(np.log(t_end / np.array(steps)), np.log(errs), 1)[0]
+        assert all(b < a for a, b in zip(errs, errs[1:], strict=False)), (name, errs)
+        assert slope == pytest.approx(order, abs=0.1), (name, errs, slope)
+
+
+# ------------------------------------------------------------------------------------------
+# Newton failure, step halving, Newton variants
+# ------------------------------------------------------------------------------------------
+def test_nonconvergence_raises_clear_error_not_nans():
+    m = make_model()
+    with pytest.raises(NewtonConvergenceError) as info:
+        simulate_implicit(m, 2.0, 1.0, "newmark", max_iter=1, max_halvings=0, progress=False)
+    err = info.value
+    assert isinstance(err, ConvergenceError)
+    msg = str(err)
+    assert "t = 0 s" in msg and "after 1 iterations" in msg and "residual" in msg
+    assert err.iterations == 1 and err.step == 0 and err.dt == 1.0
+    assert np.isfinite(err.residual) and err.residual > err.tolerance > 0
+
+
+def test_step_halving_rescues_a_step():
+    """A soft beam (E0 / 1000) swinging through large rotations with a coarse step: Newton
+    fails without halving and succeeds when steps may be halved."""
+    m = make_model(**{"material.E0": 2.07e8, "mesh.n_elements": 8})
+    kw = dict(max_iter=8, progress=False)
+    with pytest.raises(NewtonConvergenceError, match="after 0 halvings"):
+        simulate_implicit(m, 2.0, 0.1, "generalized-alpha", max_halvings=0, **kw)
+    stats = {}
+    r = simulate_implicit(m, 2.0, 0.1, "generalized-alpha", max_halvings=6, stats=stats, **kw)
+    assert stats["halvings"] > 0
+    assert np.all(np.isfinite(r.tip_y)) and r.steps == 20
+    assert r.tip_y.min() < -0.8  # large deflection of the soft beam
+    assert r.newton_iterations.max() > 8  # a halved step counts the iterations of its halves
+
+
+@pytest.mark.parametrize("newton,predictor", [("modified", "auto"), ("full", "constant")])
+def test_newton_variants_agree(newton, predictor):
+    m = make_model()
+    dt = 6e-4
+    a = simulate_implicit(m, 0.1, dt, "generalized-alpha", progress=False)
+    stats = {}
+    b = simulate_implicit(
+        m, 0.1, dt, "generalized-alpha", newton=newton, predictor=predictor, progress=False,
+        stats=stats,
+    )  # fmt: skip
+    np.testing.assert_allclose(b.tip_y, a.tip_y, rtol=0, atol=1e-6 * np.ptp(a.tip_y))
+    if newton == "modified":
+        assert stats["factorizations"] < b.steps  # the factorisation is reused
+
+
+# ------------------------------------------------------------------------------------------
+# damping
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name,rel", [("bdf1", 1e-5), ("generalized-alpha", 1e-5), ("newmark", 1e-4)]
+)
+def test_damped_run_reaches_static_equilibrium(name, rel):
+    """Mass-proportional damping at twice omega_1 (critical for mode 1): after 0.4 s the tip is
+    at the static deflection. Newmark has no numerical dissipation, so the unresolved high modes
+    excited by the release keep a ~1e-5 relative ripple."""
+    m = make_model()
+    w1 = modal_analysis(m, n_modes=1).omega[0]
+    static = solve_static(m)
+    r = simulate_implicit(m, 0.4, 2 * np.pi / w1 / 50, name, damping=(2 * w1, 0.0), progress=False)
+    assert r.tip_y[-1] == pytest.approx(static.tip_y, rel=rel)
+    assert r.damping_work[-1] > 0 and np.all(np.diff(r.damping_work) >= 0)
+    if name == "newmark":  # the trapezoidal energy balance closes with the damping work
+        assert r.energy_drift_rel < 1e-6
+
+
+def test_stiffness_proportional_damping_dissipates():
+    m = make_model(**{"mesh.n_elements": 8})
+    undamped = simulate_implicit(m, 0.2, 1e-3, "newmark", progress=False)
+    damped = simulate_implicit(m, 0.2, 1e-3, "newmark", damping=(0.0, 2e-3), progress=False)
+    assert damped.damping_work[-1] > 0
+    assert np.ptp(damped.tip_y[-50:]) < 0.5 * np.ptp(undamped.tip_y[-50:])
+    # the damping work is exact for average acceleration; what remains is the O(dt^2)
+    # trapezoidal error of the nonlinear elastic force (3e-5 here, 3e-7 at dt = 1e-4)
+    assert damped.energy_drift_rel < 1e-4
+
+
+# ------------------------------------------------------------------------------------------
+# interface, outputs, validation
+# ------------------------------------------------------------------------------------------
+def test_sampling_snapshots_and_dispatcher():
+    m = make_model(**{"mesh.n_elements": 4})
+    r = simulate(m, 0.05, 1e-3, "bdf1", sample_dt=5e-3, snapshot_dt=1e-2, progress=False)
+    np.testing.assert_allclose(r.t, np.arange(11) * 5e-3, atol=1e-15)
+    np.testing.assert_allclose(r.t_snap, np.arange(6) * 1e-2, atol=1e-15)
+    assert r.q_snap.shape == (6, m.n_dof) and r.newton_iterations.shape == (50,)
+    assert r.kinetic[0] == 0 and abs(r.strain[0]) < 1e-20 and abs(r.gravity[0]) < 1e-20
+    assert r.strain[-1] == pytest.approx(m.strain_energy(r.q_snap[-1]), rel=1e-12)
+    assert r.gravity[-1] == pytest.approx(m.gravity_potential(r.q_snap[-1]), rel=1e-12)
+    e = simulate(m, 0.002, 1e-6, progress=False)
+    assert e.integrator == "central-difference" and e.newton_iterations is None
+
+
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"integrator": "rk4"}, "unknown implicit integrator"),
+        ({"integrator": "bdf1", "rho_inf": 0.5}, "rho_inf"),
+        ({"integrator": "newmark", "rho_inf": 0.5}, "rho_inf"),
+        ({"integrator": "generalized-alpha", "beta": 0.3}, "beta"),
+        ({"integrator": "generalized-alpha", "rho_inf": 1.5}, "rho_inf"),
+        ({"integrator": "newmark", "beta": 0.0}, "beta"),
+        ({"integrator": "newmark", "max_iter": 0}, "max_iter"),
+        ({"integrator": "newmark", "tol": 0.0}, "tol"),
+        ({"integrator": "newmark", "newton": "quasi"}, "newton"),
+    ],
+)
+def test_bad_parameters_raise_value_error(kwargs, needle):
+    m = make_model(**{"mesh.n_elements": 2})
+    with pytest.raises(ValueError, match=needle):
+        simulate_implicit(m, 0.01, 1e-3, progress=False, **kwargs)
+
+
+def test_damage_is_staggered_like_the_explicit_solver():
+    dmg = {"damage.enabled": True, "damage.threshold": 3e-5, "damage.softening": 2e-5}
+    m = make_model(**{"mesh.n_elements": 10, **dmg})
+    r = simulate_implicit(m, 0.1, 5e-4, "generalized-alpha", progress=False)
+    assert r.damage_snap is not None and r.damage_snap.shape[0] == r.q_snap.shape[0]
+    assert np.all(np.diff(r.damage_snap, axis=0) >= 0.0) and r.damage_snap[-1].max() > 0.1
+    assert r.damping_work[-1] > 0.0  # released energy is booked as dissipation
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_implicit_json_and_netcdf_match_explicit_fields(capsys, tmp_path):
+    base = ["simulate", "--json", "-q", "--set", "mesh.n_elements=4", "--t-end", "0.02"]
+    code, out, _ = run_cli(capsys, *base, "--out", str(tmp_path / "cd.nc"))
+    assert code == 0
+    explicit = json.loads(out)
+    code, out, _ = run_cli(
+        capsys, *base, "--integrator", "generalized-alpha", "--rho-inf", "0.6",
+        "--out", str(tmp_path / "ga.nc"),
+    )  # fmt: skip
+    assert code == 0
+    d = json.loads(out)
+    assert set(explicit) <= set(d)
+    assert d["integrator"] == "generalized-alpha" and d["rho_inf"] == 0.6
+    w1 = modal_analysis(make_model(**{"mesh.n_elements": 4}), n_modes=1).omega[0]
+    assert d["dt"] == pytest.approx(2 * np.pi / w1 / 100, rel=1e-9)  # default T1/100
+    assert d["dt"] > 50 * d["dt_critical"]  # no refusal above the critical step
+    assert d["newton_iterations_total"] >= d["steps"] and d["newton_iterations_max"] >= 1
+    ds_e = xr.open_dataset(tmp_path / "cd.nc")
+    ds_i = xr.open_dataset(tmp_path / "ga.nc")
+    assert set(ds_e.data_vars) <= set(ds_i.data_vars)
+    assert ds_i["newton_iterations"].sizes["step"] == d["steps"]
+    assert ds_i.attrs["integrator"] == "generalized-alpha" and ds_i.attrs["rho_inf"] == 0.6
+    ds_e.close()
+    ds_i.close()
+
+
+@pytest.mark.parametrize(
+    "args,code_expected,needle",
+    [
+        (["--integrator", "bdf1", "--rho-inf", "0.5"], 2, "--rho-inf"),
+        (["--integrator", "generalized-alpha", "--rho-inf", "1.5"], 2, "--rho-inf"),
+        (["--integrator", "newmark", "--max-iter", "0"], 2, "--max-iter"),
+        (["--beta", "0.3"], 2, "--beta"),
+        (["--integrator", "newmark", "--dt", "1", "--max-iter", "1", "--max-halvings", "0"], 1,
+         "did not converge"),
+    ],
+)  # fmt: skip
+def test_cli_implicit_bad_input_and_failure(capsys, tmp_path, args, code_expected, needle):
+    out = tmp_path / "x.nc"
+    code, stdout, err = run_cli(
+        capsys, "simulate", "--json", "-q", "--set", "mesh.n_elements=4", "--out", str(out), *args
+    )
+    assert code == code_expected
+    assert needle in err and stdout == ""
+    assert not out.exists()
+
+
+def test_cli_implicit_dt_safety_above_one(capsys):
+    code, out, _ = run_cli(
+        capsys, "simulate", "--json", "-q", "--set", "mesh.n_elements=4", "--t-end", "0.01",
+        "--integrator", "bdf1", "--dt-safety", "20",
+    )  # fmt: skip
+    assert code == 0
+    d = json.loads(out)
+    assert d["dt"] == pytest.approx(20 * d["dt_critical"], rel=1e-12)
+
+
+def test_banded_factor_falls_back_to_lu_when_not_positive_definite():
+    from ancf_beam.implicit import _Factor, _lower_to_general
+    from ancf_beam.model import band_to_dense
+
+    rng = np.random.default_rng(0)
+    n = 24
+    lb = rng.normal(size=(8, n))
+    lb[0] += 4.0
+    lb[0, 5] = -30.0  # symmetric indefinite
+    dense = band_to_dense(_lower_to_general(lb))
+    np.testing.assert_array_equal(dense, dense.T)
+    b = rng.normal(size=n)
+    f = _Factor(lb)
+    assert f.kind == "lu"
+    np.testing.assert_allclose(dense @ f.solve(b.copy()), b, atol=1e-10)
+    lb_spd = lb.copy()
+    lb_spd[0] = 80.0  # diagonally dominant: positive definite
+    f = _Factor(lb_spd)
+    assert f.kind == "cholesky"
+    dense_spd = band_to_dense(_lower_to_general(lb_spd))
+    np.testing.assert_allclose(dense_spd @ f.solve(b.copy()), b, atol=1e-10)
+
+
+def test_degenerate_initial_state_is_refused():
+    m = make_model(**{"mesh.n_elements": 2})
+    q0 = m.reference()
+    q0[CLAMP:] = 0.0  # all free nodes at the origin with zero slope vectors
+    with pytest.raises(ValueError, match="non-finite forces"):
+        simulate_implicit(m, 0.01, 1e-3, "bdf1", q0=q0, progress=False)
