@@ -216,7 +216,7 @@ def run_simulate(
     damping: tuple[float, float] | None = None,
     force: bool = False,
     progress: bool = True,
-    integrator: str = "central-difference",
+    integrator: str | None = None,
     beta: float | None = None,
     gamma: float | None = None,
     rho_inf: float | None = None,
@@ -225,7 +225,9 @@ def run_simulate(
     max_halvings: int | None = None,
     newton: str | None = None,
 ):
-    """Dynamic run from rest under gravity with the chosen ``integrator``.
+    """Dynamic run from rest under gravity with the chosen ``integrator`` (default:
+    ``dynamics.integrator``; the scheme parameters default to ``dynamics.newmark_beta``,
+    ``dynamics.newmark_gamma`` and ``dynamics.rho_inf``).
 
     ``central-difference`` (explicit): ``dt`` defaults to ``dt_safety * dt_critical``
     (``dt_critical`` computed when not given); an explicit ``dt`` above ``dt_critical`` is
@@ -241,6 +243,13 @@ def run_simulate(
     from . import implicit
     from .modal import omega_max
 
+    dyn = case.dynamics
+    integrator = dyn.integrator if integrator is None else integrator
+    if integrator == "newmark":
+        beta = dyn.newmark_beta if beta is None else beta
+        gamma = dyn.newmark_gamma if gamma is None else gamma
+    elif integrator == "generalized-alpha":
+        rho_inf = dyn.rho_inf if rho_inf is None else rho_inf
     if integrator not in implicit.INTEGRATORS:
         raise ValueError(
             f"unknown integrator {integrator!r}; choose one of {', '.join(implicit.INTEGRATORS)}"
@@ -260,7 +269,6 @@ def run_simulate(
                 f"{', '.join(extra)} only apply to the implicit integrators "
                 f"({', '.join(implicit.IMPLICIT_INTEGRATORS)}), not to {integrator}"
             )
-    dyn = case.dynamics
     model = BeamModel(case)
     if dt_critical is None:
         dt_critical = 2.0 / omega_max(model)[0]

@@ -92,7 +92,9 @@ def cmd_simulate(args):
     from .analyses import run_simulate
 
     implicit_choices = ("bdf1", "newmark", "generalized-alpha")
-    implicit = args.integrator in implicit_choices
+    case = _case(args)
+    integrator = args.integrator or case.dynamics.integrator
+    implicit = integrator in implicit_choices
     if args.dt is not None and args.dt_safety is not None:
         raise UsageError("give either --dt or --dt-safety, not both")
     if args.dt is not None and not args.dt > 0:
@@ -114,9 +116,9 @@ def cmd_simulate(args):
         "--newton": (args.newton, implicit_choices),
     }
     for flag, (value, allowed) in only.items():
-        if value is not None and args.integrator not in allowed:
+        if value is not None and integrator not in allowed:
             raise UsageError(
-                f"{flag} applies to --integrator {' / '.join(allowed)}, not {args.integrator}"
+                f"{flag} applies to --integrator {' / '.join(allowed)}, not {integrator}"
             )
     if args.rho_inf is not None and not 0 <= args.rho_inf <= 1:
         raise UsageError(f"--rho-inf must be in [0, 1], got {args.rho_inf}")
@@ -133,7 +135,6 @@ def cmd_simulate(args):
     if args.force and implicit:
         log.info("--force has no effect for implicit integrators (any dt is accepted)")
     damping = _float_pair(args.damping) if args.damping is not None else None
-    case = _case(args)
     try:
         return run_simulate(
             case,
@@ -144,7 +145,7 @@ def cmd_simulate(args):
             damping=damping,
             force=args.force,
             progress=not args.quiet,
-            integrator=args.integrator,
+            integrator=integrator,
             beta=args.beta,
             gamma=args.gamma,
             rho_inf=args.rho_inf,
@@ -167,7 +168,7 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
     "static": (cmd_static, "static equilibrium under gravity (Newton, load stepping)"),
     "modal": (cmd_modal, "natural frequencies and mode shapes"),
     "stepped": (cmd_stepped, "stepped-beam transfer-matrix validation (linear, N segments)"),
-    "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit central differences)"),
+    "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit or implicit)"),
     "critical-dt": (cmd_critical_dt, "critical explicit time step: eigenvalue, bounds, measured"),
 }
 
@@ -208,8 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--integrator",
         choices=("central-difference", "bdf1", "newmark", "generalized-alpha"),
-        default="central-difference",
-        help="time integrator (default: central-difference, explicit)",
+        help="time integrator (default: dynamics.integrator, i.e. central-difference)",
     )
     p.add_argument("--t-end", type=float, metavar="T", help="end time, s (default: dynamics.t_end)")
     p.add_argument(

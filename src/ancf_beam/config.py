@@ -27,6 +27,7 @@ import yaml
 MAPPINGS = ("gauss", "nodal", "element")
 STRAIN_MODELS = ("nonlinear", "linear")
 MODAL_STATES = ("reference", "static")
+INTEGRATORS = ("central-difference", "bdf1", "newmark", "generalized-alpha")
 
 #: Built-in defaults (the seed case: uniform steel cantilever, 1 m x 20 mm x 20 mm).
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -62,6 +63,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "sample_dt": 1.0e-4,
         "snapshot_dt": 1.0e-2,
         "energy_growth_limit": 0.5,
+        "integrator": "central-difference",
+        "newmark_beta": 0.25,
+        "newmark_gamma": 0.5,
+        "rho_inf": 0.8,
     },
 }
 
@@ -179,6 +184,10 @@ RULES: dict[str, tuple[str, Any]] = {
     "dynamics.sample_dt": ("a number > 0 (s)", _positive),
     "dynamics.snapshot_dt": ("a number > 0 (s)", _positive),
     "dynamics.energy_growth_limit": ("a number > 0", _positive),
+    "dynamics.integrator": (f"one of {', '.join(INTEGRATORS)}", _one_of(INTEGRATORS)),
+    "dynamics.newmark_beta": ("a number in (0, 0.5]", lambda v: _positive(v) and v <= 0.5),
+    "dynamics.newmark_gamma": ("a number in [0.5, 1]", lambda v: _is_number(v) and 0.5 <= v <= 1),
+    "dynamics.rho_inf": ("a number in [0, 1]", lambda v: _is_number(v) and 0 <= v <= 1),
 }
 
 
@@ -309,6 +318,10 @@ class DynamicsSpec:
     sample_dt: float = 1e-4
     snapshot_dt: float = 1e-2
     energy_growth_limit: float = 0.5
+    integrator: str = "central-difference"
+    newmark_beta: float = 0.25
+    newmark_gamma: float = 0.5
+    rho_inf: float = 0.8
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def half_heights(model: BeamModel) -> np.ndarray:
     return np.ascontiguousarray(0.5 * h)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def update_damage(
     q, n_el, spb, sppb, eps0, kap0, linear, half_h, threshold, softening, d_max,
     hist, dmg, ea_w0, ei_w0, ea_w, ei_w,

@@ -75,7 +75,7 @@ class DynamicsResult:
         return float(np.max(np.abs(tot - tot[0])) / tmax)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _run_chunk(
     q,
     dlt,
@@ -132,9 +132,7 @@ def _run_chunk(
     for s in range(n_steps):
         step = step0 + s
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
-        energy = kernels.elastic_force(
-            q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f
-        )
+        energy = kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f)
         for i in range(nf):
             r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if damped:
@@ -194,21 +192,6 @@ def _run_chunk(
     return STATUS_OK, n_steps, i_sample, i_snap, wd, e0, tmax
 
 
-def _rayleigh_lower_band(model: BeamModel, alpha: float, beta: float) -> np.ndarray:
-    """``C = alpha M + beta K0`` (free DOFs, symmetric lower band storage); ``K0`` is the
-    stiffness of the straight undamaged beam."""
-    mlb = model.mass_free_lower_band
-    c = alpha * mlb
-    if beta != 0.0:
-        k0 = model.linear_stiffness_band()  # general band storage (15, n)
-        u = kernels.BANDWIDTH
-        klb = np.zeros_like(mlb)
-        for d in range(u + 1):
-            klb[d, : k0.shape[1] - d] = k0[u + d, : k0.shape[1] - d]
-        c = c + beta * klb
-    return np.ascontiguousarray(c)
-
-
 def simulate_explicit(
     model: BeamModel,
     t_end: float,
@@ -250,7 +233,7 @@ def simulate_explicit(
     v0f = np.zeros(nf) if v0 is None else np.asarray(v0, dtype=float)[-nf:]
     mlb = model.mass_free_lower_band
     damped = alpha != 0.0 or beta != 0.0
-    clb = _rayleigh_lower_band(model, alpha, beta) if damped else np.zeros((1, nf))
+    clb = model.rayleigh_lower_band(alpha, beta) if damped else np.zeros((1, nf))
     # M + dt/2 C has no x-y coupling (C = a M + b K0 with K0 at the straight reference)
     ceff = xy_cholesky(mlb + 0.5 * dt * clb) if damped else model.mass_cholesky_xy
     # second-order start: Delta_0 = q0 - q_{-1} = dt v0 - dt^2/2 a0, a0 = M^-1 (F - C v0)

@@ -43,6 +43,7 @@ def kappa0_for_tip_offset(offset: float, profile: str, length: float) -> float:
     """Clamp curvature (1/m) whose reference tip lies ``offset`` (m) from the x axis."""
     if offset == 0.0:
         return 0.0
+
     def tip_y(k):
         return centre_line(k, profile, np.linspace(0.0, length, 65))[-1, 1] - offset
 

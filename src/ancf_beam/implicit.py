@@ -82,7 +82,7 @@ from numba import njit
 from scipy.linalg import lapack
 
 from . import kernels
-from .explicit import DynamicsResult, _rayleigh_lower_band, simulate_explicit
+from .explicit import DynamicsResult, simulate_explicit
 from .model import CLAMP, BeamModel
 from .static import ConvergenceError
 
@@ -262,35 +262,10 @@ class _Factor:
         return x
 
 
-def _roundoff_floor(model: BeamModel, args: tuple, f: np.ndarray) -> float:
-    """Residual floor: ``10 x`` the largest ``||Q_e||`` over strain-free states (N).
-
-    Measured, as in :mod:`ancf_beam.static`, as ``||Q_e(q_ref)||`` (analytically zero), and also
-    at a rigidly translated (and, for the nonlinear model, rotated) copy of the reference: for
-    meshes whose element length is a power of two the reference coordinates are exact binary
-    numbers and ``Q_e(q_ref)`` underestimates the round-off of a general state by 10-100x.
-    """
-    q = model.reference()
-    states = [q]
-    qt = q.copy()
-    qt[0::4] += 0.3183098861837907 * model.length
-    qt[1::4] -= 0.2718281828459045 * model.length
-    states.append(qt)
-    if not model.linear:
-        c, s = math.cos(0.3), math.sin(0.3)
-        xy = q.reshape(-1, 2)
-        states.append(np.ascontiguousarray((xy @ np.array([[c, s], [-s, c]])).ravel()))
-    worst = 0.0
-    for state in states:
-        kernels.elastic_force(state, *args, f)
-        worst = max(worst, float(np.linalg.norm(f[CLAMP:])))
-    return _FLOOR_FACTOR * worst + 1e-300
-
-
 # ------------------------------------------------------------------------------------------
 # allocation-free pieces of a Newton iteration (numba)
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _iterate(q, q_base, d, e, v_pred, a_pred, c_v, c_a, v, a):
     """Set the iterate ``q = q_n + d``, ``v = v_pred + c_v e``, ``a = a_pred + c_a e``;
     returns ``||q_free||``."""
@@ -304,7 +279,7 @@ def _iterate(q, q_base, d, e, v_pred, a_pred, c_v, c_a, v, a):
     return np.sqrt(qn)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _residual(f, mlb, clb, damped, g, v, a, ma, cv, r):
     """Newton right-hand side ``r = -(M a + C v - Q_e - Q_g)`` from the full elastic force ``f``.
     Returns (||r||, ||Q_e||, ||M a||) over the free DOFs."""
@@ -327,7 +302,7 @@ def _residual(f, mlb, clb, damped, g, v, a, ma, cv, r):
     return np.sqrt(rn), np.sqrt(fn), np.sqrt(mn)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _update(e, d, de):
     """``e += de``, ``d += de``; returns (||de||, ||d||), NaN when ``de`` is not finite."""
     dn = 0.0
@@ -341,7 +316,7 @@ def _update(e, d, de):
     return np.sqrt(dn), np.sqrt(tn)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _effective_lower(ab, mlb, clb, c_a, c_v, damped, out):
     """Lower band (8, n_free) of ``K_T + c_a M + c_v C`` from the full general band ``ab``."""
     nb = out.shape[0]
@@ -395,7 +370,7 @@ class _Stepper:
         self.mlb = model.mass_free_lower_band
         alpha, beta = damping
         self.damped = alpha != 0.0 or beta != 0.0
-        self.clb = _rayleigh_lower_band(model, alpha, beta) if self.damped else None
+        self.clb = model.rayleigh_lower_band(alpha, beta) if self.damped else None
         self.g = np.ascontiguousarray(model.gravity_free)
         self.g_norm = float(np.linalg.norm(self.g))
         self.q_ref = model.reference()
@@ -405,7 +380,7 @@ class _Stepper:
 
             self.damage = DamageState(model)
         self.f = np.empty(model.n_dof)
-        self.floor = _roundoff_floor(model, self.args, self.f)
+        self.floor = model.roundoff_floor(_FLOOR_FACTOR)
         self.ab = np.empty((2 * _BW + 1, model.n_dof))
         self.ma = np.empty(self.nf)
         self.cv = np.empty(self.nf)

@@ -69,7 +69,7 @@ def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.
 # ------------------------------------------------------------------------------------------
 # elastic force and strain energy
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, fastmath=FAST, nogil=True)
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
 def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f):
     """Overwrite ``f`` (full DOF vector) with the elastic force ``-dU/dq``; return ``U`` (J).
 
@@ -180,7 +180,7 @@ def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f):
     return energy
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def strain_energy(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work):
     """Strain energy U (J); ``work`` is a scratch vector of the full DOF size."""
     return elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work)
@@ -189,7 +189,7 @@ def strain_energy(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work)
 # ------------------------------------------------------------------------------------------
 # tangent stiffness
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def element_tangent(e, spa, spb, sppb, ea_row, ei_row, eps0_row, kap0_row, linear, ke, scratch):
     """Overwrite the 8x8 ``ke`` with d2U/de2 of one element (``scratch``: (3, 8) work array)."""
     for i in range(8):
@@ -278,7 +278,7 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, eps0_row, kap0_row, linea
                         ke[i, j] += w * (dk[i] * dk[j] + kap * d2)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, ab):
     """Assemble d2U/dq2 of the *full* system into general band storage ``ab`` (15, ndof):
     ``ab[7 + i - j, j] = K[i, j]`` (the layout of ``scipy.linalg.solve_banded((7, 7), ...)``)."""
@@ -303,7 +303,7 @@ def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, lin
 # ------------------------------------------------------------------------------------------
 # banded Cholesky solve (factor from scipy.linalg.cholesky_banded(lower=True))
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def cho_solve_banded_inplace(cb, x):
     """Solve ``L L^T x = b`` in place (``x`` holds ``b``); ``cb[i-j, j] = L[i, j]``."""
     n = x.shape[0]
@@ -326,7 +326,7 @@ def cho_solve_banded_inplace(cb, x):
         x[i] = s / cb[0, i]
 
 
-@njit(cache=True, nogil=True, fastmath=FAST)
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
 def cho_solve_xy_inplace(cbx, cby, invx, invy, x):
     """Solve ``M z = b`` in place for a matrix that decouples into x- and y-components.
 
@@ -362,7 +362,7 @@ def cho_solve_xy_inplace(cbx, cby, invx, invy, x):
         x[2 * i + 1] = sy * invy[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def sym_band_matvec(lb, x, y):
     """``y = A x`` for a symmetric matrix in lower band storage ``lb[i-j, j] = A[i, j]``."""
     n = x.shape[0]

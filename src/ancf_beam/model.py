@@ -211,6 +211,45 @@ class BeamModel:
 
     _args = kernel_args
 
+    def roundoff_floor(self, factor: float = 10.0) -> float:
+        """Round-off level of the elastic force (N): ``factor`` x the largest ``||Q_e||`` over
+        strain-free states (the reference, a rigidly translated and a rotated copy), where the
+        exact value is zero. Newton residual tolerances must not go below it: the axial stiffness
+        (``EA ~ 1e8 N`` for the seed beam) makes an absolute tolerance like 1e-10 N unreachable.
+        The shifted copies matter: with power-of-two element lengths the reference coordinates
+        are exact binary numbers and underestimate the round-off of a general state 10-100x."""
+        q = self.reference()
+        states = [q]
+        qt = q.copy()
+        qt[0::4] += 0.3183098861837907 * self.length
+        qt[1::4] -= 0.2718281828459045 * self.length
+        states.append(qt)
+        if not self.linear:
+            c, s = np.cos(0.3), np.sin(0.3)
+            states.append(np.ascontiguousarray((q.reshape(-1, 2) @ [[c, s], [-s, c]]).ravel()))
+        f = np.empty(self.n_dof)
+        worst = 0.0
+        for state in states:
+            kernels.elastic_force(state, *self.kernel_args(), f)
+            worst = max(worst, float(np.linalg.norm(f[CLAMP:])))
+        return factor * worst + 1e-300
+
+    def rayleigh_lower_band(self, alpha: float, beta: float) -> np.ndarray:
+        """Rayleigh damping ``C = alpha M + beta K0`` on the free DOFs (symmetric lower band
+        storage), ``alpha`` in 1/s, ``beta`` in s. ``K0`` is the stiffness of the straight,
+        undamaged beam (so ``C`` has no x-y coupling). Note that ``beta K0`` is not objective:
+        it also resists large rigid rotations, so keep ``beta`` for small-rotation runs."""
+        mlb = self.mass_free_lower_band
+        c = alpha * mlb
+        if beta != 0.0:
+            k0 = self.linear_stiffness_band()  # general band storage (15, n)
+            u = kernels.BANDWIDTH
+            klb = np.zeros_like(mlb)
+            for d in range(u + 1):
+                klb[d, : k0.shape[1] - d] = k0[u + d, : k0.shape[1] - d]
+            c = c + beta * klb
+        return np.ascontiguousarray(c)
+
     def linear_stiffness_band(self) -> np.ndarray:
         """Stiffness of the straight, undamaged beam (free DOFs, ``solve_banded((7, 7))``
         storage): the ``K0`` of Rayleigh damping. It has no x-y coupling."""

@@ -3,11 +3,12 @@
 Solves ``Q_e(q) + lambda Q_g = 0`` on the free DOFs for ``lambda`` ramped from 0 to 1.
 
 Convergence test (per load step): ``||R|| <= max(rtol ||lambda Q_g||, floor)`` where ``floor``
-is ten times the round-off level of the elastic force, *measured* as ``||Q_e(q_ref)||`` in the
-stress-free reference state (analytically zero). For the stiff seed beam the axial stiffness
-``EA ~ 1e8 N`` puts this floor near 1e-6 N, so an absolute tolerance such as 1e-10 N could never be
-met. A step also converges when the Newton increment has fallen to round-off,
-``||du|| <= 1e-13 (L + ||u||)`` with a residual below ``sqrt(rtol) ||lambda Q_g||``.
+is ten times the round-off level of the elastic force, *measured* as ``||Q_e||`` in strain-free
+states where it is analytically zero (:meth:`BeamModel.roundoff_floor`). For the stiff seed
+beam the axial stiffness ``EA ~ 1e8 N`` puts this floor near 1e-6 N, so an absolute tolerance
+such as 1e-10 N could never be met. A step also converges when the Newton increment has
+fallen to round-off, ``||du|| <= 1e-13 (L + ||u||)``, with a residual below
+``sqrt(rtol) ||lambda Q_g||``.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def solve_static(
     max_cutbacks = spec.max_cutbacks if max_cutbacks is None else max_cutbacks
 
     q_ref = model.reference()
-    floor = 10.0 * float(np.linalg.norm(model.elastic_force(q_ref)[CLAMP:])) + 1e-300
+    floor = model.roundoff_floor()
     g_norm = float(np.linalg.norm(model.gravity_free))
     q = q_ref.copy() if q0 is None else np.array(q0, dtype=float)
 

@@ -1,0 +1,713 @@
+"""Inverse identification of the modulus gradient ``E(x) = E0 (1 - lam (x/L)^n)``.
+
+Two data sources, one estimator (:func:`scipy.optimize.least_squares`, bounded, several starts):
+
+* :func:`identify_from_frequencies` -- the first natural frequencies ``omega_i`` (rad/s);
+* :func:`identify_from_tip_history` -- a measured tip deflection ``tip_y(t)`` (m) of the beam
+  released from rest under gravity.
+
+All other beam properties (length, section, density, their gradients, mesh, mapping) come from
+the :class:`~ancf_beam.config.CaseSpec` passed in; its own ``defect.lam``/``defect.n`` are only
+used as one extra starting point. ``E0`` is the case's ``material.E0`` unless ``fit_E0``.
+
+Forward models
+--------------
+*Frequencies.* ``omega_k(lam, n)`` are the lowest bending natural frequencies of the case's mesh
+linearised about the stress-free reference: the generalized eigenproblem ``(K_T - w^2 M) phi =
+0`` exactly as :func:`ancf_beam.modal.modal_analysis` solves it (``about='reference'``), with
+modes whose mass-norm lies mostly (> 1/2) in the x-DOFs (axial/bar modes) skipped, since a
+measured transverse spectrum does not contain them. ``M`` does not depend on ``E``, and ``K_T``
+is proportional to ``E0``, so ``omega ~ sqrt(E0)`` exactly and only ``(lam, n)`` need new
+eigen-solutions; those are cached per ``(lam, n)``.
+
+*Tip history.* The exact linear response of the same discrete model released from rest at the
+reference under gravity, by modal superposition over all modes::
+
+    u(t) = sum_k phi_k (phi_k^T Q_g) / w_k^2 (1 - cos(w_k t)),     tip_y(t) = u_tipy(t)
+
+(mass-normalised ``phi_k``; undamped). It neglects the geometric nonlinearity, which is of
+relative order (tip deflection / L)^2 -- 1e-5 for the seed beam -- and damping.
+
+Residuals and uncertainty
+-------------------------
+Frequencies: relative residuals ``r_i = omega_i(p) / omega_i,meas - 1``. Tip history:
+``r_j = (y(t_j; p) - y_j) / s`` with ``s = max |y_meas|``. Parameters ``p = (lam, n)`` or
+``(lam, n, E0 / E0_case)``. At the optimum the Jacobian ``J`` (central differences) gives the
+covariance ``C = sigma^2 (J^T J)^-1``, where ``sigma`` is the noise level of the residuals:
+
+* ``sigma_rel`` (frequencies: relative standard deviation of each measured frequency) or
+  ``sigma_y`` (tip history: standard deviation of each sample, m) when given;
+* otherwise the residual estimate ``sqrt(||r||^2 / (m - p))`` (``m`` residuals), but never less
+  than ``sigma_floor`` (default 1e-4 relative): noise-free data fit to round-off would otherwise
+  claim absurdly small uncertainties (and hide non-identifiability, e.g. ``n`` at ``lam ~ 0``).
+  With ``m == p`` there is no residual estimate and ``sigma_floor`` is used (pass ``sigma_rel``).
+
+The reported standard uncertainties are ``sqrt(diag C)`` (linearised; for the tip history they
+treat samples as independent and are optimistic when the misfit is model error).
+
+Identifiability rule (``identifiable`` True only if all hold; ``message`` names the failures):
+
+1. at least as many residuals as parameters (one frequency cannot determine ``(lam, n)``);
+2. ``J`` has full column rank: the condition number ``cond`` of ``J`` with unit-norm columns
+   (scale-free, it measures how collinear the parameters' effects are) is <= ``cond_max``
+   (default 1e6) and no column is zero (at ``lam = 0`` the data do not depend on ``n``);
+3. no parameter sits on a bound (``lam = 0`` or ``0.99``, ``n = 0.05`` or ``10``), where the
+   linearised uncertainty is meaningless;
+4. each relative standard uncertainty ``std / |value|`` is <= ``rel_std_max`` (default 0.5).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+from scipy import optimize
+
+from .config import CaseSpec
+from .model import BeamModel
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FrequencyModel",
+    "IdentificationResult",
+    "TipHistoryModel",
+    "identify_from_frequencies",
+    "identify_from_tip_history",
+    "run_identify",
+]
+
+LAM_BOUNDS = (0.0, 0.99)
+N_BOUNDS = (0.05, 10.0)
+E0_FACTOR_BOUNDS = (0.1, 10.0)  # E0 / E0_case when fit_E0
+SIGMA_FLOOR = 1e-4
+COND_MAX = 1e6
+REL_STD_MAX = 0.5
+#: Pre-screen grid for the starting points (lam, n).
+GRID_LAM = (0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95)
+GRID_N = (0.2, 0.5, 1.0, 1.7, 2.8, 4.5, 7.5)
+
+
+def _json(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return [_json(x) for x in v.tolist()]
+    if isinstance(v, list | tuple):
+        return [_json(x) for x in v]
+    if isinstance(v, bool | np.bool_):
+        return bool(v)
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        v = float(v)
+        return v if math.isfinite(v) else None
+    return v
+
+
+@dataclass
+class IdentificationResult:
+    """Estimate of ``(lam, n[, E0])`` with linearised standard uncertainties.
+
+    ``lam`` (-), ``n`` (-), ``E0`` (Pa; the case's value when not fitted) and their standard
+    uncertainties ``*_std`` (same units; ``E0_std`` NaN when E0 was not fitted, ``inf`` when
+    the parameter is not determined); ``residual`` the 2-norm of the residual vector at the
+    optimum (relative frequency residuals; for a tip history the RMS misfit relative to
+    ``max |tip_y|``); ``identifiable`` per the module's rule; ``cond`` the condition number of
+    the column-normalised Jacobian; ``message`` a one-line explanation.
+    """
+
+    lam: float
+    n: float
+    E0: float
+    lam_std: float
+    n_std: float
+    E0_std: float
+    residual: float
+    identifiable: bool
+    cond: float
+    message: str
+    method: str = "frequencies"
+    params: tuple[str, ...] = ("lam", "n")
+    covariance: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    sigma: float = float("nan")  # noise level used for the covariance (residual units)
+    sigma_source: str = ""  # "given", "residual", "floor"
+    omega_measured: np.ndarray | None = None  # rad/s
+    omega_fit: np.ndarray | None = None  # rad/s
+    n_data: int = 0
+    n_starts: int = 0
+    nfev: int = 0
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (NaN/inf -> None, arrays -> lists)."""
+        keys = (
+            "lam", "n", "E0", "lam_std", "n_std", "E0_std", "residual", "identifiable", "cond",
+            "message", "method", "params", "sigma", "sigma_source", "omega_measured",
+            "omega_fit", "n_data", "n_starts", "nfev", "wall_s",
+        )  # fmt: skip
+        out = {k: _json(getattr(self, k)) for k in keys}
+        out["covariance"] = _json(np.asarray(self.covariance))
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# forward models
+# --------------------------------------------------------------------------------------------
+class _Eigen:
+    """Cached reference-state eigen-solutions ``(K_T, M)`` of the case for given ``(lam, n)``
+    at the case's ``E0``; ``M`` is built once (it does not depend on E).
+
+    For a straight reference the x- and y-DOFs decouple exactly (bar and bending), and only
+    the y-block (bending) is solved -- half the size, and exactly the bending spectrum; for an
+    initially curved reference the full reduced system is solved.
+    """
+
+    def __init__(self, case: CaseSpec, max_cache: int = 4096):
+        self.case = case
+        base = BeamModel(case)
+        self.n_free = base.n_free
+        self.m = base.mass_dense()
+        self.gravity = base.gravity_free.copy()
+        # x-DOFs of the free vector: r_x and r_x' of nodes 1..n (even positions)
+        self.x_mask = np.zeros(self.n_free, dtype=bool)
+        self.x_mask[0::2] = True
+        ref = base.reference()
+        k0 = base.tangent_dense(ref)
+        coupling = np.abs(k0[np.ix_(self.x_mask, ~self.x_mask)]).max(initial=0.0)
+        self.decoupled = bool(np.all(ref[1::2] == 0.0) and coupling <= 1e-12 * np.abs(k0).max())
+        self.dofs = np.flatnonzero(~self.x_mask) if self.decoupled else np.arange(self.n_free)
+        self.m_sub = self.m[np.ix_(self.dofs, self.dofs)]
+        self.i_tip_y = self.n_free - 3
+        self.cache: dict[tuple[float, float, int | None], tuple[np.ndarray, np.ndarray]] = {}
+        self.max_cache = max_cache
+        self.evaluations = 0
+
+    def model(self, lam: float, n: float) -> BeamModel:
+        c = self.case.with_overrides({"defect.lam": float(lam), "defect.n": float(n)})
+        return BeamModel(c)
+
+    def solve(self, lam: float, n: float, k: int | None):
+        """``(w2, phi)``: the lowest ``k`` (all if None) eigenpairs, mass-normalised, with
+        ``phi`` (n_free, k) on the full free vector (zero x-components when decoupled)."""
+        key = (float(lam), float(n), k)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        model = self.model(lam, n)
+        kt = model.tangent_dense(model.reference())[np.ix_(self.dofs, self.dofs)]
+        nd = self.dofs.size
+        sub = None if k is None or k >= nd else (0, k - 1)
+        w2, v = sla.eigh(kt, self.m_sub, subset_by_index=sub, check_finite=False)
+        phi = np.zeros((self.n_free, w2.size))
+        phi[self.dofs] = v
+        self.evaluations += 1
+        if len(self.cache) >= self.max_cache:
+            self.cache.clear()
+        self.cache[key] = (w2, phi)
+        return w2, phi
+
+
+class FrequencyModel:
+    """Lowest ``n_modes`` bending natural frequencies (rad/s) as a function of ``(lam, n, E0)``.
+
+    See the module docstring; ``omega(lam, n, e0_factor)`` with ``e0_factor = E0 / E0_case``.
+    """
+
+    def __init__(self, case: CaseSpec, n_modes: int, eigen: _Eigen | None = None):
+        if n_modes < 1:
+            raise ValueError(f"n_modes must be >= 1, got {n_modes}")
+        self.eigen = eigen or _Eigen(case)
+        self.n_modes = n_modes
+        if n_modes > self.eigen.n_free // 2:
+            raise ValueError(
+                f"n_modes = {n_modes} exceeds the {self.eigen.n_free // 2} bending modes of the "
+                f"{case.mesh.n_elements}-element mesh; refine mesh.n_elements"
+            )
+
+    def omega(self, lam: float, n: float, e0_factor: float = 1.0) -> np.ndarray:
+        k = self.n_modes
+        extra = 2
+        while True:
+            kk = min(k + extra, self.eigen.n_free)
+            w2, v = self.eigen.solve(lam, n, kk)
+            mv = self.eigen.m @ v
+            xs = np.einsum("ij,ij->j", v[self.eigen.x_mask], mv[self.eigen.x_mask])
+            bending = np.flatnonzero(xs < 0.5)
+            if bending.size >= k or kk == self.eigen.n_free:
+                break
+            extra *= 4
+        if bending.size < k:
+            raise RuntimeError(f"only {bending.size} bending modes found, {k} requested")
+        w2 = w2[bending[:k]]
+        return np.sqrt(np.clip(w2, 0.0, None) * e0_factor)
+
+
+class TipHistoryModel:
+    """Linear tip response ``tip_y(t)`` (m) released from rest under gravity (module docstring).
+
+    ``n_modes`` limits the superposition to the lowest modes (default: all modes of the mesh,
+    i.e. the exact linear response of the discrete model); modes whose static tip participation
+    is below ``min_participation`` times the largest one are dropped (default 1e-6: below a
+    micrometre per metre of deflection, unmeasurable, and the least accurate frequencies of
+    the discrete model; for the seed beam this keeps about 11 modes).
+    """
+
+    def __init__(
+        self,
+        case: CaseSpec,
+        n_modes: int | None = None,
+        eigen: _Eigen | None = None,
+        min_participation: float = 1e-6,
+    ):
+        self.eigen = eigen or _Eigen(case)
+        self.n_modes = n_modes
+        self.min_participation = min_participation
+
+    def modal(self, lam: float, n: float, e0_factor: float = 1.0):
+        """``(omega, c)``: modal frequencies (rad/s) and static tip participations (m)."""
+        w2, v = self.eigen.solve(lam, n, self.n_modes)
+        w2 = np.clip(w2 * e0_factor, 1e-300, None)
+        c = v[self.eigen.i_tip_y] * (v.T @ self.eigen.gravity) / w2
+        # (axial modes do not move the tip in y: zero participation)
+        keep = np.abs(c) >= max(self.min_participation, 1e-14) * np.max(np.abs(c))
+        return np.sqrt(w2[keep]), c[keep]
+
+    def tip_y(self, t: np.ndarray, lam: float, n: float, e0_factor: float = 1.0) -> np.ndarray:
+        omega, c = self.modal(lam, n, e0_factor)
+        t = np.asarray(t, dtype=float)
+        return (1.0 - np.cos(np.outer(t, omega))) @ c
+
+
+# --------------------------------------------------------------------------------------------
+# estimator
+# --------------------------------------------------------------------------------------------
+def _bounds(fit_E0: bool):
+    lo = [LAM_BOUNDS[0], N_BOUNDS[0]]
+    hi = [LAM_BOUNDS[1], N_BOUNDS[1]]
+    if fit_E0:
+        lo.append(E0_FACTOR_BOUNDS[0])
+        hi.append(E0_FACTOR_BOUNDS[1])
+    return np.array(lo), np.array(hi)
+
+
+def _jacobian(fun, p: np.ndarray, lo: np.ndarray, hi: np.ndarray, rel: float = 1e-5):
+    """Central-difference Jacobian (one-sided at a bound)."""
+    f0 = fun(p)
+    jac = np.empty((f0.size, p.size))
+    for j in range(p.size):
+        h = rel * max(abs(p[j]), 0.1)
+        a = max(p[j] - h, lo[j])
+        b = min(p[j] + h, hi[j])
+        pa = p.copy()
+        pb = p.copy()
+        pa[j] = a
+        pb[j] = b
+        jac[:, j] = (fun(pb) - fun(pa)) / (b - a)
+    return f0, jac
+
+
+def _estimate(
+    fun,
+    fit_E0: bool,
+    starts: Sequence[Sequence[float]],
+    n_starts: int,
+    sigma: float | None,
+    sigma_floor: float,
+    cond_max: float,
+    rel_std_max: float,
+    e0_case: float,
+    e0_guess,
+    pre_stages: Sequence = (),
+    fixed_starts: bool = False,
+):
+    """Shared least-squares estimation, covariance and identifiability decision.
+
+    ``fun`` maps the parameter vector to the residual vector. ``pre_stages`` are cheaper or
+    better-behaved residual functions (e.g. a tip history cut to its first part) fitted in turn
+    before ``fun`` from every start (continuation); the grid pre-screen uses the first stage.
+    ``fixed_starts``: with ``fit_E0``, also start from each given start at the nominal E0.
+    """
+    lo, hi = _bounds(fit_E0)
+    stages = [*pre_stages, fun]
+
+    def full(p2):
+        """(lam, n) -> parameter vector, with the best closed-form E0 factor as a start."""
+        p = list(p2)
+        if fit_E0:
+            p.append(float(np.clip(e0_guess(p2), *E0_FACTOR_BOUNDS)))
+        return np.clip(np.array(p, dtype=float), lo, hi)
+
+    # pre-screen: cost on the grid, keep the best n_starts, plus the given starts
+    cands = [full((la, nn)) for la in GRID_LAM for nn in GRID_N]
+    costs = []
+    for p in cands:
+        r = stages[0](p)
+        costs.append(float(r @ r) if np.all(np.isfinite(r)) else np.inf)
+    order = np.argsort(costs)
+    chosen = [cands[i] for i in order[:n_starts]] + [full(s) for s in starts]
+    if fixed_starts and fit_E0:  # the given starts at the nominal E0 as well
+        chosen += [np.clip(np.array([*s[:2], 1.0]), lo, hi) for s in starts]
+    x_scale = np.array([0.1, 0.5] + ([0.1] if fit_E0 else []))
+    best = None
+    nfev = len(cands)
+    for p0 in chosen:
+        x = p0
+        sol = None
+        for f in stages:
+            try:
+                sol = optimize.least_squares(
+                    f, x, bounds=(lo, hi), x_scale=x_scale, method="trf",
+                    xtol=1e-10, ftol=1e-12, gtol=1e-12, diff_step=1e-7, max_nfev=100,
+                )  # fmt: skip
+            except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover
+                log.debug("start %s failed: %s", p0, exc)
+                sol = None
+                break
+            nfev += sol.nfev
+            x = sol.x
+        if sol is not None and (best is None or sol.cost < best.cost):
+            best = sol
+    if best is None:  # pragma: no cover - every start failed
+        raise RuntimeError("identification failed from every starting point")
+    p = best.x.copy()
+    r, jac = _jacobian(fun, p, lo, hi)
+    m, k = jac.shape
+    rnorm = float(np.linalg.norm(r))
+
+    problems = []
+    if sigma is not None:
+        sig, source = float(sigma), "given"
+    elif m > k:
+        sig = max(rnorm / math.sqrt(m - k), sigma_floor)
+        source = "residual" if sig > sigma_floor else "floor"
+    else:
+        sig, source = sigma_floor, "floor"
+    norms = np.linalg.norm(jac, axis=0)
+    if m < k:
+        problems.append(f"{m} data for {k} parameters (underdetermined)")
+    if np.any(norms == 0.0):
+        names = [("lam", "n", "E0")[j] for j in np.flatnonzero(norms == 0.0)]
+        problems.append(f"data do not depend on {', '.join(names)} here")
+        cond = math.inf
+    else:
+        s = np.linalg.svd(jac / norms, compute_uv=False)
+        cond = float(s[0] / s[-1]) if m >= k and s[-1] > 0 else math.inf
+    if cond > cond_max and not (m < k):
+        problems.append(f"ill-conditioned Jacobian (cond {cond:.3g} > {cond_max:.3g})")
+    cov = np.full((k, k), np.inf)
+    if math.isfinite(cond):
+        jinv = np.linalg.pinv(jac.T @ jac)
+        cov = sig**2 * jinv
+    std = np.sqrt(np.abs(np.diag(cov)))
+    names = ("lam", "n", "E0")[:k]
+    span = hi - lo
+    for j, nm in enumerate(names):
+        if p[j] <= lo[j] + 1e-6 * span[j] or p[j] >= hi[j] - 1e-6 * span[j]:
+            problems.append(f"{nm} = {p[j]:.4g} on its bound")
+    for j, nm in enumerate(names):
+        rel = std[j] / abs(p[j]) if p[j] != 0 else math.inf
+        if not rel <= rel_std_max:
+            problems.append(f"relative uncertainty of {nm} {rel:.3g} > {rel_std_max}")
+    identifiable = not problems
+    e0 = e0_case * (p[2] if fit_E0 else 1.0)
+    e0_std = e0_case * std[2] if fit_E0 else math.nan
+    if fit_E0:
+        scale = np.diag([1.0, 1.0, e0_case])
+        cov = scale @ cov @ scale if np.all(np.isfinite(cov)) else cov
+    msg = (
+        f"identified: lam = {p[0]:.4g} +- {std[0]:.2g}, n = {p[1]:.4g} +- {std[1]:.2g}"
+        if identifiable
+        else "not identifiable: " + "; ".join(problems)
+    )
+    return {
+        "p": p,
+        "std": std,
+        "e0": e0,
+        "e0_std": e0_std,
+        "r": r,
+        "rnorm": rnorm,
+        "cond": cond,
+        "cov": cov,
+        "sigma": sig,
+        "source": source,
+        "identifiable": identifiable,
+        "message": msg,
+        "n_starts": len(chosen),
+        "nfev": nfev + len(cands),
+        "names": names,
+    }
+
+
+def identify_from_frequencies(
+    case: CaseSpec,
+    omega_measured: Sequence[float],
+    sigma_rel: float | None = None,
+    fit_E0: bool = False,
+    n_modes: int | None = None,
+    *,
+    n_starts: int = 4,
+    sigma_floor: float = SIGMA_FLOOR,
+    cond_max: float = COND_MAX,
+    rel_std_max: float = REL_STD_MAX,
+    model: FrequencyModel | None = None,
+) -> IdentificationResult:
+    """Estimate ``(lam, n)`` (and ``E0`` if ``fit_E0``) from measured natural frequencies.
+
+    Parameters
+    ----------
+    case : CaseSpec
+        Beam, material density, section, mesh and mapping of the forward model (its
+        ``defect.lam``/``defect.n`` only serve as one extra starting point).
+    omega_measured : sequence of float
+        The lowest bending natural frequencies (rad/s), ascending, mode 1 first.
+    sigma_rel : float, optional
+        Relative standard deviation of each measured frequency (e.g. 0.005 for 0.5 %). If
+        None, estimated from the residual (floored at ``sigma_floor``).
+    fit_E0 : bool
+        Also estimate ``E0`` (Pa); needs at least three frequencies to be identifiable.
+    n_modes : int, optional
+        Use only the first ``n_modes`` measured frequencies (default: all of them).
+    n_starts : int
+        Number of best grid points (7 x 7 in ``(lam, n)``) started from, besides the case's own.
+    model : FrequencyModel, optional
+        A prebuilt forward model (reuses its eigen-solution cache across calls).
+
+    Returns
+    -------
+    IdentificationResult
+        ``residual`` is ``||omega_fit / omega_measured - 1||_2``.
+    """
+    t0 = time.perf_counter()
+    om = np.asarray(omega_measured, dtype=float).ravel()
+    if n_modes is not None:
+        if not 1 <= n_modes <= om.size:
+            raise ValueError(f"n_modes = {n_modes} must be in [1, {om.size}] (measured values)")
+        om = om[:n_modes]
+    if om.size == 0 or not np.all(np.isfinite(om)) or np.any(om <= 0):
+        raise ValueError(f"omega_measured must be positive finite frequencies (rad/s), got {om}")
+    if np.any(np.diff(om) <= 0):
+        raise ValueError("omega_measured must be strictly ascending (mode 1 first)")
+    if sigma_rel is not None and not sigma_rel > 0:
+        raise ValueError(f"sigma_rel must be > 0, got {sigma_rel}")
+    fm = model if model is not None and model.n_modes == om.size else None
+    if fm is None:
+        fm = FrequencyModel(case, om.size, eigen=model.eigen if model is not None else None)
+
+    def fun(p):
+        return fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0) / om - 1.0
+
+    def e0_guess(p2):
+        # best E0 factor s for fixed (lam, n): minimise sum (sqrt(s) a_i - 1)^2
+        a = fm.omega(p2[0], p2[1]) / om
+        return (a.sum() / (a @ a)) ** 2
+
+    d = case.defect.E
+    start = (min(max(d.lam, 0.01), 0.98), min(max(d.n, 0.06), 9.9))
+    est = _estimate(
+        fun, fit_E0, [start], n_starts, sigma_rel, sigma_floor, cond_max, rel_std_max,
+        case.material.E0, e0_guess,
+    )  # fmt: skip
+    p = est["p"]
+    return IdentificationResult(
+        lam=float(p[0]),
+        n=float(p[1]),
+        E0=float(est["e0"]),
+        lam_std=float(est["std"][0]),
+        n_std=float(est["std"][1]),
+        E0_std=float(est["e0_std"]),
+        residual=est["rnorm"],
+        identifiable=est["identifiable"],
+        cond=est["cond"],
+        message=est["message"],
+        method="frequencies",
+        params=est["names"],
+        covariance=est["cov"],
+        sigma=est["sigma"],
+        sigma_source=est["source"],
+        omega_measured=om,
+        omega_fit=fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0),
+        n_data=int(om.size),
+        n_starts=est["n_starts"],
+        nfev=est["nfev"],
+        wall_s=time.perf_counter() - t0,
+    )
+
+
+def identify_from_tip_history(
+    case: CaseSpec,
+    t: Sequence[float],
+    tip_y: Sequence[float],
+    sigma_y: float | None = None,
+    fit_E0: bool = False,
+    n_modes: int | None = None,
+    t_max: float | None = None,
+    *,
+    n_starts: int = 4,
+    sigma_floor: float = SIGMA_FLOOR,
+    cond_max: float = COND_MAX,
+    rel_std_max: float = REL_STD_MAX,
+) -> IdentificationResult:
+    """Estimate ``(lam, n)`` (and ``E0`` if ``fit_E0``) from a tip deflection history.
+
+    The measurement is ``tip_y(t)`` (m) of the beam released from rest in its reference shape
+    under gravity at ``t = 0`` (undamped, as :func:`ancf_beam.analyses.run_simulate` produces).
+    The forward model is the linear modal superposition of :class:`TipHistoryModel` on the
+    case's mesh; residuals ``(y_model - y_meas) / max |y_meas|`` at every sample with
+    ``t <= t_max`` (s; default all). A few periods of the fundamental are enough: the record
+    fixes ``omega_1`` and the static deflection (the mean), and the small higher-mode content
+    separates ``lam`` from ``n``.
+
+    ``sigma_y`` (m) is the standard deviation of the tip measurement noise (default: estimated
+    from the residual, floored at ``sigma_floor * max |y_meas|``). ``n_modes`` limits the modal
+    superposition (default: all modes). Returns an :class:`IdentificationResult` with
+    ``method='tip_history'`` and ``residual`` the RMS misfit relative to ``max |tip_y|``;
+    ``omega_fit`` holds the first three bending frequencies (rad/s) of the fitted beam.
+    """
+    t0 = time.perf_counter()
+    t = np.asarray(t, dtype=float).ravel()
+    y = np.asarray(tip_y, dtype=float).ravel()
+    if t.size != y.size or t.size < 4:
+        raise ValueError(f"t and tip_y must have the same length >= 4, got {t.size}, {y.size}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(y))):
+        raise ValueError("t and tip_y must be finite")
+    if t_max is not None:
+        keep = t <= t_max
+        t, y = t[keep], y[keep]
+    scale = float(np.max(np.abs(y)))
+    if not scale > 0:
+        raise ValueError("tip_y is identically zero: nothing to fit (is gravity on?)")
+    if sigma_y is not None and not sigma_y > 0:
+        raise ValueError(f"sigma_y must be > 0 m, got {sigma_y}")
+    eig = _Eigen(case)
+    tm = TipHistoryModel(case, n_modes=n_modes, eigen=eig)
+
+    def fun(p):
+        return (tm.tip_y(t, p[0], p[1], p[2] if fit_E0 else 1.0) - y) / scale
+
+    w1_meas = math.nan
+    if fit_E0:
+        from .response import tip_spectrum
+
+        try:
+            w1_meas = tip_spectrum(t, y).peak_omega
+        except ValueError:  # non-uniform sampling: fall back to the mean deflection
+            pass
+
+    def e0_guess(p2):
+        # omega ~ sqrt(E0): match the dominant (fundamental) frequency of the record, which
+        # keeps the start inside the basin of the phase; else the mean (static) deflection
+        if math.isfinite(w1_meas):
+            w = tm.modal(p2[0], p2[1])[0]
+            return float((w1_meas / w[0]) ** 2)
+        ym = tm.tip_y(t, p2[0], p2[1])
+        return float(np.mean(ym) / np.mean(y)) if np.mean(y) != 0 else 1.0
+
+    d = case.defect.E
+    start = (min(max(d.lam, 0.01), 0.98), min(max(d.n, 0.06), 9.9))
+    sig = None if sigma_y is None else sigma_y / scale
+    # continuation: fit the first quarter of the record first (wider basins of the phases of
+    # the higher modes), then the whole record
+    short = t <= t[0] + 0.25 * (t[-1] - t[0])
+    pre = []
+    if np.count_nonzero(short) >= 16:
+        ts, ys = t[short], y[short]
+
+        def fun_short(p):
+            return (tm.tip_y(ts, p[0], p[1], p[2] if fit_E0 else 1.0) - ys) / scale
+
+        pre.append(fun_short)
+    starts = [start]
+    if fit_E0:
+        # continuation in the parameter set: the fit at the nominal E0 is a start of the full
+        # fit (the 3-parameter landscape has long valleys rippled by higher-mode phases)
+        e_fixed = _estimate(
+            lambda p: fun([p[0], p[1], 1.0]), False, [start], n_starts, sig, sigma_floor,
+            cond_max, rel_std_max, case.material.E0, e0_guess,
+            pre_stages=[lambda p, f=f: f([p[0], p[1], 1.0]) for f in pre],
+        )  # fmt: skip
+        starts.append(tuple(e_fixed["p"][:2]))
+    est = _estimate(
+        fun, fit_E0, starts, n_starts, sig, sigma_floor, cond_max, rel_std_max,
+        case.material.E0, e0_guess, pre_stages=pre, fixed_starts=fit_E0,
+    )  # fmt: skip
+    p = est["p"]
+    fm = FrequencyModel(case, min(3, eig.n_free // 2), eigen=eig)
+    return IdentificationResult(
+        lam=float(p[0]),
+        n=float(p[1]),
+        E0=float(est["e0"]),
+        lam_std=float(est["std"][0]),
+        n_std=float(est["std"][1]),
+        E0_std=float(est["e0_std"]),
+        residual=est["rnorm"] / math.sqrt(t.size),
+        identifiable=est["identifiable"],
+        cond=est["cond"],
+        message=est["message"],
+        method="tip_history",
+        params=est["names"],
+        covariance=est["cov"],
+        sigma=est["sigma"] * scale,
+        sigma_source=est["source"],
+        omega_measured=None,
+        omega_fit=fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0),
+        n_data=int(t.size),
+        n_starts=est["n_starts"],
+        nfev=est["nfev"],
+        wall_s=time.perf_counter() - t0,
+    )
+
+
+def run_identify(
+    case: CaseSpec,
+    omega_measured: Sequence[float],
+    sigma_rel: float | None = None,
+    fit_E0: bool = False,
+    n_modes: int | None = None,
+):
+    """CLI/workflow entry point: :func:`identify_from_frequencies` -> (summary dict, Dataset).
+
+    The summary is :meth:`IdentificationResult.to_dict` plus ``case``; the Dataset holds the
+    measured and fitted frequencies over ``mode`` and the estimate as scalars, with provenance
+    attributes.
+    """
+    import xarray as xr
+
+    from .io import provenance_attrs
+
+    res = identify_from_frequencies(case, omega_measured, sigma_rel, fit_E0, n_modes)
+    summary = {"case": case.name, **res.to_dict()}
+    nm = res.omega_measured.size
+    ds = xr.Dataset(
+        {
+            "omega_measured": ("mode", res.omega_measured, {"units": "rad/s"}),
+            "omega_fit": ("mode", res.omega_fit, {"units": "rad/s"}),
+            "lam": ((), res.lam, {"units": "1"}),
+            "n": ((), res.n, {"units": "1"}),
+            "E0": ((), res.E0, {"units": "Pa"}),
+            "lam_std": ((), res.lam_std, {"units": "1"}),
+            "n_std": ((), res.n_std, {"units": "1"}),
+            "E0_std": ((), res.E0_std, {"units": "Pa"}),
+        },
+        coords={"mode": np.arange(1, nm + 1)},
+    )
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="identify",
+            method=res.method,
+            residual=res.residual,
+            identifiable=res.identifiable,
+            cond=res.cond,
+            sigma=res.sigma,
+            sigma_source=res.sigma_source,
+            fit_E0=fit_E0,
+            message=res.message,
+            wall_s=res.wall_s,
+        )
+    )
+    return summary, ds

@@ -1,0 +1,360 @@
+"""The Snakemake pipeline: schema, quick end-to-end run, incremental behaviour, lint, format.
+
+The end-to-end tests (marked ``pipeline``) copy ``Snakefile``, ``workflow/`` and ``config/``
+into a temporary directory and run ``python -m snakemake`` there with ``config/quick.yaml``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pandas as pd
+import pytest
+import xarray as xr
+import yaml
+
+from ancf_beam.config import RULES, ConfigError, flatten, load_config, resolve_case
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+QUICK = ROOT / "config" / "quick.yaml"
+PER_CASE_RULES = {
+    "critical_dt", "static", "modal", "simulate", "mesh_convergence", "validation", "report_case",
+}  # fmt: skip
+AGGREGATE_RULES = {
+    "collect", "report_comparison", "report_convergence", "report_critical_dt",
+    "report_validation", "report_index", "all",
+}  # fmt: skip
+PROVENANCE = (
+    "case", "package_version", "git_commit", "config_hash", "created_utc", "wall_s", "study",
+    "package_fingerprint", "param.defect.lam", "param.mesh.n_elements",
+)  # fmt: skip
+
+
+def copy_workflow(dst: Path) -> Path:
+    shutil.copy(ROOT / "Snakefile", dst / "Snakefile")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    shutil.copytree(ROOT / "workflow", dst / "workflow", ignore=ignore)
+    shutil.copytree(ROOT / "config", dst / "config", ignore=ignore)
+    return dst
+
+
+def snakemake(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def output_tail(res: subprocess.CompletedProcess, n: int = 6000) -> str:
+    return f"--- stdout ---\n{res.stdout[-n:]}\n--- stderr ---\n{res.stderr[-n:]}"
+
+
+def schema_validator():
+    schema = yaml.safe_load(SCHEMA.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+# ------------------------------------------------------------------------------------------
+# schema (fast)
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", [ROOT / "config" / "config.yaml", QUICK])
+def test_shipped_configs_pass_schema_and_library(path):
+    cfg = load_config(path)
+    errors = [e.message for e in schema_validator().iter_errors(cfg)]
+    assert not errors
+    for name in cfg["cases"]:
+        resolve_case(cfg, name)
+
+
+def _library_accepts(key: str, value) -> bool:
+    try:
+        resolve_case({}, None, {key: value})
+    except ConfigError:
+        return False
+    return True
+
+
+def _nested(key: str, value) -> dict:
+    out: dict = {}
+    node = out
+    parts = key.split(".")
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+    node[parts[-1]] = value
+    return out
+
+
+PROBES = [
+    -1, -0.5, 0, 1e-3, 0.5, 0.999, 1, 1.5, 2, 10, 11, 2.5, 20.0, None, True, False, "bogus",
+    "gauss", "element", "linear", "static", "uniform", [[0.0, 1.0], [1.0, 0.5]], [1, 2],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(RULES))
+def test_schema_ranges_match_library_rules(key):
+    """For every key of ancf_beam.config.RULES the schema accepts exactly what the library does
+    (on a probe set of values), both as a default and inside a case."""
+    v = schema_validator()
+    pipeline = yaml.safe_load(QUICK.read_text())["pipeline"]
+    for value in PROBES:
+        lib = _library_accepts(key, value)
+        as_default = {"pipeline": pipeline, **_nested(key, value)}
+        in_case = {"pipeline": pipeline, "cases": {"probe": _nested(key, value)}}
+        assert v.is_valid(as_default) == lib, (key, value, "default", lib)
+        assert v.is_valid(in_case) == lib, (key, value, "case", lib)
+
+
+def test_schema_rejects_unknown_keys_and_bad_pipeline():
+    v = schema_validator()
+    cfg = yaml.safe_load(QUICK.read_text())
+    for mutate in (
+        lambda c: c["cases"].update({"x": {"defect": {"lamda": 0.3}}}),
+        lambda c: c.update({"dynamic": {}}),
+        lambda c: c["pipeline"]["critical_dt"].update({"meshes": [0, 4]}),
+        lambda c: c["pipeline"]["convergence"].update({"meshes": [2, 4]}),
+        lambda c: c["pipeline"]["simulate"].update({"t_end": -1.0}),
+        lambda c: c["pipeline"].update({"extra": 1}),
+        lambda c: c["cases"].update({"bad/name": {}}),
+        lambda c: c.pop("pipeline"),
+    ):
+        bad = copy.deepcopy(cfg)
+        mutate(bad)
+        assert not v.is_valid(bad)
+
+
+def _schema_leaf_keys(node: dict, defs: dict, prefix: str = "") -> set[str]:
+    while "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    if node.get("type") != "object" or "properties" not in node:
+        return {prefix[:-1]}
+    keys: set[str] = set()
+    for k, sub in node["properties"].items():
+        keys |= _schema_leaf_keys(sub, defs, f"{prefix}{k}.")
+    return keys
+
+
+def test_schema_covers_every_library_key():
+    schema = yaml.safe_load(SCHEMA.read_text())
+    top = {k: v for k, v in schema["properties"].items() if k not in ("cases", "pipeline")}
+    keys = _schema_leaf_keys({"type": "object", "properties": top}, schema["$defs"])
+    assert keys == set(RULES)
+    assert set(flatten(resolve_case({}, None).resolved)) == set(RULES)
+    case_keys = _schema_leaf_keys(schema["$defs"]["case"] | {"type": "object"}, schema["$defs"])
+    assert case_keys == set(RULES)
+
+
+def test_bad_value_fails_before_any_job(tmp_path):
+    copy_workflow(tmp_path)
+    cfg = yaml.safe_load(QUICK.read_text())
+    cfg["cases"]["broken"] = {"defect": {"lam": 1.5}}
+    (tmp_path / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    res = snakemake(tmp_path, "--cores", "1", "--configfile", "config/bad.yaml", timeout=120)
+    text = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "ValidationError" in text
+    assert "1.5" in text
+    assert re.search(r"\['cases'\]\['broken'\]\['defect'\]\['lam'\]", text), text[-3000:]
+    assert not list(tmp_path.rglob("*.nc"))
+    assert not (tmp_path / "results").exists()
+    assert not (tmp_path / "reports").exists()
+
+
+# ------------------------------------------------------------------------------------------
+# end to end with the quick config
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("pipeline"))
+    res = snakemake(work, "--cores", "2", "--configfile", "config/quick.yaml")
+    assert res.returncode == 0, output_tail(res)
+    return work
+
+
+def _quick_cases():
+    return list(yaml.safe_load(QUICK.read_text())["cases"])
+
+
+def _attrs_ok(ds: xr.Dataset, case: str, study: str):
+    missing = [k for k in PROVENANCE if k not in ds.attrs]
+    assert not missing, (study, missing)
+    assert ds.attrs["case"] == case
+    assert ds.attrs["study"] == study
+
+
+@pytest.mark.pipeline
+def test_quick_pipeline_results(quick_run):
+    res = quick_run / "results"
+    cfg = yaml.safe_load(QUICK.read_text())
+    expected_units = {
+        "static": {"tip_y": "m", "tip_x": "m", "y": "m", "curvature": "rad/m"},
+        "modal": {"omega": "rad/s", "frequency_hz": "Hz"},
+        "simulate": {
+            "tip_y": "m",
+            "kinetic": "J",
+            "strain": "J",
+            "total_energy": "J",
+            "time": "s",
+        },  # fmt: skip
+        "convergence": {"rel_error": "1", "observed_order": "1", "element_length": "m"},
+        "validation": {"rel_error": "1", "exact_x": "m"},
+    }
+    for case in _quick_cases():
+        for study, units in expected_units.items():
+            with xr.open_dataset(res / case / f"{study}.nc") as ds:
+                name = "mesh_convergence" if study == "convergence" else study
+                _attrs_ok(ds, case, name)
+                for var, unit in units.items():
+                    assert ds[var].attrs.get("units") == unit, (case, study, var)
+        with xr.open_dataset(res / case / "validation.nc") as va:
+            table = dict(zip(va["name"].values, va["status"].values, strict=True))
+            assert va.attrs["n_fail"] == 0, {k: s for k, s in table.items() if s != "PASS"}
+            assert va.attrs["n_checks"] >= 12
+        meshes = set(cfg["pipeline"]["critical_dt"]["meshes"]) | {cfg["mesh"]["n_elements"]}
+        for ne in meshes:
+            with xr.open_dataset(res / case / "critical_dt" / f"ne{ne}.nc") as cr:
+                _attrs_ok(cr, case, "critical_dt")
+                assert cr["dt_critical"].attrs["units"] == "s"
+                assert cr["omega_max"].attrs["units"] == "rad/s"
+                assert cr.attrs["param.mesh.n_elements"] == ne
+                assert cr.attrs["governing_mode"] in ("axial", "bending")
+        # the explicit run took its step from the critical_dt result at its mesh
+        ne = cfg["mesh"]["n_elements"]
+        with (
+            xr.open_dataset(res / case / "critical_dt" / f"ne{ne}.nc") as cr,
+            xr.open_dataset(res / case / "simulate.nc") as si,
+        ):
+            assert si.attrs["dt_critical"] == float(cr["dt_critical"])
+            assert si.attrs["dt"] == pytest.approx(
+                cfg["dynamics"]["dt_safety"] * float(cr["dt_critical"]), rel=1e-12
+            )
+            assert si.attrs["dt_critical_source"].endswith(f"critical_dt/ne{ne}.nc")
+            assert si.attrs["energy_drift_rel"] < 1e-3
+
+    with xr.open_dataset(res / "summary.nc") as sm:
+        assert list(sm["case"].values) == _quick_cases()
+        assert sm["dt"].attrs["units"] == "s"
+        assert sm["omega_1"].attrs["units"] == "rad/s"
+        assert sm.attrs["validation_pass"] == sm.attrs["validation_checks"]
+    table = pd.read_csv(res / "summary.csv")
+    assert list(table["case"]) == _quick_cases()
+    for col in ("param.defect.lam", "param.defect.n", "param.mesh.n_elements", "dt",
+                "dt_critical", "sim.n_elements", "static_tip_y", "dynamic_tip_y_min",
+                "dynamic_tip_y_mean_2nd_half", "omega_1", "omega_2", "omega_3",
+                "energy_drift_rel", "wall_s.total", "validation_pass"):  # fmt: skip
+        assert col in table.columns, col
+        assert table[col].notna().all(), col
+    assert (table["static_tip_y"] < 0).all()
+
+
+@pytest.mark.pipeline
+def test_quick_pipeline_reports(quick_run):
+    rep = quick_run / "reports"
+    pages = [rep / "index.html", rep / "comparison.html", rep / "convergence.html",
+             rep / "critical_dt.html", rep / "validation.html"]  # fmt: skip
+    pages += [rep / "cases" / f"{c}.html" for c in _quick_cases()]
+    for page in pages:
+        assert page.stat().st_size > 1000, page
+    for csv in sorted((rep / "checks").glob("*.csv")):
+        df = pd.read_csv(csv)
+        assert len(df) > 0, csv
+        assert set(df.columns) >= {"reference", "computed", "rel. error", "tolerance", "status"}
+        failed = df.loc[df["status"] != "PASS", ["case", "check", "rel. error", "tolerance"]]
+        assert failed.empty, f"{csv.name}:\n{failed.to_string()}"
+    assert len(list((rep / "checks").glob("*.csv"))) == len(_quick_cases()) + 4
+    index = (rep / "index.html").read_text()
+    m = re.search(r"Overall: (\d+) of (\d+) checks PASS", index)
+    assert m and m.group(1) == m.group(2), m
+    for page in pages[1:]:
+        assert str(page.relative_to(rep)) in index
+    validation = (rep / "validation.html").read_text()
+    assert "PASS" in validation and "status" in validation
+    for case in _quick_cases():
+        assert (rep / "figures" / case / "tip_history.png").stat().st_size > 5000
+
+
+@pytest.mark.pipeline
+def test_second_run_has_nothing_to_do(quick_run):
+    args = ("--cores", "2", "--configfile", "config/quick.yaml")
+    # dry run first: if anything is pending (e.g. the package source was edited meanwhile, which
+    # changes the fingerprint in the params), fail with the reasons instead of re-running
+    dry = snakemake(quick_run, "-n", *args, timeout=120)
+    assert dry.returncode == 0, output_tail(dry)
+    assert "Nothing to be done" in dry.stdout + dry.stderr, output_tail(dry)
+    res = snakemake(quick_run, *args, timeout=120)
+    assert res.returncode == 0, output_tail(res)
+    assert "Nothing to be done" in res.stdout + res.stderr, output_tail(res)
+
+
+def _dry_run_jobs(text: str) -> list[tuple[str, str]]:
+    """(rule, output line) of every job listed by ``snakemake -n``."""
+    jobs = []
+    rule = None
+    for line in text.splitlines():
+        m = re.match(r"^(?:local)?(?:checkpoint|rule) (\w+):", line)
+        if m:
+            rule = m.group(1)
+            if rule == "all":
+                jobs.append((rule, ""))
+                rule = None
+            continue
+        m = re.match(r"^\s+output: (.*)$", line)
+        if m and rule:
+            jobs.append((rule, m.group(1)))
+            rule = None
+    return jobs
+
+
+@pytest.mark.pipeline
+def test_added_case_schedules_only_its_jobs(quick_run):
+    cfg = yaml.safe_load(QUICK.read_text())
+    new = "lam0.4_n3"
+    cfg["cases"][new] = {"defect": {"lam": 0.4, "n": 3.0}}
+    (quick_run / "config" / "plus.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = snakemake(quick_run, "-n", "--cores", "2", "--configfile", "config/plus.yaml",
+                    timeout=120)  # fmt: skip
+    assert res.returncode == 0, output_tail(res)
+    jobs = _dry_run_jobs(res.stdout + res.stderr)
+    assert jobs, output_tail(res)
+    per_case = [(r, out) for r, out in jobs if r in PER_CASE_RULES]
+    other = {r for r, _ in jobs if r not in PER_CASE_RULES}
+    assert other <= AGGREGATE_RULES, other
+    for rule, out in per_case:
+        assert re.search(rf"(/|_){re.escape(new)}(/|\.|$)", out), (rule, out)
+    n_critical = len(set(cfg["pipeline"]["critical_dt"]["meshes"]) | {cfg["mesh"]["n_elements"]})
+    counts = pd.Series([r for r, _ in per_case]).value_counts().to_dict()
+    assert counts == {
+        "critical_dt": n_critical, "static": 1, "modal": 1, "simulate": 1,
+        "mesh_convergence": 1, "validation": 1, "report_case": 1,
+    }  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------
+# lint and format
+# ------------------------------------------------------------------------------------------
+def test_snakemake_lint_is_clean(tmp_path):
+    copy_workflow(tmp_path)
+    res = snakemake(tmp_path, "--lint", "--configfile", "config/quick.yaml", timeout=120)
+    assert res.returncode == 0, output_tail(res)
+    assert "Lints for" not in res.stdout + res.stderr, output_tail(res)
+
+
+def test_rule_files_are_snakefmt_formatted():
+    pytest.importorskip("snakefmt")
+    files = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    res = subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr

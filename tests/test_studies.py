@@ -1,0 +1,153 @@
+"""Unit tests of ancf_beam.studies: observed order, Richardson extrapolation, checks, collect."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from ancf_beam import studies
+from ancf_beam.config import resolve_case
+from ancf_beam.studies import (
+    check,
+    checks_dataset,
+    convergence_analysis,
+    fit_slope,
+    observed_order,
+    richardson,
+    whole_period_mean,
+)
+
+
+def synthetic(h, f0=2.5, c=0.7, p=4.0):
+    return f0 + c * np.asarray(h, float) ** p
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 4.0])
+@pytest.mark.parametrize("r", [2.0, 3.0])
+def test_observed_order_and_richardson_exact_for_power_law(p, r):
+    h = np.array([0.5, 0.5 / r, 0.5 / r**2])
+    f = synthetic(h, p=p)
+    order = observed_order(*f, r12=r)
+    assert order == pytest.approx(p, rel=1e-9)
+    assert richardson(f[1], f[2], r, order) == pytest.approx(2.5, rel=1e-12)
+
+
+def test_observed_order_non_uniform_refinement():
+    h = np.array([0.4, 0.25, 0.1])  # ratios 1.6 and 2.5
+    f = synthetic(h, p=3.0)
+    assert observed_order(*f, r12=h[0] / h[1], r23=h[1] / h[2]) == pytest.approx(3.0, rel=1e-8)
+
+
+def test_observed_order_nan_for_oscillation_or_no_change():
+    assert math.isnan(observed_order(1.0, 0.5, 0.75, 2.0))  # differences change sign
+    assert math.isnan(observed_order(1.0, 1.0, 1.0, 2.0))
+    assert math.isnan(richardson(1.0, 1.1, 2.0, float("nan")))
+
+
+def test_fit_slope_recovers_power_and_ignores_nonpositive():
+    h = np.array([0.5, 0.25, 0.125, 0.0625])
+    err = 3.0 * h**2
+    assert fit_slope(h, err) == pytest.approx(2.0, abs=1e-12)
+    assert fit_slope(h, np.append(err[:-1], 0.0)) == pytest.approx(2.0, abs=1e-12)
+    assert math.isnan(fit_slope([0.5], [1.0]))
+
+
+def test_convergence_analysis_power_law():
+    h = 1.0 / np.array([2, 4, 8, 16, 32])
+    res = convergence_analysis(h, synthetic(h, p=4.0), noise_rel=1e-14)
+    assert res["status"] == "asymptotic"
+    assert res["order"] == pytest.approx(4.0, rel=1e-6)
+    assert res["extrapolated"] == pytest.approx(2.5, rel=1e-12)
+    assert np.allclose(res["orders"], 4.0, rtol=1e-6)
+    assert res["slope"] == pytest.approx(4.0, rel=1e-6)
+    # unsorted input gives the same answer
+    perm = [3, 0, 4, 1, 2]
+    res2 = convergence_analysis(h[perm], synthetic(h, p=4.0)[perm], noise_rel=1e-14)
+    assert res2["order"] == pytest.approx(res["order"])
+
+
+def test_convergence_analysis_skips_noise_floor():
+    """The finest difference is below the noise floor: the order comes from a coarser triplet."""
+    h = 1.0 / np.array([2, 4, 8, 16, 32, 64])
+    f = synthetic(h, c=1.0, p=4.0)
+    f[-1] += 5e-7  # "solver noise"; the last difference (~1.4e-6) is below 1e-6 * |f| = 2.5e-6
+    res = convergence_analysis(h, f, noise_rel=1e-6)
+    assert abs(res["orders"][-1] - 4.0) > 0.5  # the polluted triplet
+    assert res["status"] == "asymptotic"
+    assert res["order"] == pytest.approx(4.0, rel=1e-6)
+    assert res["extrapolated"] == pytest.approx(2.5, rel=1e-12)
+
+
+def test_convergence_analysis_round_off():
+    h = 1.0 / np.array([2, 4, 8, 16])
+    f = np.full(4, 1.2345) + np.array([0.0, 1e-15, -1e-15, 0.0])
+    res = convergence_analysis(h, f, noise_rel=1e-9)
+    assert res["status"] == "round-off"
+    assert math.isnan(res["order"])
+    assert res["reference"] == f[-1]
+
+
+def test_convergence_analysis_rejects_bad_input():
+    with pytest.raises(ValueError):
+        convergence_analysis([0.5, 0.25], [1.0, 2.0])
+    with pytest.raises(ValueError):
+        convergence_analysis([0.5, 0.5, 0.25], [1.0, 2.0, 3.0])
+
+
+def test_check_modes():
+    assert check("a", 2.0, 2.001, 1e-3)["status"] == "PASS"
+    assert check("a", 2.0, 2.01, 1e-3)["status"] == "FAIL"
+    assert check("a", 0.0, 5e-4, 1e-3, mode="abs")["status"] == "PASS"
+    assert check("a", 1.0, 0.5, 0.0, mode="max")["status"] == "PASS"
+    assert check("a", 1.0, 1.01, 0.0, mode="max")["status"] == "FAIL"
+    assert check("a", 4.0, 5.4, 0.25, mode="min")["status"] == "PASS"
+    assert check("a", 4.0, 2.9, 0.25, mode="min")["status"] == "FAIL"
+    assert check("a", 1.0, float("nan"), 1.0)["status"] == "FAIL"
+    with pytest.raises(ValueError):
+        check("a", 1.0, 1.0, 1.0, mode="bogus")
+    ds = checks_dataset([check("a", 1.0, 1.0, 0.1), check("b", 1.0, 2.0, 0.1)])
+    assert (ds.attrs["n_checks"], ds.attrs["n_pass"], ds.attrs["n_fail"]) == (2, 1, 1)
+    assert list(ds["status"].values) == ["PASS", "FAIL"]
+    assert checks_dataset([]).attrs["n_checks"] == 0
+
+
+def test_whole_period_mean_removes_oscillation():
+    t = np.linspace(0.0, 2.0, 20001)
+    period = 2 * np.pi / 97.0
+    y = -1.5 + np.cos(2 * np.pi * t / period)
+    mean, n = whole_period_mean(t, y, period)
+    assert n == int(1.0 // period)
+    assert mean == pytest.approx(-1.5, abs=1e-6)
+    assert abs(np.mean(y[t >= 1.0]) + 1.5) > 10 * abs(mean + 1.5)
+
+
+def test_package_fingerprint_format():
+    fp = studies.package_fingerprint()
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*\+[0-9a-f]{12}", fp)
+    assert fp == studies.package_fingerprint()
+
+
+def test_mesh_convergence_dataset_small():
+    case = resolve_case({}, None, {"defect.lam": 0.5, "defect.n": 2.0})
+    ds = studies.run_mesh_convergence(case, [2, 4, 8, 16], n_modes=2)
+    assert list(ds["quantity"].values) == ["tip_y", "omega_1", "omega_2"]
+    assert ds["element_length"].attrs["units"] == "m"
+    order = ds["observed_order"].sel(quantity="omega_1").item()
+    assert 3.0 < order < 5.0
+    assert ds.attrs["study"] == "mesh_convergence"
+    assert ds.attrs["param.defect.lam"] == 0.5
+
+
+def test_validation_dataset_without_dynamics():
+    from ancf_beam.analyses import run_modal, run_static
+
+    case = resolve_case({}, None, {"defect.lam": 0.6, "mesh.n_elements": 8, "stepped.segments": 40})
+    _, st = run_static(case)
+    _, mo = run_modal(case)
+    ds = studies.run_validation(case, st, mo)
+    assert ds.attrs["n_fail"] == 0, studies.checks_frame(ds).to_string()
+    assert ds.attrs["n_checks"] == len(ds["check"]) >= 10
+    assert ds["exact_x"].attrs["units"] == "m"
