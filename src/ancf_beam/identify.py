@@ -31,9 +31,10 @@ relative order (tip deflection / L)^2 -- 1e-5 for the seed beam -- and damping.
 Residuals and uncertainty
 -------------------------
 Frequencies: relative residuals ``r_i = omega_i(p) / omega_i,meas - 1``. Tip history:
-``r_j = (y(t_j; p) - y_j) / s`` with ``s = max |y_meas|``. Parameters ``p = (lam, n)`` or
-``(lam, n, E0 / E0_case)``. At the optimum the Jacobian ``J`` (central differences) gives the
-covariance ``C = sigma^2 (J^T J)^-1``, where ``sigma`` is the noise level of the residuals:
+``r_j = (y(t_j; p) - y_j) / s`` with ``s = max |y_meas - y_ref|``, the largest tip displacement
+from the reference. Parameters ``p = (lam, n)`` or ``(lam, n, E0 / E0_case)``. At the optimum
+the Jacobian ``J`` (central differences) gives the covariance ``C = sigma^2 (J^T J)^-1``,
+where ``sigma`` is the noise level of the residuals:
 
 * ``sigma_rel`` (frequencies: relative standard deviation of each measured frequency) or
   ``sigma_y`` (tip history: standard deviation of each sample, m) when given;
@@ -116,9 +117,9 @@ class IdentificationResult:
     ``lam`` (-), ``n`` (-), ``E0`` (Pa; the case's value when not fitted) and their standard
     uncertainties ``*_std`` (same units; ``E0_std`` NaN when E0 was not fitted, ``inf`` when
     the parameter is not determined); ``residual`` the 2-norm of the residual vector at the
-    optimum (relative frequency residuals; for a tip history the RMS misfit relative to
-    ``max |tip_y|``); ``identifiable`` per the module's rule; ``cond`` the condition number of
-    the column-normalised Jacobian; ``message`` a one-line explanation.
+    optimum (relative frequency residuals; for a tip history the RMS misfit relative to the
+    largest tip displacement); ``identifiable`` per the module's rule; ``cond`` the condition
+    number of the column-normalised Jacobian; ``message`` a one-line explanation.
     """
 
     lam: float
@@ -183,6 +184,7 @@ class _Eigen:
         self.dofs = np.flatnonzero(~self.x_mask) if self.decoupled else np.arange(self.n_free)
         self.m_sub = self.m[np.ix_(self.dofs, self.dofs)]
         self.i_tip_y = self.n_free - 3
+        self.tip_y0 = float(ref[-3])  # m, tip height of the stress-free reference
         self.cache: dict[tuple[float, float, int | None], tuple[np.ndarray, np.ndarray]] = {}
         self.max_cache = max_cache
         self.evaluations = 0
@@ -278,9 +280,10 @@ class TipHistoryModel:
         return np.sqrt(w2[keep]), c[keep]
 
     def tip_y(self, t: np.ndarray, lam: float, n: float, e0_factor: float = 1.0) -> np.ndarray:
+        """Tip height (m) at times ``t`` (s) after the release (reference tip height included)."""
         omega, c = self.modal(lam, n, e0_factor)
         t = np.asarray(t, dtype=float)
-        return (1.0 - np.cos(np.outer(t, omega))) @ c
+        return self.eigen.tip_y0 + (1.0 - np.cos(np.outer(t, omega))) @ c
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,15 +560,18 @@ def identify_from_tip_history(
     The measurement is ``tip_y(t)`` (m) of the beam released from rest in its reference shape
     under gravity at ``t = 0`` (undamped, as :func:`ancf_beam.analyses.run_simulate` produces).
     The forward model is the linear modal superposition of :class:`TipHistoryModel` on the
-    case's mesh; residuals ``(y_model - y_meas) / max |y_meas|`` at every sample with
-    ``t <= t_max`` (s; default all). A few periods of the fundamental are enough: the record
-    fixes ``omega_1`` and the static deflection (the mean), and the small higher-mode content
-    separates ``lam`` from ``n``.
+    case's mesh; residuals ``(y_model - y_meas) / s``, ``s = max |y_meas - y_ref|`` (m), at
+    every sample with ``t <= t_max`` (s; default all). A few periods of the fundamental are
+    enough: the record fixes ``omega_1`` and the static deflection (the mean), and the small
+    higher-mode content separates ``lam`` from ``n``. The fit runs first on the first quarter
+    of the record, then on all of it (continuation: the phases of the higher modes make the
+    full-record cost rippled); with ``fit_E0`` the two-parameter estimate at the nominal E0
+    is one of the starts of the three-parameter fit.
 
     ``sigma_y`` (m) is the standard deviation of the tip measurement noise (default: estimated
-    from the residual, floored at ``sigma_floor * max |y_meas|``). ``n_modes`` limits the modal
+    from the residual, floored at ``sigma_floor * s``). ``n_modes`` limits the modal
     superposition (default: all modes). Returns an :class:`IdentificationResult` with
-    ``method='tip_history'`` and ``residual`` the RMS misfit relative to ``max |tip_y|``;
+    ``method='tip_history'`` and ``residual`` the RMS misfit relative to ``s``;
     ``omega_fit`` holds the first three bending frequencies (rad/s) of the fitted beam.
     """
     t0 = time.perf_counter()
@@ -578,13 +584,14 @@ def identify_from_tip_history(
     if t_max is not None:
         keep = t <= t_max
         t, y = t[keep], y[keep]
-    scale = float(np.max(np.abs(y)))
-    if not scale > 0:
-        raise ValueError("tip_y is identically zero: nothing to fit (is gravity on?)")
     if sigma_y is not None and not sigma_y > 0:
         raise ValueError(f"sigma_y must be > 0 m, got {sigma_y}")
     eig = _Eigen(case)
     tm = TipHistoryModel(case, n_modes=n_modes, eigen=eig)
+    # residual scale: the largest tip displacement from the reference (m)
+    scale = float(np.max(np.abs(y - eig.tip_y0)))
+    if not scale > 0:
+        raise ValueError("tip_y never leaves the reference: nothing to fit (is gravity on?)")
 
     def fun(p):
         return (tm.tip_y(t, p[0], p[1], p[2] if fit_E0 else 1.0) - y) / scale

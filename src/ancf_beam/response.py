@@ -597,7 +597,9 @@ def concentration_metrics(X, kappa, EI=None) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------
 def _case_from_attrs(attrs: Mapping[str, Any]):
     """Best-effort rebuild of the CaseSpec recorded as ``param.*`` attributes (None if not)."""
-    from .config import build_case
+    import yaml
+
+    from .config import RULES, build_case
 
     nested: dict[str, Any] = {}
     for key, value in attrs.items():
@@ -605,8 +607,16 @@ def _case_from_attrs(attrs: Mapping[str, Any]):
             continue
         if isinstance(value, np.generic):
             value = value.item()
+        desc = RULES.get(key[len("param.") :], ("", None))[0]
         if value == "none":
             value = None
+        elif desc.startswith("true or false") and value in (0, 1):
+            value = bool(value)  # NetCDF attributes store booleans as integers
+        elif isinstance(value, str) and value[:1] == "[":
+            try:  # tables are stored as their text
+                value = yaml.safe_load(value)
+            except yaml.YAMLError:
+                pass
         node = nested
         parts = key[len("param.") :].split(".")
         for p in parts[:-1]:
@@ -628,15 +638,22 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
     them. ``case`` (a CaseSpec) gives the bending stiffness for the energy metrics; by default
     it is rebuilt from the Dataset's ``param.*`` attributes when possible.
 
-    Keys: ``tip_y_mean``, ``tip_y_min``, ``tip_y_max`` (m), ``tip_amplitude`` (m, half the
-    peak-to-peak), ``peak_hz``/``peak_omega`` (dominant tip frequency, Hz, rad/s),
-    ``spectral_resolution_hz``, ``beat_*`` (see :class:`BeatResult`, prefixed ``beat_``:
-    ``beat_has_beat``, ``beat_beat_hz`` ... are flattened as ``has_beat``, ``beat_hz``,
-    ``beat_omega``, ``modulation_depth``, ``beat_cycles``, ``beat_reason``),
-    ``envelope_decay_rate`` (1/s, minus the slope of ln A(t); > 0 for a decaying response),
-    and, with snapshots, ``snapshot_time`` (s, the snapshot of largest tip displacement from the
-    first snapshot), ``curvature_source`` and the :func:`concentration_metrics` of the curvature
-    change at that snapshot, prefixed ``curv_``.
+    Keys (SI units):
+
+    * ``tip_y_mean``, ``tip_y_min``, ``tip_y_max`` (m); ``tip_amplitude`` (m, half the
+      peak-to-peak);
+    * ``peak_hz``, ``peak_omega`` (dominant tip frequency, Hz and rad/s, :func:`tip_spectrum`),
+      ``spectral_resolution_hz``;
+    * ``has_beat``, ``beat_hz``, ``beat_omega``, ``modulation_depth``, ``beat_cycles``,
+      ``beat_reason`` (:func:`detect_beat`);
+    * ``envelope_decay_rate`` (1/s): minus the slope of ``ln A(t)`` of the envelope (edges
+      trimmed); > 0 for a decaying response, ~0 for an undamped one;
+    * with snapshots: ``snapshot_time`` (s, the snapshot of largest tip displacement from the
+      first one), ``curvature_source`` (``'element (q_snapshot)'`` or ``'spline through
+      nodes'``, see :func:`curvature_from_nodes`) and the :func:`concentration_metrics` of the
+      curvature change at that snapshot, prefixed ``curv_``.
+
+    NaN values are returned as None.
     """
     t = np.asarray(ds["time"].values, dtype=float)
     y = np.asarray(ds["tip_y"].values, dtype=float)
