@@ -99,3 +99,20 @@ def test_console_script_help_and_exit_code():
     )
     assert r.returncode == 2
     assert "defect.lam" in r.stderr and r.stdout == ""
+
+
+def test_identify_cli_recovers_defect_and_rejects_bad_input(capsys):
+    code, out, _ = run_cli(
+        capsys, "modal", "--json", "--set", "defect.lam=0.45", "--set", "defect.n=1.5"
+    )
+    omega = json.loads(out)["omega"]
+    code, out, _ = run_cli(capsys, "identify", "--json", "--omega", *map(str, omega))
+    d = json.loads(out)
+    assert code == 0 and d["identifiable"] is True
+    assert d["lam"] == pytest.approx(0.45, rel=1e-2) and d["n"] == pytest.approx(1.5, rel=1e-2)
+    for k in ["lam_std", "n_std", "residual"]:
+        assert d[k] is not None and d[k] >= 0
+    code, out, _ = run_cli(capsys, "identify", "--json", "--omega", str(omega[0]))
+    assert code == 0 and json.loads(out)["identifiable"] is False
+    code, out, err = run_cli(capsys, "identify", "--json", "--omega", "600", "100")
+    assert code == 2 and out == "" and "ascending" in err

@@ -164,12 +164,27 @@ def cmd_critical_dt(args):
     return run_critical_dt(_case(args), measure=args.measure)
 
 
+def cmd_identify(args):
+    from .identify import run_identify
+
+    if args.sigma_rel is not None and not args.sigma_rel > 0:
+        raise UsageError(f"--sigma-rel must be > 0, got {args.sigma_rel}")
+    if args.modes is not None and args.modes < 1:
+        raise UsageError(f"--modes must be >= 1, got {args.modes}")
+    case = _case(args)
+    try:
+        return run_identify(case, args.omega, args.sigma_rel, args.fit_E0, args.modes)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 COMMANDS: dict[str, tuple[Callable, str]] = {
     "static": (cmd_static, "static equilibrium under gravity (Newton, load stepping)"),
     "modal": (cmd_modal, "natural frequencies and mode shapes"),
     "stepped": (cmd_stepped, "stepped-beam transfer-matrix validation (linear, N segments)"),
     "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit or implicit)"),
     "critical-dt": (cmd_critical_dt, "critical explicit time step: eigenvalue, bounds, measured"),
+    "identify": (cmd_identify, "estimate the defect (lam, n) from measured natural frequencies"),
 }
 
 
@@ -260,6 +275,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--measure", action="store_true", help="also measure the limit by bisection on dt"
     )
+    _common(p)
+
+    text = COMMANDS["identify"][1]
+    p = sub.add_parser(
+        "identify",
+        help=text,
+        description=text + " (the beam's other properties come from the config; the case's "
+        "defect.lam / defect.n only seed the search)",
+    )
+    p.add_argument(
+        "--omega",
+        type=float,
+        nargs="+",
+        required=True,
+        metavar="W",
+        help="measured natural frequencies, rad/s, ascending (first modes)",
+    )
+    p.add_argument(
+        "--sigma-rel",
+        type=float,
+        metavar="S",
+        help="relative standard uncertainty of each frequency (default: from the residual)",
+    )
+    p.add_argument("--fit-E0", action="store_true", help="also estimate E0")
+    p.add_argument("--modes", type=int, metavar="K", help="number of modes to use (default: all)")
     _common(p)
     return parser
 
