@@ -295,6 +295,18 @@ def test_second_run_has_nothing_to_do(quick_run):
     assert "Nothing to be done" in res.stdout + res.stderr, output_tail(res)
 
 
+@pytest.mark.pipeline
+def test_snakemake_report(quick_run):
+    res = snakemake(
+        quick_run, "--configfile", "config/quick.yaml", "--report", "report.html", timeout=300
+    )
+    assert res.returncode == 0, output_tail(res)
+    page = (quick_run / "report.html").read_text(errors="replace")
+    assert len(page) > 100_000
+    for needle in ("Figures", "Reports", "index.html", "tip_history.png", "summary.csv"):
+        assert needle in page, needle
+
+
 def _dry_run_jobs(text: str) -> list[tuple[str, str]]:
     """(rule, output line) of every job listed by ``snakemake -n``."""
     jobs = []

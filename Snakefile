@@ -1,0 +1,32 @@
+# Gradient-defect ANCF cantilever pipeline (see README.md, "Pipeline").
+#   snakemake --cores 2                                   # default config/config.yaml
+#   snakemake --cores 2 --configfile config/quick.yaml    # coarse, short: tests and CI
+# A --configfile given on the command line replaces config/config.yaml (it is not merged).
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/critical_dt.smk"
+include: "workflow/rules/static.smk"
+include: "workflow/rules/modal.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/convergence.smk"
+include: "workflow/rules/validation.smk"
+include: "workflow/rules/collect.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_outputs(),

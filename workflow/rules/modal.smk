@@ -1,0 +1,19 @@
+# Natural frequencies and mode shapes per case.
+
+
+rule modal:
+    output:
+        f"{RES}/{{case}}/modal.nc",
+    log:
+        f"{RES}/logs/modal/{{case}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        case_hash=case_hash,
+        package=PACKAGE,
+    script:
+        "../scripts/modal.py"

@@ -1,0 +1,245 @@
+# Reports: papermill runs a notebook template (cell tagged `parameters`) with this rule's inputs,
+# nbconvert renders it to HTML. Both run with the interpreter running Snakemake (params.py =
+# sys.executable) and the `python3` kernel (jupyter_client starts it with that same interpreter),
+# so nothing depends on what is first on PATH or on a registered kernel.
+# Every notebook also writes its table of checks (CSV) for reports/index.html.
+
+NB_CMD = (
+    "{params.py} -m papermill {input.nb:q} {output.nb:q} -k python3 --no-progress-bar"
+    " -y {params.nb:q} > {log:q} 2>&1"
+    " && {params.py} -m nbconvert --to html --no-input --stdout {output.nb:q}"
+    " > {output.html:q} 2>> {log:q}"
+)
+
+
+rule report_case:
+    input:
+        nb=workflow.source_path("../notebooks/case.ipynb"),
+        static=lambda wc: case_file("static", wc.case),
+        modal=lambda wc: case_file("modal", wc.case),
+        simulate=lambda wc: case_file("simulate", wc.case),
+        validation=lambda wc: case_file("validation", wc.case),
+        critical=lambda wc: critical_file(wc.case, sim_mesh(wc.case)),
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("case", CASE_FIGURES, case="{case}").items()
+        },
+        nb=f"{REP}/notebooks/case_{{case}}.ipynb",
+        html=report(
+            f"{REP}/cases/{{case}}.html",
+            category="Reports",
+            subcategory="Per case",
+            labels={"report": "case {case}"},
+        ),
+        checks=f"{REP}/checks/case_{{case}}.csv",
+    log:
+        f"{RES}/logs/report/case_{{case}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            case=wc.case,
+            static_nc=input.static,
+            modal_nc=input.modal,
+            simulate_nc=input.simulate,
+            validation_nc=input.validation,
+            critical_nc=input.critical,
+            checks_csv=output.checks,
+            figures=_fig_paths(output, CASE_FIGURES),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_comparison:
+    input:
+        nb=workflow.source_path("../notebooks/comparison.ipynb"),
+        summary=f"{RES}/summary.csv",
+        static=per_case("static"),
+        modal=per_case("modal"),
+        simulate=per_case("simulate"),
+        validation=per_case("validation"),
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("comparison", AGG_FIGURES["comparison"]).items()
+        },
+        nb=f"{REP}/notebooks/comparison.ipynb",
+        html=report(
+            f"{REP}/comparison.html",
+            category="Reports",
+            subcategory="Across cases",
+            labels={"report": "comparison"},
+        ),
+        checks=f"{REP}/checks/comparison.csv",
+    log:
+        f"{RES}/logs/report/comparison.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            cases=CASES,
+            summary_csv=input.summary,
+            static_nc=dict(zip(CASES, input.static)),
+            modal_nc=dict(zip(CASES, input.modal)),
+            simulate_nc=dict(zip(CASES, input.simulate)),
+            validation_nc=dict(zip(CASES, input.validation)),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, AGG_FIGURES["comparison"]),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_convergence:
+    input:
+        nb=workflow.source_path("../notebooks/convergence.ipynb"),
+        convergence=per_case("convergence"),
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("convergence", AGG_FIGURES["convergence"]).items()
+        },
+        nb=f"{REP}/notebooks/convergence.ipynb",
+        html=report(
+            f"{REP}/convergence.html",
+            category="Reports",
+            subcategory="Across cases",
+            labels={"report": "mesh convergence"},
+        ),
+        checks=f"{REP}/checks/convergence.csv",
+    log:
+        f"{RES}/logs/report/convergence.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            cases=CASES,
+            convergence_nc=dict(zip(CASES, input.convergence)),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, AGG_FIGURES["convergence"]),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_critical_dt:
+    input:
+        nb=workflow.source_path("../notebooks/critical_dt.ipynb"),
+        critical=[critical_file(c, ne) for c in CASES for ne in critical_meshes(c)],
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("critical_dt", AGG_FIGURES["critical_dt"]).items()
+        },
+        nb=f"{REP}/notebooks/critical_dt.ipynb",
+        html=report(
+            f"{REP}/critical_dt.html",
+            category="Reports",
+            subcategory="Across cases",
+            labels={"report": "critical time step"},
+        ),
+        checks=f"{REP}/checks/critical_dt.csv",
+    log:
+        f"{RES}/logs/report/critical_dt.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            cases=CASES,
+            critical_nc={
+                c: [critical_file(c, ne) for ne in critical_meshes(c)] for c in CASES
+            },
+            sim_mesh={c: sim_mesh(c) for c in CASES},
+            checks_csv=output.checks,
+            figures=_fig_paths(output, AGG_FIGURES["critical_dt"]),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_validation:
+    input:
+        nb=workflow.source_path("../notebooks/validation.ipynb"),
+        validation=per_case("validation"),
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("validation", AGG_FIGURES["validation"]).items()
+        },
+        nb=f"{REP}/notebooks/validation.ipynb",
+        html=report(
+            f"{REP}/validation.html",
+            category="Reports",
+            subcategory="Across cases",
+            labels={"report": "validation"},
+        ),
+        checks=f"{REP}/checks/validation.csv",
+    log:
+        f"{RES}/logs/report/validation.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            cases=CASES,
+            validation_nc=dict(zip(CASES, input.validation)),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, AGG_FIGURES["validation"]),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_index:
+    input:
+        case_html=expand(f"{REP}/cases/{{case}}.html", case=CASES),
+        case_checks=expand(f"{REP}/checks/case_{{case}}.csv", case=CASES),
+        agg_html=[f"{REP}/{name}.html" for name in AGG_FIGURES],
+        agg_checks=[f"{REP}/checks/{name}.csv" for name in AGG_FIGURES],
+        summary=f"{RES}/summary.csv",
+    output:
+        report(
+            f"{REP}/index.html",
+            category="Reports",
+            subcategory="Index",
+            labels={"report": "index"},
+        ),
+    log:
+        f"{RES}/logs/report/index.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        cases=CASES,
+        reports=list(AGG_FIGURES),
+    script:
+        "../scripts/index.py"

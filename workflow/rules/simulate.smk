@@ -1,0 +1,25 @@
+# Explicit central-difference run from rest under gravity per case. The time step is
+# dynamics.dt_safety * dt_critical, with dt_critical read from this case's critical_dt result
+# at the run's mesh (a real DAG dependency).
+
+
+rule simulate:
+    input:
+        critical=lambda wc: critical_file(wc.case, sim_mesh(wc.case)),
+    output:
+        f"{RES}/{{case}}/simulate.nc",
+    log:
+        f"{RES}/logs/simulate/{{case}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        case_hash=case_hash,
+        package=PACKAGE,
+        n_elements=lambda wc: sim_mesh(wc.case),
+        t_end=lambda wc: sim_t_end(wc.case),
+    script:
+        "../scripts/simulate.py"

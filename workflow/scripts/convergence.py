@@ -1,0 +1,21 @@
+"""Snakemake adapter: mesh convergence study of one case -> NetCDF."""
+
+# ruff: noqa: F821  (``snakemake`` is injected by the script directive)
+import logging
+
+from ancf_beam.config import resolve_case
+from ancf_beam.io import write_netcdf
+from ancf_beam.studies import run_mesh_convergence
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
+                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+case = resolve_case(snakemake.config, snakemake.wildcards.case)
+ds = run_mesh_convergence(case, snakemake.params.meshes, n_modes=int(snakemake.params.n_modes))
+ds.attrs["package_fingerprint"] = snakemake.params.package
+write_netcdf(ds, snakemake.output[0])
+logging.info(
+    "convergence %s: orders %s, status %s",
+    case.name,
+    ds["observed_order"].values,
+    ds["status"].values,
+)

@@ -1,0 +1,16 @@
+"""Snakemake adapter: natural frequencies and mode shapes of one case -> NetCDF."""
+
+# ruff: noqa: F821  (``snakemake`` is injected by the script directive)
+import logging
+
+from ancf_beam.analyses import run_modal
+from ancf_beam.config import resolve_case
+from ancf_beam.io import write_netcdf
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
+                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+case = resolve_case(snakemake.config, snakemake.wildcards.case)
+summary, ds = run_modal(case)
+ds.attrs["package_fingerprint"] = snakemake.params.package
+write_netcdf(ds, snakemake.output[0])
+logging.info("modal %s: %s", case.name, summary)

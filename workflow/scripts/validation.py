@@ -1,0 +1,25 @@
+"""Snakemake adapter: validation checks of one case (from its static/modal/simulate results)."""
+
+# ruff: noqa: F821  (``snakemake`` is injected by the script directive)
+import logging
+
+import xarray as xr
+
+from ancf_beam.config import resolve_case
+from ancf_beam.io import write_netcdf
+from ancf_beam.studies import run_validation
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
+                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+case = resolve_case(snakemake.config, snakemake.wildcards.case)
+settings = snakemake.params.settings
+st = xr.load_dataset(snakemake.input.static)
+mo = xr.load_dataset(snakemake.input.modal)
+si = xr.load_dataset(snakemake.input.simulate)
+ds = run_validation(
+    case, st, mo, si, tolerances=settings["tolerances"], segments=settings["segments"]
+)
+ds.attrs["package_fingerprint"] = snakemake.params.package
+write_netcdf(ds, snakemake.output[0])
+for name, status in zip(ds["name"].values, ds["status"].values, strict=True):
+    logging.info("%s %s: %s", case.name, status, name)
