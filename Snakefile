@@ -26,6 +26,18 @@ include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
 
 
+# Aggregation and report rendering run on the submitting host under a cluster executor.
+localrules:
+    all,
+    collect,
+    report_case,
+    report_comparison,
+    report_convergence,
+    report_critical_dt,
+    report_validation,
+    report_index,
+
+
 rule all:
     default_target: True
     input:
