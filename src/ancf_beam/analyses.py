@@ -359,6 +359,11 @@ def run_simulate(
             "total_energy": ("time", res.total, {"units": "J", "long_name": "T + U + V + W_d"}),
             "node_x": (("snapshot", "node"), snap_x, {"units": "m"}),
             "node_y": (("snapshot", "node"), snap_y, {"units": "m"}),
+            "q_snapshot": (
+                ("snapshot", "dof"),
+                res.q_snap,
+                {"units": "m or 1", "long_name": "full nodal coordinates [r_x, r_y, r_x', r_y']"},
+            ),
         },
         coords={
             "time": ("time", res.t, {"units": "s"}),

@@ -88,8 +88,18 @@ def bending_scale(model: BeamModel) -> float:
     return float(np.min(np.sqrt(p.rhoA(x) / p.EI(x))))
 
 
+_C_CACHE: dict[tuple[str, tuple[int, ...]], float] = {}
+
+
 def fit_formula_C(model: BeamModel, meshes=FIT_MESHES) -> float:
-    """Fit ``C`` in ``dt = l_e^2 / C sqrt(rhoA/EI)`` to the bending-part dt over ``meshes``."""
+    """Fit ``C`` in ``dt = l_e^2 / C sqrt(rhoA/EI)`` to the bending-part dt over ``meshes``.
+
+    ``C`` does not depend on the model's own mesh, so it is cached per case (its resolved
+    configuration without ``mesh.n_elements``) and mesh list within a process."""
+    key_case = model.case.with_overrides({"mesh.n_elements": 1})
+    key = (key_case.config_hash, tuple(int(m) for m in meshes))
+    if key in _C_CACHE:
+        return _C_CACHE[key]
     vals = []
     for ne in meshes:
         mm = BeamModel(model.case.with_overrides({"mesh.n_elements": int(ne)}))
@@ -97,7 +107,9 @@ def fit_formula_C(model: BeamModel, meshes=FIT_MESHES) -> float:
         dtb = 2.0 / wb
         vals.append(mm.le**2 * bending_scale(mm) / dtb)
     # slope fixed at 2 in log space: least squares on log C
-    return float(np.exp(np.mean(np.log(vals))))
+    c = float(np.exp(np.mean(np.log(vals))))
+    _C_CACHE[key] = c
+    return c
 
 
 def measure_dt_limit(
@@ -121,11 +133,12 @@ def measure_dt_limit(
             return False
         return True
 
-    lo, hi = 0.5 * dt_guess, 1.5 * dt_guess
+    # an off-centre bracket, so no bisection point falls on the prediction itself
+    lo, hi = 0.55 * dt_guess, 1.6 * dt_guess
     if not stable(lo):
-        raise RuntimeError(f"run at dt = {lo:.3e} s (half the predicted limit) is unstable")
+        raise RuntimeError(f"run at dt = {lo:.3e} s (0.55x the predicted limit) is unstable")
     if stable(hi):
-        raise RuntimeError(f"run at dt = {hi:.3e} s (1.5x the predicted limit) stays stable")
+        raise RuntimeError(f"run at dt = {hi:.3e} s (1.6x the predicted limit) stays stable")
     while (hi - lo) > rel_tol * lo:
         mid = 0.5 * (lo + hi)
         if stable(mid):
