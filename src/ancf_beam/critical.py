@@ -24,7 +24,7 @@ import scipy.linalg as sla
 
 from . import kernels
 from .explicit import InstabilityError, simulate_explicit
-from .modal import axial_fraction, omega_max
+from .modal import _eigh, axial_fraction, omega_max
 from .model import BeamModel
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def _split_omega_max(model: BeamModel) -> tuple[float, float]:
         kk = k[np.ix_(idx, idx)]
         mm = m[np.ix_(idx, idx)]
         n = idx.size
-        w2 = sla.eigh(kk, mm, eigvals_only=True, subset_by_index=(n - 1, n - 1))[0]
+        w2 = _eigh(kk, mm, (n - 1, n - 1))[0][0]
         res.append(float(np.sqrt(w2)))
     return res[0], res[1]
 

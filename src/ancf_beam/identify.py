@@ -67,10 +67,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 from scipy import optimize
 
 from .config import CaseSpec
+from .modal import _eigh
 from .model import BeamModel
 
 log = logging.getLogger(__name__)
@@ -204,7 +204,7 @@ class _Eigen:
         kt = model.tangent_dense(model.reference())[np.ix_(self.dofs, self.dofs)]
         nd = self.dofs.size
         sub = None if k is None or k >= nd else (0, k - 1)
-        w2, v = sla.eigh(kt, self.m_sub, subset_by_index=sub, check_finite=False)
+        w2, v = _eigh(kt, self.m_sub, sub)  # one BLAS thread: small dense problem
         phi = np.zeros((self.n_free, w2.size))
         phi[self.dofs] = v
         self.evaluations += 1

@@ -91,11 +91,11 @@ class BeamModel:
         return q
 
     def _reference_geometry(self) -> np.ndarray:
-        from .imperfection import reference_coordinates
-
         imp = self.case.imperfection
         if not imp.active:
             return self.straight()
+        from .imperfection import reference_coordinates  # scipy.optimize only when needed
+
         return reference_coordinates(imp, self.x_nodes)
 
     def _reference_strains(self, xi_a: np.ndarray, xi_b: np.ndarray):
