@@ -93,10 +93,10 @@ def _run_chunk(
     linear,
     g_free,
     q_ref,
-    cbx,
-    cby,
-    invx,
-    invy,
+    rfx,
+    rfy,
+    zx,
+    zy,
     mlb,
     clb,
     damped,
@@ -143,7 +143,7 @@ def _run_chunk(
                 r[i] -= dt * v[i]
             if step > 0:
                 wd += acc / dt  # work dissipated over [t_{n-1}, t_n]: v^T C v dt, v = dlt/dt
-        kernels.cho_solve_xy_inplace(cbx, cby, invx, invy, r)  # r = Delta+ - Delta-
+        kernels.solve_xy_rows(rfx, rfy, r, zx, zy)  # r = Delta+ - Delta-
         if step % sample_every == 0:
             for i in range(nf):
                 v[i] = (2.0 * dlt[i] + r[i]) / (2.0 * dt)  # central velocity at t_n
@@ -235,7 +235,8 @@ def simulate_explicit(
     damped = alpha != 0.0 or beta != 0.0
     clb = model.rayleigh_lower_band(alpha, beta) if damped else np.zeros((1, nf))
     # M + dt/2 C has no x-y coupling (C = a M + b K0 with K0 at the straight reference)
-    ceff = xy_cholesky(mlb + 0.5 * dt * clb) if damped else model.mass_cholesky_xy
+    cbx, cby, _, _ = xy_cholesky(mlb + 0.5 * dt * clb) if damped else model.mass_cholesky_xy
+    ceff = (kernels.row_factor(cbx), kernels.row_factor(cby), np.empty(nf // 2), np.empty(nf // 2))
     # second-order start: Delta_0 = q0 - q_{-1} = dt v0 - dt^2/2 a0, a0 = M^-1 (F - C v0)
     f = model.elastic_force(q)[CLAMP:] + model.gravity_free
     if damped:

@@ -362,6 +362,62 @@ def cho_solve_xy_inplace(cbx, cby, invx, invy, x):
         x[2 * i + 1] = sy * invy[i]
 
 
+def row_factor(cb: np.ndarray) -> np.ndarray:
+    """Row-wise, diagonal-scaled copy of a lower band factor ``cb[i-j, j] = L[i, j]`` with
+    half-bandwidth 3, for :func:`solve_xy_rows`: ``R[i] = [1/L_ii, L_i,i-1/L_ii, L_i,i-2/L_ii,
+    L_i,i-3/L_ii, L_i+1,i/L_ii, L_i+2,i/L_ii, L_i+3,i/L_ii, 0]`` (zeros outside the matrix)."""
+    if cb.shape[0] != 4:
+        raise ValueError("row_factor expects a half-bandwidth-3 factor (one mass component)")
+    n = cb.shape[1]
+    r = np.zeros((n, 8))
+    d = 1.0 / cb[0]
+    r[:, 0] = d
+    for k in (1, 2, 3):
+        r[k:, k] = cb[k, : n - k] * d[k:]  # L[i, i-k]
+        r[: n - k, 3 + k] = cb[k, : n - k] * d[: n - k]  # L[i+k, i]
+    return np.ascontiguousarray(r)
+
+
+@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
+def solve_xy_rows(rx, ry, x, zx, zy):
+    """Solve ``M z = b`` in place on the interleaved free vector ``x`` (see
+    :func:`cho_solve_xy_inplace`) with the row factors of :func:`row_factor`; ``zx``/``zy`` are
+    scratch vectors of length n. The last three unknowns of each sweep are kept in scalars, so
+    the loop-carried dependency is one multiply-add per row (about 3x faster than the column
+    form, whose every row waits for a division and a chain of seven updates)."""
+    n = rx.shape[0]
+    x1 = x2 = x3 = 0.0  # y[i-1], y[i-2], y[i-3] of the x-component
+    y1 = y2 = y3 = 0.0
+    for i in range(n):
+        ax = x[2 * i] * rx[i, 0] - rx[i, 3] * x3 - rx[i, 2] * x2
+        ay = x[2 * i + 1] * ry[i, 0] - ry[i, 3] * y3 - ry[i, 2] * y2
+        vx = ax - rx[i, 1] * x1
+        vy = ay - ry[i, 1] * y1
+        zx[i] = vx
+        zy[i] = vy
+        x3 = x2
+        x2 = x1
+        x1 = vx
+        y3 = y2
+        y2 = y1
+        y1 = vy
+    x1 = x2 = x3 = 0.0  # z[i+1], z[i+2], z[i+3]
+    y1 = y2 = y3 = 0.0
+    for i in range(n - 1, -1, -1):
+        ax = zx[i] * rx[i, 0] - rx[i, 6] * x3 - rx[i, 5] * x2
+        ay = zy[i] * ry[i, 0] - ry[i, 6] * y3 - ry[i, 5] * y2
+        vx = ax - rx[i, 4] * x1
+        vy = ay - ry[i, 4] * y1
+        x[2 * i] = vx
+        x[2 * i + 1] = vy
+        x3 = x2
+        x2 = x1
+        x1 = vx
+        y3 = y2
+        y2 = y1
+        y1 = vy
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def sym_band_matvec(lb, x, y):
     """``y = A x`` for a symmetric matrix in lower band storage ``lb[i-j, j] = A[i, j]``."""
