@@ -240,7 +240,7 @@ def test_summarize_run_on_explicit_simulation():
     assert s["peak_omega"] == pytest.approx(w1, rel=5e-3)
     assert s["has_beat"] is False
     assert s["tip_y_min"] < s["tip_y_mean"] < 0
-    assert s["curvature_source"] == "spline through nodes"
+    assert s["curvature_source"] == "element (q_snapshot)"  # full snapshots are stored
     assert s["curv_x_peak"] == pytest.approx(0.0, abs=0.05)
     assert s["curv_energy_fraction_inner"] > 0.8
     # the case is rebuilt from the provenance attributes, so the energy is in joules: close
