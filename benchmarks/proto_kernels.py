@@ -135,63 +135,9 @@ def force_soa(q, n_el, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, X, G, f):
 # ------------------------------------------------------------------------------------------
 # mass solve with one FMA per row on the dependency chain
 # ------------------------------------------------------------------------------------------
-def row_factor(cb: np.ndarray) -> np.ndarray:
-    """Row-wise, diagonal-scaled copy of a lower band factor ``cb[i-j, j] = L[i, j]`` (p = 3):
-    ``R[i] = [1/L_ii, L_i,i-1/L_ii, L_i,i-2/L_ii, L_i,i-3/L_ii, L_i+1,i/L_ii, L_i+2,i/L_ii,
-    L_i+3,i/L_ii, 0]`` (zeros outside the matrix)."""
-    p = cb.shape[0] - 1
-    assert p == 3, "prototype written for half-bandwidth 3 (each component of the mass)"
-    n = cb.shape[1]
-    r = np.zeros((n, 8))
-    for i in range(n):
-        d = 1.0 / cb[0, i]
-        r[i, 0] = d
-        for k in (1, 2, 3):
-            if i - k >= 0:
-                r[i, k] = cb[k, i - k] * d  # L[i, i-k]
-            if i + k < n:
-                r[i, 3 + k] = cb[k, i] * d  # L[i+k, i]
-    return r
-
-
-@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def solve_rows(rx, ry, x, zx, zy):
-    """Solve ``M z = b`` in place on the interleaved free vector ``x`` with the row factors of
-    :func:`row_factor`; ``zx``/``zy`` are scratch of length n. The last three unknowns of each
-    sweep live in scalars (registers), so the loop-carried chain is one FMA per row."""
-    n = rx.shape[0]
-    # forward: L y = b, rows scaled by 1/L_ii
-    x1 = x2 = x3 = 0.0  # y[i-1], y[i-2], y[i-3] of the x-component
-    y1 = y2 = y3 = 0.0
-    for i in range(n):
-        ax = x[2 * i] * rx[i, 0] - rx[i, 3] * x3 - rx[i, 2] * x2
-        ay = x[2 * i + 1] * ry[i, 0] - ry[i, 3] * y3 - ry[i, 2] * y2
-        vx = ax - rx[i, 1] * x1
-        vy = ay - ry[i, 1] * y1
-        zx[i] = vx
-        zy[i] = vy
-        x3 = x2
-        x2 = x1
-        x1 = vx
-        y3 = y2
-        y2 = y1
-        y1 = vy
-    # backward: L^T z = y
-    x1 = x2 = x3 = 0.0  # z[i+1], z[i+2], z[i+3]
-    y1 = y2 = y3 = 0.0
-    for i in range(n - 1, -1, -1):
-        ax = zx[i] * rx[i, 0] - rx[i, 6] * x3 - rx[i, 5] * x2
-        ay = zy[i] * ry[i, 0] - ry[i, 6] * y3 - ry[i, 5] * y2
-        vx = ax - rx[i, 4] * x1
-        vy = ay - ry[i, 4] * y1
-        x[2 * i] = vx
-        x[2 * i + 1] = vy
-        x3 = x2
-        x2 = x1
-        x1 = vx
-        y3 = y2
-        y2 = y1
-        y1 = vy
+# (moved into the library: ancf_beam.kernels.row_factor / solve_xy_rows)
+row_factor = kernels.row_factor
+solve_rows = kernels.solve_xy_rows
 
 
 # ------------------------------------------------------------------------------------------
