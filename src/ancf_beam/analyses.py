@@ -341,7 +341,8 @@ def run_simulate(
         extra_attrs.update(params)
         extra_attrs.update(newton_stats)
         extra_attrs.update(
-            newton=newton or "full",
+            newton=stats["newton"],
+            newton_predictor=stats["predictor"],
             newton_max_iter=max_iter if max_iter is not None else implicit.DEFAULT_MAX_ITER,
             newton_tol=tol if tol is not None else implicit.DEFAULT_TOL,
             newton_residual_floor=float(stats["residual_floor"]),

@@ -266,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--newton",
         choices=("full", "modified"),
-        help="full: new tangent every iteration (default); modified: reuse the factorisation",
+        help="modified (default): reuse the factorisation while the residual contracts; "
+        "full: new tangent every iteration",
     )
     _common(p)
 

@@ -17,13 +17,15 @@ affine in ``e``::
     v_{n+1} = v_pred + c_v e,    a_{n+1} = a_pred + c_a e,
 
 so the Newton matrix is the effective stiffness ``K_eff = K_T(q) + c_v C + c_a M`` (symmetric,
-assembled from the analytic tangent ``K_T`` by the numba kernel on the free DOFs, factorised by
-LAPACK's banded Cholesky ``dpbtrf`` via ``scipy.linalg.lapack``, with a banded LU ``dgbtrf``
-fallback when it is not positive definite) and the right-hand side is the dynamic residual
-``-R``, ``R = M a + C v - Q_e(q) - Q_g``. Newton starts (``predictor='auto'``) from whichever of
-``q_{n+1} = q_n`` and ``d = d_nat`` has the smaller residual: the extrapolation saves an iteration
-at small ``dt``, while for a very large ``dt`` (free-fall extrapolation of metres) it can send
-Newton to a spurious far-away equilibrium, which the constant start avoids.
+assembled from the analytic tangent ``K_T`` by the numba kernel on the free DOFs and factorised
+by a banded Cholesky written in numba, with a banded LU with partial pivoting as the fallback
+when it is not positive definite) and the right-hand side is the dynamic residual ``-R``,
+``R = M a + C v - Q_e(q) - Q_g``. Newton starts (``predictor='auto'``, the default) from
+whichever of ``q_{n+1} = q_n`` and ``d = d_nat`` has the smaller residual: the extrapolation saves
+iterations at small ``dt``, while for a very large ``dt`` (free-fall extrapolation of metres) it
+can send Newton to a spurious far-away equilibrium, which the constant start avoids. The residual
+of the constant start reuses the elastic force of the last converged iterate, so ``'auto'`` costs
+one mass-matrix product per step more than ``'extrapolate'``, not a force evaluation.
 
 Schemes (``h = dt``):
 
@@ -58,8 +60,22 @@ correction is below ``increment_tol * ||d||`` (or at coordinate round-off) *and*
 below ``max(sqrt(tol) F_ref, floor)``. A step that does not converge in ``max_iter`` iterations is
 retried as two half steps (up to ``max_halvings`` times); if that also fails
 :class:`NewtonConvergenceError` names the time, step, iteration count, residual and tolerance.
-``newton='modified'`` keeps the factorisation of ``K_eff`` across iterations and steps and only
-refactorises when the residual stops contracting fast (cheap for the weakly nonlinear seed case).
+``newton='modified'`` (the default) keeps the factorisation of ``K_eff`` across iterations and
+steps and only refactorises when the residual stops contracting fast (by less than 4x per
+iteration) or the step size changes: for the weakly nonlinear seed case one factorisation serves
+the whole run, at about three iterations per step. ``newton='full'`` refactorises every
+iteration (about one iteration per step, but the tangent assembly costs ten force evaluations).
+Both stop at the same residual tolerance, but modified Newton converges linearly and stops just
+below it, while full Newton usually ends far below: with the floor-dominated tolerance of the
+seed beam their tips differ by 1e-8 to 1e-7 (relative) at ``dt = 1e-4`` and by up to 2e-5 at
+``dt = T1/100`` with 80 elements over 2 s, far below the time-discretisation error in both
+cases. Use ``newton='full'`` when the Newton error must be negligible in comparisons at the
+round-off level.
+
+Implementation: the whole time loop runs in numba without allocation (:func:`_run_chunk`, in
+chunks between progress reports, like the explicit solver), including the damage update and the
+sampled outputs. A step that fails is left undone by the loop and retried as half steps from
+Python (:meth:`_Integrator.recover`), one numba step (:func:`_step`) at a time.
 
 Energies (sampled every ``sample_dt``): kinetic ``1/2 v^T M v``, nonlinear strain energy ``U``,
 gravity potential, and the damping work accumulated as ``d^T C d / h`` per step (``h`` times the
@@ -79,9 +95,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 from numba import njit
-from scipy.linalg import lapack
 
 from . import kernels
+from .damage import update_damage
 from .explicit import DynamicsResult, simulate_explicit
 from .model import CLAMP, BeamModel
 from .static import ConvergenceError
@@ -99,6 +115,8 @@ DEFAULT_MAX_ITER = 20
 DEFAULT_TOL = 1e-8
 DEFAULT_INCREMENT_TOL = 1e-10
 DEFAULT_MAX_HALVINGS = 4
+DEFAULT_NEWTON = "modified"
+DEFAULT_PREDICTOR = "auto"
 _FLOOR_FACTOR = 10.0
 _ROUNDOFF = 64 * np.finfo(float).eps  # relative round-off of the coordinates
 _SLOW_CONTRACTION = 0.25  # modified Newton: refactorise when ||R_k+1|| > this * ||R_k||
@@ -222,76 +240,264 @@ def make_scheme(
 
 
 # ------------------------------------------------------------------------------------------
-# banded linear algebra on the free DOFs
+# banded linear algebra on the free DOFs (numba)
 # ------------------------------------------------------------------------------------------
-def _lower_to_general(lb: np.ndarray) -> np.ndarray:
-    """Symmetric lower band (8, n) -> general band (15, n) (``solve_banded((7, 7))`` layout)."""
+# The Cholesky factor ``K = L L^T`` is kept in two row layouts of one cache line per row, both
+# pre-scaled by the reciprocal diagonal: ``fac[0, i, k] = L[i, i-7+k] / L[i, i]`` (k < 7; zero
+# outside the matrix) for the forward sweep, ``fac[1, i, k] = L[i+1+k, i] / L[i, i]`` for the
+# backward sweep, and ``fac[:, i, 7] = 1 / L[i, i]``. The sweeps run on a copy of the right-hand
+# side padded with 7 zeros at both ends (fixed-length inner loops without branches) and keep the
+# three most recent unknowns in registers, so that each row adds one multiply-add to the
+# dependency chain. When ``K`` is not positive definite a banded LU with partial pivoting is
+# used instead (LAPACK ``dgbtf2`` algorithm and layout ``lu[2 bw + i - j, j] = A[i, j]``).
+_NO_FACTOR = 0
+_CHOLESKY = 1
+_LU = 2
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _band_cholesky(lb, fac):
+    """Banded Cholesky of ``lb[i-j, j] = A[i, j]`` (half-bandwidth 7) into ``fac`` (layout
+    above); False when the matrix is not (numerically) positive definite."""
     n = lb.shape[1]
-    ab = np.zeros((2 * _BW + 1, n))
-    ab[_BW:] = lb
-    for d in range(1, _BW + 1):
-        ab[_BW - d, d:] = lb[d, : n - d]  # K[j-d, j] = K[j, j-d]
-    return ab
+    lo = fac[0]  # first unscaled: lo[i, k] = L[i, i-7+k], lo[i, 7] = L[i, i]
+    up = fac[1]
+    for i in range(n):
+        for k in range(_BW + 1):
+            j = i - _BW + k  # column
+            if j < 0:
+                lo[i, k] = 0.0
+                continue
+            s = lb[i - j, j]
+            # sum over the columns c < j of L[i, c] L[j, c]; L[i, c] = lo[i, c - i + 7]
+            for c in range(max(0, i - _BW), j):
+                s -= lo[i, c - i + _BW] * lo[j, c - j + _BW]
+            if j < i:
+                lo[i, k] = s * up[j, _BW]
+            elif s > 0.0:
+                d = np.sqrt(s)
+                lo[i, _BW] = d
+                up[i, _BW] = 1.0 / d
+            else:  # not positive definite (or NaN)
+                return False
+    for i in range(n):
+        inv = up[i, _BW]
+        for k in range(_BW):
+            r = i + 1 + k
+            up[i, k] = lo[r, _BW - 1 - k] * inv if r < n else 0.0  # L[i+1+k, i] / L[i, i]
+    for i in range(n):
+        inv = up[i, _BW]
+        for k in range(_BW):
+            lo[i, k] *= inv
+        lo[i, _BW] = inv
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _band_lu(lb, lu, piv):
+    """Banded LU with partial pivoting of the symmetric matrix ``lb`` (lower band storage);
+    False when it is singular."""
+    bw = lb.shape[0] - 1
+    n = lb.shape[1]
+    kv = 2 * bw
+    for r in range(lu.shape[0]):
+        for j in range(n):
+            lu[r, j] = 0.0
+    for d in range(bw + 1):
+        for j in range(n - d):
+            lu[kv + d, j] = lb[d, j]  # A[j + d, j]
+            lu[kv - d, j + d] = lb[d, j]  # A[j, j + d]
+    ju = 0
+    for j in range(n):
+        km = min(bw, n - 1 - j)
+        jp = 0
+        amax = abs(lu[kv, j])
+        for t in range(1, km + 1):
+            x = abs(lu[kv + t, j])
+            if x > amax:
+                amax = x
+                jp = t
+        piv[j] = j + jp
+        if not (amax > 0.0 and np.isfinite(amax)):
+            return False
+        ju = max(ju, min(j + bw + jp, n - 1))
+        if jp != 0:  # swap rows j and j + jp in columns j..ju
+            for c in range(j, ju + 1):
+                r1 = kv + j - c
+                r2 = r1 + jp
+                x = lu[r1, c]
+                lu[r1, c] = lu[r2, c]
+                lu[r2, c] = x
+        inv = 1.0 / lu[kv, j]
+        for t in range(1, km + 1):
+            lu[kv + t, j] *= inv
+        for c in range(j + 1, ju + 1):
+            u = lu[kv + j - c, c]  # A[j, c]
+            if u != 0.0:
+                for t in range(1, km + 1):
+                    lu[kv + j + t - c, c] -= lu[kv + t, j] * u
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _factorize(lb, fac, lu, piv):
+    """Factorise the symmetric band matrix ``lb``: returns ``_CHOLESKY`` (``fac`` filled),
+    ``_LU`` (not positive definite: ``lu``/``piv`` filled) or ``_NO_FACTOR`` (singular)."""
+    if _band_cholesky(lb, fac):
+        return _CHOLESKY
+    if _band_lu(lb, lu, piv):
+        return _LU
+    return _NO_FACTOR
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _solve(kind, fac, lu, piv, xp, x):
+    """Overwrite ``x`` with the solution of ``K y = x`` for a factorisation from
+    :func:`_factorize` (``xp``: work vector of ``n + 14`` entries whose ends stay zero)."""
+    n = x.shape[0]
+    if kind == _CHOLESKY:
+        for i in range(n):
+            xp[_BW + i] = x[i]
+        lo = fac[0]
+        x1 = x2 = x3 = 0.0  # the three previous unknowns
+        for i in range(n):  # L y = b
+            row = lo[i]
+            s = xp[i + _BW] * row[_BW] - (
+                (row[0] * xp[i] + row[1] * xp[i + 1]) + (row[2] * xp[i + 2] + row[3] * xp[i + 3])
+            )
+            s -= row[4] * x3
+            s -= row[5] * x2
+            s -= row[6] * x1
+            x3 = x2
+            x2 = x1
+            x1 = s
+            xp[i + _BW] = s
+        up = fac[1]
+        x1 = x2 = x3 = 0.0
+        for i in range(n - 1, -1, -1):  # L^T x = y
+            row = up[i]
+            j = i + _BW + 1  # xp index of x[i + 1]
+            s = xp[i + _BW] * row[_BW] - (
+                (row[6] * xp[j + 6] + row[5] * xp[j + 5])
+                + (row[4] * xp[j + 4] + row[3] * xp[j + 3])
+            )
+            s -= row[2] * x3
+            s -= row[1] * x2
+            s -= row[0] * x1
+            x3 = x2
+            x2 = x1
+            x1 = s
+            xp[i + _BW] = s
+            x[i] = s
+        return
+    kv = 2 * _BW
+    for j in range(n - 1):
+        p = piv[j]
+        if p != j:
+            t = x[p]
+            x[p] = x[j]
+            x[j] = t
+        xj = x[j]
+        for t in range(1, min(_BW, n - 1 - j) + 1):
+            x[j + t] -= lu[kv + t, j] * xj
+    for j in range(n - 1, -1, -1):
+        xj = x[j] / lu[kv, j]
+        x[j] = xj
+        for i in range(max(0, j - kv), j):
+            x[i] -= lu[kv + i - j, j] * xj
 
 
 class _Factor:
-    """Factorisation of a symmetric banded ``K_eff``: Cholesky, or banded LU when not SPD."""
+    """Factorisation of a symmetric banded matrix (``lb``: lower band storage, half-bandwidth
+    7): banded Cholesky, or banded LU when it is not positive definite (as in the time loop)."""
 
     def __init__(self, lb: np.ndarray):
-        self.kind = "cholesky"
-        cb, info = lapack.dpbtrf(lb, lower=1, overwrite_ab=0)
-        if info == 0:
-            self.cb = np.ascontiguousarray(cb)
-            return
-        self.kind = "lu"
-        ab = np.zeros((3 * _BW + 1, lb.shape[1]))
-        ab[_BW:] = _lower_to_general(lb)
-        lu, piv, info = lapack.dgbtrf(ab, _BW, _BW)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"effective stiffness is singular (info = {info})")
-        self.lu, self.piv = lu, piv
+        lb = np.ascontiguousarray(lb, dtype=float)
+        n = lb.shape[1]
+        self.fac = np.zeros((2, n, _BW + 1))
+        self.lu = np.zeros((3 * _BW + 1, n))
+        self.piv = np.zeros(n, dtype=np.int64)
+        self.xp = np.zeros(n + 2 * _BW)
+        code = _factorize(lb, self.fac, self.lu, self.piv)
+        if code == _NO_FACTOR:
+            raise np.linalg.LinAlgError("effective stiffness is singular")
+        self.code = code
+        self.kind = "cholesky" if code == _CHOLESKY else "lu"
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """Solution of ``K_eff x = rhs`` (``rhs`` is overwritten for the Cholesky path)."""
-        if self.kind == "cholesky":
-            kernels.cho_solve_banded_inplace(self.cb, rhs)
-            return rhs
-        x, info = lapack.dgbtrs(self.lu, _BW, _BW, rhs, self.piv)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"banded LU solve failed (info = {info})")
-        return x
+        """Solution of ``K x = rhs`` (``rhs`` is overwritten and returned)."""
+        _solve(self.code, self.fac, self.lu, self.piv, self.xp, rhs)
+        return rhs
 
 
-# ------------------------------------------------------------------------------------------
-# allocation-free pieces of a Newton iteration (numba)
-# ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, error_model="numpy")
-def _iterate(q, q_base, d, e, v_pred, a_pred, c_v, c_a, v, a):
-    """Set the iterate ``q = q_n + d``, ``v = v_pred + c_v e``, ``a = a_pred + c_a e``;
-    returns ``||q_free||``."""
-    qn = 0.0
-    for i in range(d.shape[0]):
-        qi = q_base[i] + d[i]
-        q[CLAMP + i] = qi
-        qn += qi * qi
-        v[i] = v_pred[i] + c_v * e[i]
-        a[i] = a_pred[i] + c_a * e[i]
-    return np.sqrt(qn)
+def _padded_band(lb: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Symmetric lower band ``lb`` (8, n) as padded diagonals ``bp[d, 7 + j] = A[j + d, j]``
+    (zero outside the matrix) for :func:`_band_matvec`, and whether only the even offsets are
+    non-zero (no x-y coupling, as for the consistent mass and the Rayleigh damping matrix)."""
+    n = lb.shape[1]
+    bp = np.zeros((_BW + 1, n + 2 * _BW))
+    for d in range(_BW + 1):
+        bp[d, _BW : _BW + n - d] = lb[d, : n - d]
+    return bp, not np.any(lb[1::2])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _residual(f, mlb, clb, damped, g, v, a, ma, cv, r):
-    """Newton right-hand side ``r = -(M a + C v - Q_e - Q_g)`` from the full elastic force ``f``.
-    Returns (||r||, ||Q_e||, ||M a||) over the free DOFs."""
-    nf = v.shape[0]
-    kernels.sym_band_matvec(mlb, a, ma)
+def _band_matvec(bp, even, x, xp, y):
+    """``y = A x`` for a symmetric band matrix from :func:`_padded_band` (``xp``: work vector of
+    ``n + 14`` entries whose ends stay zero). Row by row, so the loop vectorises."""
+    n = x.shape[0]
+    for i in range(n):
+        xp[_BW + i] = x[i]
+    if even:
+        for i in range(n):
+            c = _BW + i
+            y[i] = (bp[0, c] * xp[c] + (bp[2, c - 2] * xp[c - 2] + bp[2, c] * xp[c + 2])) + (
+                (bp[4, c - 4] * xp[c - 4] + bp[4, c] * xp[c + 4])
+                + (bp[6, c - 6] * xp[c - 6] + bp[6, c] * xp[c + 6])
+            )
+        return
+    for i in range(n):
+        c = _BW + i
+        s = bp[0, c] * xp[c]
+        for d in range(1, _BW + 1):
+            s += bp[d, c - d] * xp[c - d] + bp[d, c] * xp[c + d]
+        y[i] = s
+
+
+# ------------------------------------------------------------------------------------------
+# one Newton-solved step and the time loop (numba)
+# ------------------------------------------------------------------------------------------
+# par: scheme and Newton parameters (floats)
+_P_BETA, _P_GAMMA, _P_AM, _P_AF, _P_BDF1 = 0, 1, 2, 3, 4
+_P_TOL, _P_LOOSE, _P_INC, _P_FLOOR, _P_GNORM, _P_MAXIT, _P_MODIFIED, _P_PRED = range(5, 13)
+_N_PAR = 13
+# ist: integer state / counters
+_I_KIND, _I_FACT, _I_INCR, _I_FQ, _I_FAIL_IT = range(5)
+# fst: float state
+_F_H, _F_ENERGY, _F_FAIL_R, _F_FAIL_TOL = range(4)
+# wk rows: Newton work vectors on the free DOFs
+_W_D, _W_E, _W_VP, _W_AP, _W_V, _W_A, _W_MA, _W_CV, _W_R, _W_VC, _W_AC, _W_RC = range(12)
+_N_WORK = 12
+_PRED_CODE = {"auto": 0, "constant": 1, "extrapolate": 2}
+# The constant data of a run travel as tuples:
+#   mats = (mlb, mp, m_even, clb, cp, c_even, damped, g): mass and damping matrices in lower band
+#          storage and padded (_padded_band), the damping switch and the free gravity force;
+#   work = (wk, qi, f, ab, lb, fac, lu, piv, xp): work arrays (see _Integrator).
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _residual(fr, mats, v, a, ma, cv, r, xp):
+    """Newton right-hand side ``r = -(M a + C v - Q_e - Q_g)`` from the free elastic force
+    ``fr``. Returns (||r||, ||Q_e||, ||M a||)."""
+    _, mp, m_even, _, cp, c_even, damped, g = mats
+    _band_matvec(mp, m_even, a, xp, ma)
     if damped:
-        kernels.sym_band_matvec(clb, v, cv)
+        _band_matvec(cp, c_even, v, xp, cv)
     rn = 0.0
     fn = 0.0
     mn = 0.0
-    for i in range(nf):
-        fi = f[CLAMP + i]
+    for i in range(v.shape[0]):
+        fi = fr[i]
         ri = ma[i] - fi - g[i]
         if damped:
             ri += cv[i]
@@ -303,46 +509,265 @@ def _residual(f, mlb, clb, damped, g, v, a, ma, cv, r):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _update(e, d, de):
-    """``e += de``, ``d += de``; returns (||de||, ||d||), NaN when ``de`` is not finite."""
-    dn = 0.0
-    tn = 0.0
-    for i in range(e.shape[0]):
-        x = de[i]
-        dn += x * x
-        e[i] += x
-        d[i] += x
-        tn += d[i] * d[i]
-    return np.sqrt(dn), np.sqrt(tn)
+def _evaluate(q, d, e, c_v, c_a, kargs, mats, work):
+    """The iterate ``qi = q + d``, ``v = v_pred + c_v e``, ``a = a_pred + c_a e``, its elastic
+    force ``f`` and residual ``r`` (in ``work``). Returns (U, ||r||, ||Q_e||, ||M a||,
+    ||q_free||)."""
+    wk, qi, f, _, _, _, _, _, xp = work
+    vp = wk[_W_VP]
+    ap = wk[_W_AP]
+    vi = wk[_W_V]
+    ai = wk[_W_A]
+    qn = 0.0
+    for i in range(d.shape[0]):
+        x = q[CLAMP + i] + d[i]
+        qi[CLAMP + i] = x
+        qn += x * x
+        vi[i] = vp[i] + c_v * e[i]
+        ai[i] = ap[i] + c_a * e[i]
+    energy = kernels.elastic_force(qi, *kargs, f)
+    rn, fn, mn = _residual(f[CLAMP:], mats, vi, ai, wk[_W_MA], wk[_W_CV], wk[_W_R], xp)
+    return energy, rn, fn, mn, np.sqrt(qn)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _effective_lower(ab, mlb, clb, c_a, c_v, damped, out):
     """Lower band (8, n_free) of ``K_T + c_a M + c_v C`` from the full general band ``ab``."""
-    nb = out.shape[0]
-    n = out.shape[1]
-    for k in range(nb):
-        for j in range(n):
+    for k in range(out.shape[0]):
+        for j in range(out.shape[1]):
             x = ab[_BW + k, CLAMP + j] + c_a * mlb[k, j]
             if damped:
                 x += c_v * clb[k, j]
             out[k, j] = x
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _step(h, q, v, a, at, fq, par, ist, fst, kargs, mats, work):
+    """One Newton-solved implicit step of size ``h`` from the state ``(q, v, a, at)`` (``fq``:
+    free elastic force at ``q`` when ``ist[_I_FQ]``). On success the state, ``fq`` and
+    ``fst[_F_ENERGY]`` are overwritten and (True, iterations, damping work) is returned; on
+    failure the state is left untouched, the failure is described in ``ist``/``fst`` and
+    (False, iterations, 0) is returned."""
+    nf = v.shape[0]
+    mlb, _, _, clb, cp, c_even, damped, _ = mats
+    wk, qi, f, ab, lb, fac, lu, piv, xp = work
+    beta = par[_P_BETA]
+    af = par[_P_AF]
+    bdf1 = par[_P_BDF1] != 0.0
+    tol = par[_P_TOL]
+    loose = par[_P_LOOSE]
+    inc_tol = par[_P_INC]
+    floor = par[_P_FLOOR]
+    g_norm = par[_P_GNORM]
+    max_iter = int(par[_P_MAXIT])
+    modified = par[_P_MODIFIED] != 0.0
+    pred = int(par[_P_PRED])
+    d = wk[_W_D]
+    e = wk[_W_E]
+    vp = wk[_W_VP]
+    ap = wk[_W_AP]
+    vi = wk[_W_V]
+    ai = wk[_W_A]
+    r = wk[_W_R]
+    fr = f[CLAMP:]
+    # scheme: extrapolation d_nat (in d) and the affine rates v = vp + c_v e, a = ap + c_a e
+    if bdf1:
+        c_a = 1.0 / (h * h)
+        c_v = 1.0 / h
+        for i in range(nf):
+            d[i] = h * v[i] + (h * h) * a[i]
+            vp[i] = v[i] + h * a[i]
+            ap[i] = a[i]
+            e[i] = 0.0
+    else:
+        c_a = (1.0 - par[_P_AM]) / ((1.0 - af) * beta * h * h)
+        c_v = par[_P_GAMMA] / (beta * h)
+        for i in range(nf):
+            d[i] = h * v[i] + (0.5 * h * h) * at[i]
+            vp[i] = v[i] + h * at[i]
+            ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
+            e[i] = 0.0
+    for i in range(CLAMP):
+        qi[i] = q[i]
+    energy = rn = fn = mn = qn = 0.0
+    have = False  # the iterate (d, e) is already evaluated
+    if pred == 0:
+        # 'auto': the constant start q_{n+1} = q_n (d = 0, e = -d_nat) needs no new force
+        vc = wk[_W_VC]
+        ac = wk[_W_AC]
+        rc = wk[_W_RC]
+        if ist[_I_FQ] == 0:
+            fst[_F_ENERGY] = kernels.elastic_force(q, *kargs, f)
+            for i in range(nf):
+                fq[i] = fr[i]
+            ist[_I_FQ] = 1
+        qc = 0.0
+        for i in range(nf):
+            vc[i] = vp[i] - c_v * d[i]
+            ac[i] = ap[i] - c_a * d[i]
+            qc += q[CLAMP + i] * q[CLAMP + i]
+        rn_c, fn_c, mn_c = _residual(fq, mats, vc, ac, wk[_W_MA], wk[_W_CV], rc, xp)
+        energy, rn, fn, mn, qn = _evaluate(q, d, e, c_v, c_a, kargs, mats, work)
+        have = True
+        if not (rn <= rn_c):  # also when the extrapolation is not finite
+            energy, rn, fn, mn, qn = fst[_F_ENERGY], rn_c, fn_c, mn_c, np.sqrt(qc)
+            for i in range(nf):
+                e[i] = -d[i]
+                d[i] = 0.0
+                qi[CLAMP + i] = q[CLAMP + i]
+                vi[i] = vc[i]
+                ai[i] = ac[i]
+                r[i] = rc[i]
+                fr[i] = fq[i]
+    elif pred == 1:
+        for i in range(nf):
+            e[i] = -d[i]
+            d[i] = 0.0
+    it = 0
+    prev = np.inf
+    dnorm = np.inf
+    dtot = 0.0
+    tol_r = np.inf
+    refactor = (not modified) or ist[_I_KIND] == _NO_FACTOR or fst[_F_H] != h
+    converged = False
+    while True:
+        if not have:
+            energy, rn, fn, mn, qn = _evaluate(q, d, e, c_v, c_a, kargs, mats, work)
+        have = False
+        if not np.isfinite(rn):
+            break
+        f_ref = max(g_norm, fn, mn)
+        tol_r = max(tol * f_ref, floor)
+        if rn <= tol_r:
+            converged = True
+            break
+        if it > 0 and rn <= max(loose * f_ref, floor):
+            if dnorm <= max(inc_tol * dtot, _ROUNDOFF * qn):
+                ist[_I_INCR] += 1
+                converged = True
+                break
+        if it >= max_iter:
+            break
+        if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
+            refactor = True
+        if refactor:
+            kernels.assemble_tangent_banded(qi, *kargs, ab)
+            _effective_lower(ab, mlb, clb, c_a, c_v, damped, lb)
+            kind = _factorize(lb, fac, lu, piv)
+            ist[_I_KIND] = kind
+            fst[_F_H] = h
+            if kind == _NO_FACTOR:
+                break
+            ist[_I_FACT] += 1
+            refactor = not modified
+        _solve(ist[_I_KIND], fac, lu, piv, xp, r)  # r <- Newton correction
+        dn = 0.0
+        dt2 = 0.0
+        for i in range(nf):
+            x = r[i]
+            dn += x * x
+            e[i] += x
+            d[i] += x
+            dt2 += d[i] * d[i]
+        dnorm = np.sqrt(dn)
+        dtot = np.sqrt(dt2)
+        if not np.isfinite(dnorm):
+            break
+        prev = rn
+        it += 1
+    if not converged:
+        ist[_I_FAIL_IT] = it
+        fst[_F_FAIL_R] = rn
+        fst[_F_FAIL_TOL] = tol_r
+        if modified:
+            ist[_I_KIND] = _NO_FACTOR  # retry from a fresh tangent
+        return False, it, 0.0
+    inv_bh2 = 1.0 / (beta * h * h)
+    for i in range(nf):
+        q[CLAMP + i] = qi[CLAMP + i]
+        v[i] = vi[i]
+        at[i] = ai[i] if bdf1 else at[i] + e[i] * inv_bh2
+        a[i] = ai[i]
+        fq[i] = fr[i]
+    ist[_I_FQ] = 1
+    fst[_F_ENERGY] = energy
+    work_d = 0.0
+    if damped:  # d^T C d / h: damping work at the mean velocity d / h
+        cv = wk[_W_CV]
+        _band_matvec(cp, c_even, d, xp, cv)
+        for i in range(nf):
+            work_d += d[i] * cv[i]
+        work_d /= h
+    return True, it, work_d
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _record(step, q, v, energy, wd, mats, out, dmg, i_sample, i_snap, xp):
+    """Store the sampled outputs of the state after ``step`` steps; returns the new counters.
+    ``out = (g_full, q_ref, sample_every, snap_every, tip_out, en_out, snap_out, dsnap_out, mv)``
+    (``dsnap_out`` is only written when it has one row per snapshot)."""
+    g_full, q_ref, sample_every, snap_every, tip_out, en_out, snap_out, dsnap_out, mv = out
+    if step % sample_every == 0:
+        _band_matvec(mats[1], mats[2], v, xp, mv)
+        kin = 0.0
+        for i in range(v.shape[0]):
+            kin += v[i] * mv[i]
+        pot = 0.0
+        for i in range(q.shape[0]):
+            pot -= g_full[i] * (q[i] - q_ref[i])
+        en_out[i_sample, 0] = 0.5 * kin
+        en_out[i_sample, 1] = energy
+        en_out[i_sample, 2] = pot
+        en_out[i_sample, 3] = wd
+        o_tip = q.shape[0] - 4
+        tip_out[i_sample, 0] = q[o_tip]
+        tip_out[i_sample, 1] = q[o_tip + 1]
+        i_sample += 1
+    if step % snap_every == 0:
+        for i in range(q.shape[0]):
+            snap_out[i_snap, i] = q[i]
+        if dsnap_out.shape[0] == snap_out.shape[0]:
+            for el in range(dmg.shape[0]):
+                for k in range(dmg.shape[1]):
+                    dsnap_out[i_snap, el, k] = dmg[el, k]
+        i_snap += 1
+    return i_sample, i_snap
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _run_chunk(n_steps, step0, h, q, v, a, at, fq, par, ist, fst, kargs, mats, work, damage_on,
+               dargs, out, iters, wd, i_sample, i_snap):  # fmt: skip
+    """Advance up to ``n_steps`` steps of size ``h`` in place, recording the outputs. Returns
+    (steps done, wd, i_sample, i_snap); fewer steps than asked means that the next step failed
+    (state left at its start, failure described in ``ist``/``fst``)."""
+    for s in range(n_steps):
+        ok, it, w = _step(h, q, v, a, at, fq, par, ist, fst, kargs, mats, work)
+        if not ok:
+            return s, wd, i_sample, i_snap
+        iters[step0 + s] = it
+        wd += w
+        if damage_on:
+            # staggered, as in the explicit solver: grow damage at the converged state; the
+            # strain energy it releases is booked as dissipated work
+            released = update_damage(q, *dargs)
+            if released != 0.0:
+                fst[_F_ENERGY] -= released
+                wd += released
+                ist[_I_FQ] = 0  # the stiffness changed: Q_e(q_n) must be re-evaluated
+        i_sample, i_snap = _record(
+            step0 + s + 1, q, v, fst[_F_ENERGY], wd, mats, out, dargs[11], i_sample, i_snap,
+            work[-1],
+        )  # fmt: skip
+    return n_steps, wd, i_sample, i_snap
+
+
 # ------------------------------------------------------------------------------------------
 # the integrator
 # ------------------------------------------------------------------------------------------
-@dataclass
-class _State:
-    q: np.ndarray  # full coordinates
-    v: np.ndarray  # free velocities
-    a: np.ndarray  # free accelerations (equilibrium at this time)
-    at: np.ndarray  # generalized-alpha acceleration-like variable a~ (= a for Newmark)
-    energy: float  # strain energy U(q)
-
-
-class _Stepper:
-    """Newton solver for one implicit step; holds the constant matrices and work arrays."""
+class _Integrator:
+    """State, constant matrices and work arrays of one implicit run. Every step runs in numba
+    (:func:`_run_chunk`, or :func:`_step` one at a time); the step halving after a failed
+    step is driven from here."""
 
     def __init__(
         self,
@@ -359,186 +784,136 @@ class _Stepper:
         self.model = model
         self.scheme = scheme
         self.max_iter = max_iter
-        self.tol = tol
-        self.loose = math.sqrt(tol)
-        self.increment_tol = increment_tol
         self.max_halvings = max_halvings
-        self.modified = newton == "modified"
-        self.predictor = predictor
-        self.args = model.kernel_args()
-        self.nf = model.n_free
-        self.mlb = model.mass_free_lower_band
+        self.kargs = model.kernel_args()
+        nf = self.nf = model.n_free
+        n = model.n_dof
+        mlb = np.ascontiguousarray(model.mass_free_lower_band)
         alpha, beta = damping
         self.damped = alpha != 0.0 or beta != 0.0
-        self.clb = model.rayleigh_lower_band(alpha, beta) if self.damped else None
+        clb = model.rayleigh_lower_band(alpha, beta) if self.damped else np.zeros_like(mlb)
         self.g = np.ascontiguousarray(model.gravity_free)
-        self.g_norm = float(np.linalg.norm(self.g))
-        self.q_ref = model.reference()
+        self.mats = (
+            mlb, *_padded_band(mlb), clb, *_padded_band(clb), self.damped, self.g,
+        )  # fmt: skip
+        self.floor = model.roundoff_floor(_FLOOR_FACTOR)
+        self.par = np.zeros(_N_PAR)
+        self.par[[_P_BETA, _P_GAMMA, _P_AM, _P_AF]] = (
+            scheme.beta, scheme.gamma, scheme.alpha_m, scheme.alpha_f,
+        )  # fmt: skip
+        self.par[_P_BDF1] = float(scheme.is_bdf1)
+        self.par[_P_TOL] = tol
+        self.par[_P_LOOSE] = math.sqrt(tol)
+        self.par[_P_INC] = increment_tol
+        self.par[_P_FLOOR] = self.floor
+        self.par[_P_GNORM] = float(np.linalg.norm(self.g))
+        self.par[_P_MAXIT] = max_iter
+        self.par[_P_MODIFIED] = float(newton == "modified")
+        self.par[_P_PRED] = _PRED_CODE[predictor]
+        self.ist = np.zeros(5, dtype=np.int64)
+        self.fst = np.zeros(4)
+        self.fst[_F_H] = -1.0
+        self.work = (
+            np.zeros((_N_WORK, nf)),  # Newton vectors (rows _W_*)
+            np.zeros(n),  # iterate q
+            np.zeros(n),  # its elastic force
+            np.zeros((2 * _BW + 1, n)),  # tangent (general band, full DOFs)
+            np.zeros((_BW + 1, nf)),  # K_eff (lower band)
+            np.zeros((2, nf, _BW + 1)),  # Cholesky factor
+            np.zeros((3 * _BW + 1, nf)),  # LU factor
+            np.zeros(nf, dtype=np.int64),  # LU pivots
+            np.zeros(nf + 2 * _BW),  # padded vector
+        )
+        self.halvings = 0
         self.damage = None
+        m = model
         if model.case.damage.enabled:
             from .damage import DamageState
 
             self.damage = DamageState(model)
-        self.f = np.empty(model.n_dof)
-        self.floor = model.roundoff_floor(_FLOOR_FACTOR)
-        self.ab = np.empty((2 * _BW + 1, model.n_dof))
-        self.ma = np.empty(self.nf)
-        self.cv = np.empty(self.nf)
-        self.r = np.empty(self.nf)
-        self.lb = np.empty((_BW + 1, self.nf))
-        self.clb_arg = self.clb if self.damped else np.zeros((1, self.nf))
-        self.factor: _Factor | None = None
-        self.factor_h = -1.0
-        self.factorizations = 0
-        self.halvings = 0
-        self.increment_converged = 0  # steps accepted by the increment (not residual) test
-        self.last_fail = (0, math.inf, math.inf)  # iterations, residual, tolerance
+            s = self.damage.spec
+            self.dargs = (
+                m.n_el, m.spb, m.sppb, m.eps0, m.kap0, m.linear, self.damage.half_h,
+                float(s.threshold), float(s.softening), float(s.d_max), self.damage.hist,
+                m.damage, m.ea_w0, m.ei_w0, m.ea_w, m.ei_w,
+            )  # fmt: skip
+        else:  # same types (one compiled version), never used
+            z = np.zeros((1, 1))
+            self.dargs = (
+                m.n_el, m.spb, m.sppb, m.eps0, m.kap0, m.linear, z, 0.0, 1.0, 0.0, z, z, z, z,
+                z, z,
+            )  # fmt: skip
 
-    # -- pieces ------------------------------------------------------------------------
-    def initial_state(self, q0: np.ndarray, v0: np.ndarray) -> _State:
-        try:
-            energy = kernels.elastic_force(q0, *self.args, self.f)
-        except ZeroDivisionError:  # numba raises on 0/0 (|r'| = 0)
-            energy = math.nan
-        rhs = self.f[CLAMP:] + self.g
+    # -- state -------------------------------------------------------------------------
+    def set_initial_state(self, q0: np.ndarray, v0: np.ndarray) -> None:
+        self.q = np.array(q0, dtype=float)
+        self.v = np.array(v0, dtype=float)
+        f = self.work[2]
+        energy = kernels.elastic_force(self.q, *self.kargs, f)
+        rhs = f[CLAMP:] + self.g
         if self.damped:
-            kernels.sym_band_matvec(self.clb, v0, self.cv)
-            rhs = rhs - self.cv
+            cv = np.empty(self.nf)
+            kernels.sym_band_matvec(self.mats[3], self.v, cv)
+            rhs = rhs - cv
         a0 = sla.cho_solve_banded((self.model.mass_cholesky, True), rhs, check_finite=False)
         if not (np.all(np.isfinite(a0)) and math.isfinite(energy)):
             raise ValueError(
                 "the initial state gives non-finite forces (degenerate q0, e.g. a zero slope "
                 "vector |r'| = 0, or non-finite q0 / v0)"
             )
-        return _State(q0.copy(), v0.copy(), a0, a0.copy(), float(energy))
+        self.a = np.ascontiguousarray(a0)
+        self.at = self.a.copy()
+        self.fq = f[CLAMP:].copy()
+        self.ist[_I_FQ] = 1
+        self.fst[_F_ENERGY] = energy
 
-    def _refactor(self, q: np.ndarray, h: float) -> None:
-        c_a, c_v = self.scheme.coefficients(h)
-        kernels.assemble_tangent_banded(q, *self.args, self.ab)
-        _effective_lower(self.ab, self.mlb, self.clb_arg, c_a, c_v, self.damped, self.lb)
-        self.factor = _Factor(self.lb)
-        self.factor_h = h
-        self.factorizations += 1
+    @property
+    def energy(self) -> float:
+        return float(self.fst[_F_ENERGY])
 
-    def damping_power_work(self, d: np.ndarray, h: float) -> float:
-        """``d^T C d / h``: damping work over a step at the mean velocity ``d / h``."""
-        if not self.damped:
-            return 0.0
-        cd = np.empty(self.nf)
-        kernels.sym_band_matvec(self.clb, d, cd)
-        return float(d @ cd) / h
+    @property
+    def factorizations(self) -> int:
+        return int(self.ist[_I_FACT])
 
-    # -- one step ----------------------------------------------------------------------
-    def try_step(self, st: _State, h: float) -> tuple[_State | None, int, np.ndarray | None]:
-        """One Newton-solved step of size ``h``. Returns (new state or None, iterations, d)."""
-        sc = self.scheme
-        c_a, c_v = sc.coefficients(h)
-        if sc.is_bdf1:
-            d = h * st.v + (h * h) * st.a
-            v_pred = st.v + h * st.a
-            a_pred = st.a
-        else:
-            d = h * st.v + (0.5 * h * h) * st.at
-            v_pred = st.v + h * st.at
-            if sc.alpha_f == 0.0:
-                a_pred = st.at
-            else:
-                a_pred = (st.at - sc.alpha_f * st.a) / (1.0 - sc.alpha_f)
-        v = np.empty(self.nf)
-        a = np.empty(self.nf)
-        q = st.q.copy()
-        q_base = st.q[CLAMP:]
-        r = self.r
-        f, kargs = self.f, self.args
-        rargs = (self.mlb, self.clb_arg, self.damped, self.g, v, a, self.ma, self.cv, r)
+    @property
+    def increment_converged(self) -> int:
+        return int(self.ist[_I_INCR])
 
-        def evaluate(d, e):
-            qn = _iterate(q, q_base, d, e, v_pred, a_pred, c_v, c_a, v, a)
-            try:
-                u = kernels.elastic_force(q, *kargs, f)
-            except ZeroDivisionError:  # a collapsed slope vector |r'| = 0 in a wild iterate
-                return math.nan, math.inf, math.inf, math.inf, qn
-            return (u, *_residual(f, *rargs), qn)
+    # -- steps -------------------------------------------------------------------------
+    def _state_args(self):
+        return (
+            self.q, self.v, self.a, self.at, self.fq, self.par, self.ist, self.fst, self.kargs,
+            self.mats, self.work,
+        )  # fmt: skip
 
-        # starting point: q_{n+1} = q_n ("constant", robust for any dt) or the scheme's own
-        # extrapolation d_nat ("extrapolate", one Newton iteration fewer for small dt);
-        # "auto" evaluates both and starts from the smaller residual.
-        e = np.zeros(self.nf)
-        evaluated = None
-        if self.predictor != "extrapolate":
-            e_c = -d  # e = d - d_nat with d = 0
-            d_c = np.zeros(self.nf)
-            if self.predictor == "constant":
-                d, e = d_c, e_c
-            else:
-                res_c = evaluate(d_c, e_c)
-                evaluated = evaluate(d, e)
-                if not (evaluated[1] <= res_c[1]):  # also when the extrapolation is not finite
-                    d, e, evaluated = d_c, e_c, None
-        it = 0
-        prev = dnorm = math.inf
-        rnorm = tol_r = math.inf
-        dtot = 0.0
-        refactor = not self.modified or self.factor is None or self.factor_h != h
-        while True:
-            if evaluated is None:
-                evaluated = evaluate(d, e)
-            energy, rnorm, fnorm, manorm, qnorm = evaluated
-            evaluated = None
-            if not math.isfinite(rnorm):
-                break
-            f_ref = max(self.g_norm, fnorm, manorm)
-            tol_r = max(self.tol * f_ref, self.floor)
-            if rnorm <= tol_r:
-                return self._accept(st, q, v, a, e, h, energy), it, d
-            if it > 0 and rnorm <= max(self.loose * f_ref, self.floor):
-                small = max(self.increment_tol * dtot, _ROUNDOFF * qnorm)
-                if dnorm <= small:
-                    self.increment_converged += 1
-                    return self._accept(st, q, v, a, e, h, energy), it, d
-            if it >= self.max_iter:
-                break
-            if self.modified and it > 0 and rnorm > _SLOW_CONTRACTION * prev:
-                refactor = True
-            try:
-                if refactor:
-                    self._refactor(q, h)
-                    refactor = not self.modified
-                de = self.factor.solve(r)
-            except (np.linalg.LinAlgError, ZeroDivisionError):
-                break
-            dnorm, dtot = _update(e, d, de)
-            if not math.isfinite(dnorm):
-                break
-            prev = rnorm
-            it += 1
-        self.last_fail = (it, rnorm, tol_r)
-        if self.modified:
-            self.factor = None  # start the retry from a fresh tangent
-        return None, it, None
+    def run_chunk(self, n_steps, step0, h, out, iters, wd, i_sample, i_snap):
+        """Up to ``n_steps`` steps in numba; see :func:`_run_chunk`."""
+        return _run_chunk(
+            n_steps, step0, h, *self._state_args(), self.damage is not None, self.dargs, out,
+            iters, wd, i_sample, i_snap,
+        )  # fmt: skip
 
-    def _accept(self, st, q, v, a, e, h, energy) -> _State:
-        sc = self.scheme
-        if sc.is_bdf1:
-            at = a
-        else:
-            at = st.at + e / (sc.beta * h * h)
-        return _State(q, v, a, at, float(energy))
+    def record(self, step, wd, out, i_sample, i_snap):
+        return _record(
+            step, self.q, self.v, self.energy, wd, self.mats, out, self.dargs[11], i_sample,
+            i_snap, self.work[-1],
+        )  # fmt: skip
 
-    def advance(self, st: _State, h: float, t: float, step: int, depth: int = 0):
-        """Step ``h`` from time ``t``, halving on failure. Returns (state, iterations, W_d)."""
-        new, iters, d = self.try_step(st, h)
-        if new is not None:
-            work = self.damping_power_work(d, h)
-            if self.damage is not None:
-                # staggered, as in the explicit solver: grow damage at the converged state; the
-                # strain energy it releases is booked as dissipated work
-                released = self.damage.update(new.q)
-                new.energy -= released
-                work += released
-            return new, iters, work
+    def try_step(self, h: float) -> tuple[bool, int, float]:
+        ok, it, work = _step(h, *self._state_args())
+        return bool(ok), int(it), float(work)
+
+    def recover(self, h: float, t: float, step: int) -> tuple[int, float]:
+        """The step of size ``h`` from ``t`` just failed (state untouched): retry it as two half
+        steps, recursively. Returns (iterations including the failed attempt, dissipated
+        work); raises :class:`NewtonConvergenceError` when the halvings run out."""
+        return self._halve(h, t, step, 0, int(self.ist[_I_FAIL_IT]))
+
+    def _halve(self, h: float, t: float, step: int, depth: int, failed_iters: int):
         if depth >= self.max_halvings:
-            it, rn, tl = self.last_fail
+            it = int(self.ist[_I_FAIL_IT])
+            rn = float(self.fst[_F_FAIL_R])
+            tl = float(self.fst[_F_FAIL_TOL])
             what = "a non-finite residual" if not math.isfinite(rn) else f"residual {rn:.3e} N"
             raise NewtonConvergenceError(
                 f"{self.scheme.name}: Newton did not converge in step {step} at t = {t:.6g} s "
@@ -554,9 +929,25 @@ class _Stepper:
             )
         self.halvings += 1
         log.debug("step %d at t = %.6g s: halving dt to %.3e s", step, t, 0.5 * h)
-        mid, i1, w1 = self.advance(st, 0.5 * h, t, step, depth + 1)
-        end, i2, w2 = self.advance(mid, 0.5 * h, t + 0.5 * h, step, depth + 1)
-        return end, iters + i1 + i2, w1 + w2
+        total_it, total_w = failed_iters, 0.0
+        for k in range(2):
+            it, w = self.advance(0.5 * h, t + k * 0.5 * h, step, depth + 1)
+            total_it += it
+            total_w += w
+        return total_it, total_w
+
+    def advance(self, h: float, t: float, step: int, depth: int = 0) -> tuple[int, float]:
+        """Step ``h`` from ``t`` (halving on failure). Returns (iterations, dissipated work)."""
+        ok, it, work = self.try_step(h)
+        if not ok:
+            return self._halve(h, t, step, depth, it)
+        if self.damage is not None:  # staggered damage update, as in _run_chunk
+            released = self.damage.update(self.q)
+            if released != 0.0:
+                self.fst[_F_ENERGY] -= released
+                work += released
+                self.ist[_I_FQ] = 0
+        return it, work
 
 
 def simulate_implicit(
@@ -577,8 +968,8 @@ def simulate_implicit(
     tol: float = DEFAULT_TOL,
     increment_tol: float = DEFAULT_INCREMENT_TOL,
     max_halvings: int = DEFAULT_MAX_HALVINGS,
-    newton: str = "full",
-    predictor: str = "auto",
+    newton: str = DEFAULT_NEWTON,
+    predictor: str = DEFAULT_PREDICTOR,
     dt_critical: float | None = None,
     progress: bool = True,
     progress_interval_s: float = 5.0,
@@ -592,9 +983,11 @@ def simulate_implicit(
     ``'generalized-alpha'`` (``rho_inf`` in [0, 1], default 0.8). ``damping = (alpha, beta)``:
     Rayleigh ``C = alpha M + beta K0``. Newton: at most ``max_iter`` iterations per step,
     relative residual ``tol``, relative increment ``increment_tol``, up to ``max_halvings``
-    step halvings, ``newton='full'`` (new tangent every iteration) or ``'modified'`` (reuse the
-    factorisation while it converges). ``stats``, when given, receives ``factorizations`` and
-    ``halvings``.
+    step halvings, ``newton='modified'`` (default: reuse the factorisation while the residual
+    contracts) or ``'full'`` (new tangent every iteration); ``predictor`` ``'auto'`` (default),
+    ``'extrapolate'`` or ``'constant'`` (see the module docstring). ``stats``, when given,
+    receives ``factorizations``, ``halvings``, ``increment_converged``, ``residual_floor``,
+    ``newton``, ``predictor`` and the scheme parameters.
 
     Raises :class:`NewtonConvergenceError` when a step cannot be converged.
     """
@@ -632,76 +1025,60 @@ def simulate_implicit(
     if q.shape != (model.n_dof,):
         raise ValueError(f"q0 must have {model.n_dof} entries, got shape {q.shape}")
     v = np.zeros(nf) if v0 is None else np.array(v0, dtype=float)[-nf:].copy()
-    stepper = _Stepper(
-        model,
-        scheme,
-        damping,
-        int(max_iter),
-        tol,
-        increment_tol,
-        int(max_halvings),
-        newton,
+    run = _Integrator(
+        model, scheme, damping, int(max_iter), tol, increment_tol, int(max_halvings), newton,
         predictor,
-    )
-    st = stepper.initial_state(np.ascontiguousarray(q), v)
+    )  # fmt: skip
+    run.set_initial_state(q, v)
 
-    q_ref = model.reference()
-    mlb = model.mass_free_lower_band
-    g_full = model.gravity_full
     tip_out = np.zeros((n_samples, 2))
     en_out = np.zeros((n_samples, 4))
     snap_out = np.zeros((n_snaps, model.n_dof))
-    dsnap_out = np.zeros((n_snaps, *model.damage.shape)) if stepper.damage is not None else None
+    damage_on = run.damage is not None
+    # damage snapshots: one row per snapshot when damage is on, else a placeholder
+    dsnap_out = np.zeros((n_snaps, *model.damage.shape) if damage_on else (0, 1, 1))
+    out = (
+        np.ascontiguousarray(model.gravity_full), model.reference(), sample_every, snap_every,
+        tip_out, en_out, snap_out, dsnap_out, np.empty(nf),
+    )  # fmt: skip
     iters = np.zeros(n_steps, dtype=np.int32)
-    mv = np.empty(nf)
-    o_tip = model.n_dof - 4
     wd = 0.0
-    i_sample = i_snap = 0
-
-    def record(step: int) -> None:
-        nonlocal i_sample, i_snap
-        if step % sample_every == 0:
-            kernels.sym_band_matvec(mlb, st.v, mv)
-            en_out[i_sample] = (
-                0.5 * float(st.v @ mv),
-                st.energy,
-                -float(g_full @ (st.q - q_ref)),
-                wd,
-            )
-            tip_out[i_sample] = st.q[o_tip], st.q[o_tip + 1]
-            i_sample += 1
-        if step % snap_every == 0:
-            snap_out[i_snap] = st.q
-            if dsnap_out is not None:
-                dsnap_out[i_snap] = model.damage
-            i_snap += 1
+    i_sample, i_snap = run.record(0, wd, out, 0, 0)
 
     if dt_critical:
         log.debug("%s: dt = %.4e s = %.3g dt_cr", scheme.name, dt, dt / dt_critical)
     t_start = time.perf_counter()
     t_last = t_start
-    record(0)
-    for n in range(n_steps):
-        st, iters[n], w = stepper.advance(st, dt, n * dt, n)
-        wd += w
-        record(n + 1)
-        if progress and (n & 63) == 0:
-            now = time.perf_counter()
-            if now - t_last >= progress_interval_s:
-                rate = (n + 1) / (now - t_start)
-                log.info(
-                    "%s: t = %.4g / %.4g s, %.3g steps/s, %.2f Newton it/step, ETA %.0f s",
-                    scheme.name, (n + 1) * dt, t_end, rate, iters[: n + 1].mean(),
-                    (n_steps - n - 1) / rate,
-                )  # fmt: skip
-                t_last = now
+    step = 0
+    chunk = min(n_steps, 200)  # short first chunk: calibrates the speed for the progress log
+    while step < n_steps:
+        todo = min(chunk, n_steps - step)
+        done, wd, i_sample, i_snap = run.run_chunk(todo, step, dt, out, iters, wd, i_sample, i_snap)
+        step += done
+        if done < todo:  # step `step` failed in numba: retry it as half steps
+            iters[step], w = run.recover(dt, step * dt, step)
+            wd += w
+            i_sample, i_snap = run.record(step + 1, wd, out, i_sample, i_snap)
+            step += 1
+        now = time.perf_counter()
+        rate = step / max(now - t_start, 1e-9)
+        chunk = max(100, int(rate * min(progress_interval_s, 2.0)))
+        if progress and now - t_last >= progress_interval_s and step < n_steps:
+            log.info(
+                "%s: t = %.4g / %.4g s, %.3g steps/s, %.2f Newton it/step, ETA %.0f s",
+                scheme.name, step * dt, t_end, rate, iters[:step].mean(),
+                (n_steps - step) / rate,
+            )  # fmt: skip
+            t_last = now
     wall = time.perf_counter() - t_start
     if stats is not None:
         stats.update(
-            factorizations=stepper.factorizations,
-            halvings=stepper.halvings,
-            increment_converged=stepper.increment_converged,
-            residual_floor=stepper.floor,
+            factorizations=run.factorizations,
+            halvings=run.halvings,
+            increment_converged=run.increment_converged,
+            residual_floor=run.floor,
+            newton=newton,
+            predictor=predictor,
             **scheme.describe(),
         )
     return DynamicsResult(
@@ -714,7 +1091,7 @@ def simulate_implicit(
         damping_work=en_out[:i_sample, 3].copy(),
         t_snap=np.arange(i_snap) * snap_every * dt,
         q_snap=snap_out[:i_snap].copy(),
-        damage_snap=dsnap_out[:i_snap].copy() if dsnap_out is not None else None,
+        damage_snap=dsnap_out[:i_snap].copy() if damage_on else None,
         dt=dt,
         steps=n_steps,
         wall_s=wall,
