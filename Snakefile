@@ -22,8 +22,13 @@ include: "workflow/rules/modal.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/convergence.smk"
 include: "workflow/rules/validation.smk"
+include: "workflow/rules/response.smk"
+include: "workflow/rules/integrators.smk"
+include: "workflow/rules/identification.smk"
+include: "workflow/rules/scaling.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/report_studies.smk"
 
 
 # Aggregation and report rendering run on the submitting host under a cluster executor.
@@ -35,6 +40,10 @@ localrules:
     report_convergence,
     report_critical_dt,
     report_validation,
+    report_integrators,
+    report_defects,
+    report_identification,
+    report_scaling,
     report_index,
 
 

@@ -1,21 +1,24 @@
-# Critical explicit time step per case and mesh: 2/omega_max, element bound, fitted formula,
-# governing mode (axial/bending), optionally the measured stability limit (bisection on dt).
+# Critical explicit time step per case on every mesh of the study (one job per case writes one
+# file per mesh; the fitted-formula constant is computed once per job): 2/omega_max, element
+# bound, fitted formula, governing mode (axial/bending), and on pipeline.critical_dt.
+# measure_meshes the measured stability limit (bisection on dt).
 
 
 rule critical_dt:
     output:
-        f"{RES}/{{case}}/critical_dt/ne{{ne}}.nc",
+        expand(f"{RES}/{{{{case}}}}/critical_dt/ne{{ne}}.nc", ne=CRITICAL_MESHES),
     log:
-        f"{RES}/logs/critical_dt/{{case}}_ne{{ne}}.log",
+        f"{RES}/logs/critical_dt/{{case}}.log",
     conda:
         "../envs/ancf-beam.yaml"
     threads: 1
     resources:
         mem_mb=1000,
-        runtime=10,
+        runtime=15,
     params:
         case_hash=case_hash,
         package=PACKAGE,
-        measure=lambda wc: measure_dt(wc.ne),
+        meshes=CRITICAL_MESHES,
+        measure=measure_meshes(),
     script:
         "../scripts/critical_dt.py"

@@ -20,6 +20,7 @@ rule report_case:
         simulate=lambda wc: case_file("simulate", wc.case),
         validation=lambda wc: case_file("validation", wc.case),
         critical=lambda wc: critical_file(wc.case, sim_mesh(wc.case)),
+        response=lambda wc: case_file("response", wc.case),
     output:
         **{
             f"fig_{k}": v
@@ -50,6 +51,8 @@ rule report_case:
             simulate_nc=input.simulate,
             validation_nc=input.validation,
             critical_nc=input.critical,
+            response_nc=input.response,
+            tolerances=validation_settings()["tolerances"],
             checks_csv=output.checks,
             figures=_fig_paths(output, CASE_FIGURES),
         ),
@@ -90,6 +93,7 @@ rule report_comparison:
         py=PY,
         nb=lambda wc, input, output: nb_params(
             cases=CASES,
+            families=FAMILIES,
             summary_csv=input.summary,
             static_nc=dict(zip(CASES, input.static)),
             modal_nc=dict(zip(CASES, input.modal)),
@@ -131,6 +135,7 @@ rule report_convergence:
         py=PY,
         nb=lambda wc, input, output: nb_params(
             cases=CASES,
+            families=FAMILIES,
             convergence_nc=dict(zip(CASES, input.convergence)),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES["convergence"]),
@@ -142,7 +147,7 @@ rule report_convergence:
 rule report_critical_dt:
     input:
         nb=workflow.source_path("../notebooks/critical_dt.ipynb"),
-        critical=[critical_file(c, ne) for c in CASES for ne in critical_meshes(c)],
+        critical=[f for c in CASES for f in critical_files(c)],
     output:
         **{
             f"fig_{k}": v
@@ -168,9 +173,8 @@ rule report_critical_dt:
         py=PY,
         nb=lambda wc, input, output: nb_params(
             cases=CASES,
-            critical_nc={
-                c: [critical_file(c, ne) for ne in critical_meshes(c)] for c in CASES
-            },
+            families=FAMILIES,
+            critical_nc={c: critical_files(c) for c in CASES},
             sim_mesh={c: sim_mesh(c) for c in CASES},
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES["critical_dt"]),

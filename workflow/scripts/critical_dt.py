@@ -1,4 +1,4 @@
-"""Snakemake adapter: critical explicit time step of one case on one mesh -> NetCDF."""
+"""Snakemake adapter: critical explicit time step of one case on every mesh -> one NetCDF each."""
 
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
@@ -9,9 +9,13 @@ from ancf_beam.io import write_netcdf
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
-ne = int(snakemake.wildcards.ne)
-case = resolve_case(snakemake.config, snakemake.wildcards.case, {"mesh.n_elements": ne})
-summary, ds = run_critical_dt(case, measure=bool(snakemake.params.measure))
-ds.attrs["package_fingerprint"] = snakemake.params.package
-write_netcdf(ds, snakemake.output[0])
-logging.info("critical_dt %s ne=%d: %s", case.name, ne, summary)
+measure = {int(m) for m in snakemake.params.measure}
+meshes = [int(m) for m in snakemake.params.meshes]
+for ne, path in zip(meshes, snakemake.output, strict=True):
+    if not str(path).endswith(f"/ne{ne}.nc"):
+        raise ValueError(f"output {path} does not match mesh {ne}")
+    case = resolve_case(snakemake.config, snakemake.wildcards.case, {"mesh.n_elements": ne})
+    summary, ds = run_critical_dt(case, measure=ne in measure)
+    ds.attrs["package_fingerprint"] = snakemake.params.package
+    write_netcdf(ds, path)
+    logging.info("critical_dt %s ne=%d: %s", case.name, ne, summary)

@@ -24,6 +24,10 @@ titles = {
     "convergence": "Mesh convergence",
     "critical_dt": "Critical time step",
     "validation": "Validation",
+    "integrators": "Time integrators: accuracy, cost, recommendation",
+    "defects": "Defect families: shapes, curvature concentration, spectra, damage",
+    "identification": "Defect identification from noisy frequencies",
+    "scaling": "Cost against the mesh: explicit vs implicit",
 }
 inp = snakemake.input
 for case, page, checks in zip(snakemake.params.cases, inp.case_html, inp.case_checks, strict=True):

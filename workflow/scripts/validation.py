@@ -1,4 +1,7 @@
-"""Snakemake adapter: validation checks of one case (from its static/modal/simulate results)."""
+"""Snakemake adapter: validation checks of one case (from its static/modal/simulate results).
+
+``run_family_validation`` is ``ancf_beam.studies.run_validation`` with the dynamic checks of a
+damaged case replaced by the ones that apply to it (ancf_beam.studies_defects)."""
 
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
@@ -7,7 +10,7 @@ import xarray as xr
 
 from ancf_beam.config import resolve_case
 from ancf_beam.io import write_netcdf
-from ancf_beam.studies import run_validation
+from ancf_beam.studies_defects import run_family_validation
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
@@ -16,7 +19,7 @@ settings = snakemake.params.settings
 st = xr.load_dataset(snakemake.input.static)
 mo = xr.load_dataset(snakemake.input.modal)
 si = xr.load_dataset(snakemake.input.simulate)
-ds = run_validation(
+ds = run_family_validation(
     case, st, mo, si, tolerances=settings["tolerances"], segments=settings["segments"]
 )
 ds.attrs["package_fingerprint"] = snakemake.params.package

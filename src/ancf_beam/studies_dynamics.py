@@ -1,0 +1,927 @@
+"""Pipeline studies of the time integrators: accuracy per integrator and cost against the mesh.
+
+Like :mod:`ancf_beam.studies`, these sit between the per-case entry points of
+:mod:`ancf_beam.analyses` (here :func:`~ancf_beam.analyses.run_simulate`) and the Snakemake
+workflow, which writes the returned :class:`xarray.Dataset` to NetCDF. SI units throughout
+(s, m, rad/s, 1/s).
+
+Integrator accuracy (:func:`run_integrator_study`)
+    Every integrator (central differences, BDF1, Newmark, generalized-alpha) on one case over
+    ``t_end``: the explicit run at ``safety * dt_critical`` is the reference; the implicit ones
+    run at ``T1 / N`` for each ``N`` of ``per_period`` (``T1 = 2 pi / omega_1``). Per run the
+    first-mode content of the tip history is fitted (:func:`fit_first_mode`: frequency and
+    exponential decay rate), giving the period error against the reference run and the amplitude
+    decay per period, both also predicted by the linear single-degree-of-freedom amplification
+    matrix of each scheme (:func:`linear_step_properties`); plus the tip error against the
+    reference (:func:`tip_error`), Newton iterations per step and wall time. One Rayleigh-damped
+    run per integrator (``C = alpha M``, ``alpha = 2 zeta omega_1``) shows the approach to the
+    static equilibrium. :func:`recommend_integrators` turns the numbers into a recommendation.
+
+Cost against the mesh (:func:`run_scaling_study`)
+    Wall time to simulate ``t_end`` against the number of elements for the explicit scheme
+    (``dt = safety * 2 / omega_max``: steps ~ n^2 once bending governs, cost per step ~ n, so
+    ~ n^3) and for generalized-alpha at a fixed accuracy (a fixed ``dt = T1 / N``, ``N`` the
+    coarsest of a candidate list that meets a tip-error target against the explicit run on a
+    calibration mesh, then verified on every mesh: steps fixed, cost ~ n). Explicit runs above
+    ``full_max_elements`` are not run to the end: their cost is *projected from a measured
+    window of K steps* (recorded per mesh). :func:`crossover` finds the mesh where the two costs
+    cross.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from scipy import optimize
+
+from .config import CaseSpec
+from .io import provenance_attrs
+from .studies import fit_slope
+
+EXPLICIT = "central-difference"
+INTEGRATORS = ("central-difference", "bdf1", "newmark", "generalized-alpha")
+TWO_PI = 2.0 * math.pi
+
+
+# --------------------------------------------------------------------------------------------
+# linear theory: amplification matrix of each scheme on u'' + omega^2 u = 0
+# --------------------------------------------------------------------------------------------
+def amplification_matrix(
+    integrator: str,
+    omega_dt: float,
+    damping_ratio: float = 0.0,
+    *,
+    beta: float | None = None,
+    gamma: float | None = None,
+    rho_inf: float | None = None,
+) -> np.ndarray:
+    """One-step amplification matrix of ``integrator`` for ``u'' + 2 zeta omega u' + omega^2 u
+    = 0``.
+
+    ``omega_dt`` is ``Omega = omega * dt`` (rad), ``damping_ratio`` is ``zeta``. States: central
+    differences ``(u_n, u_{n-1})`` (damping at the central velocity, as
+    :mod:`ancf_beam.explicit`); BDF1 ``(u, dt v)``; Newmark and generalized-alpha (Chung-Hulbert
+    parameters from ``rho_inf``, the same as :func:`ancf_beam.implicit.make_scheme`; damping
+    force alpha-weighted like the elastic force) ``(u, dt v, dt^2 a)``.
+    """
+    from .implicit import make_scheme
+
+    w = float(omega_dt)
+    w2 = w * w
+    c = 2.0 * float(damping_ratio) * w  # 2 zeta Omega
+    if integrator == EXPLICIT:
+        # (u1 - 2 u0 + u_) + c/2 (u1 - u_) + w2 u0 = 0
+        d = 1.0 + 0.5 * c
+        return np.array([[(2.0 - w2) / d, -(1.0 - 0.5 * c) / d], [1.0, 0.0]])
+    if integrator == "bdf1":
+        # u1 - v1' = u0 ; w2 u1 + (1 + c) v1' = v0'   (v' = dt v)
+        return np.linalg.solve(np.array([[1.0, -1.0], [w2, 1.0 + c]]), np.eye(2))
+    s = make_scheme(integrator, beta=beta, gamma=gamma, rho_inf=rho_inf)
+    b, g, am, af = s.beta, s.gamma, s.alpha_m, s.alpha_f
+    # u1 = u0 + v0' + (1/2 - b) a0' + b a1' ; v1' = v0' + (1 - g) a0' + g a1'
+    # (1 - am) a1' + am a0' + c ((1 - af) v1' + af v0') + w2 ((1 - af) u1 + af u0) = 0
+    lhs = np.array([[1.0, 0.0, -b], [0.0, 1.0, -g], [w2 * (1.0 - af), c * (1.0 - af), 1.0 - am]])
+    rhs = np.array([[1.0, 1.0, 0.5 - b], [0.0, 1.0, 1.0 - g], [-w2 * af, -c * af, -am]])
+    return np.linalg.solve(lhs, rhs)
+
+
+def linear_step_properties(
+    integrator: str, omega_dt: float, damping_ratio: float = 0.0, **params
+) -> dict[str, float]:
+    """Spectral radius, period error and decay of ``integrator`` at ``Omega = omega dt``.
+
+    Linear theory on ``u'' + 2 zeta omega u' + omega^2 u = 0`` (``zeta = damping_ratio``), from
+    the principal (complex) eigenvalue ``lambda = rho exp(i phi)`` of
+    :func:`amplification_matrix`: ``spectral_radius`` rho per step, ``omega_ratio``
+    ``phi / (Omega sqrt(1 - zeta^2))`` (numerical over exact damped frequency),
+    ``period_error`` ``Omega sqrt(1 - zeta^2) / phi - 1`` (> 0: period elongation),
+    ``decay_per_period`` ``1 - rho^(2 pi / phi)`` (fraction of the amplitude lost per numerical
+    period; physical damping included), ``exact_decay_per_period`` the same for the exact
+    solution, and ``damping_ratio`` ``-ln(rho) / phi`` (approximately the equivalent viscous
+    damping ratio, numerical plus physical). NaN when the roots are real (no oscillation, e.g.
+    central differences beyond its stability limit ``Omega > 2``).
+    """
+    lam = np.linalg.eigvals(amplification_matrix(integrator, omega_dt, damping_ratio, **params))
+    zeta = float(damping_ratio)
+    wd = omega_dt * math.sqrt(max(1.0 - zeta * zeta, 0.0))
+    exact = 1.0 - math.exp(-zeta * TWO_PI / math.sqrt(1.0 - zeta * zeta)) if zeta < 1 else 1.0
+    osc = lam[np.abs(lam.imag) > 1e-14 * max(1.0, float(np.max(np.abs(lam))))]
+    nan = float("nan")
+    if osc.size == 0:
+        return {"spectral_radius": float(np.max(np.abs(lam))), "omega_ratio": nan,
+                "period_error": nan, "decay_per_period": nan, "exact_decay_per_period": exact,
+                "damping_ratio": nan}  # fmt: skip
+    p = osc[np.argmax(np.abs(osc))]
+    rho = float(abs(p))
+    phi = float(abs(np.angle(p)))
+    return {
+        "spectral_radius": rho,
+        "omega_ratio": phi / wd,
+        "period_error": wd / phi - 1.0,
+        "decay_per_period": 1.0 - rho ** (TWO_PI / phi),
+        "exact_decay_per_period": exact,
+        "damping_ratio": -math.log(rho) / phi if rho > 0 else math.inf,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# measurements on a tip history
+# --------------------------------------------------------------------------------------------
+def _project(t: np.ndarray, y: np.ndarray, omega: float, sigma: float):
+    """Linear least squares ``y ~ c0 + exp(-sigma t) (a cos wt + b sin wt)``: coefficients, RSS."""
+    g = np.exp(-sigma * (t - t[0]))
+    basis = np.column_stack([np.ones_like(t), g * np.cos(omega * t), g * np.sin(omega * t)])
+    c, *_ = np.linalg.lstsq(basis, y, rcond=None)
+    r = y - basis @ c
+    return c, r
+
+
+def fit_first_mode(
+    t: Sequence[float],
+    y: Sequence[float],
+    omega_guess: float,
+    band: float = 0.3,
+    min_amplitude_ratio: float = 1e-3,
+    max_samples: int = 4000,
+) -> dict[str, float]:
+    """Fit ``y(t) ~ c0 + A exp(-sigma t) cos(omega t + phi)`` near ``omega_guess`` (rad/s).
+
+    ``t`` (s) and ``y`` (e.g. the tip deflection, m) of a free vibration; higher modes are left
+    in the residual. The frequency is searched in ``(1 +- band) omega_guess`` on a grid finer than
+    the record's resolution together with a grid of decay rates, then refined by nonlinear least
+    squares (linear coefficients projected out). When the fitted envelope decays below
+    ``min_amplitude_ratio`` of its start within the record, the fit is repeated on the part
+    before that time (a fully decayed tail is round-off). Records are decimated to at most
+    ``max_samples`` samples.
+
+    Returns ``omega`` (rad/s), ``period`` (s), ``decay_rate`` sigma (1/s; > 0 decaying),
+    ``decay_per_period`` ``1 - exp(-sigma 2 pi / omega)``, ``amplitude`` A at the window start
+    (unit of y), ``offset`` c0, ``window_s`` (s), ``rel_residual`` (RMS residual over A) and
+    the linearised standard errors ``omega_std`` (rad/s) and ``decay_rate_std`` (1/s) from the
+    residual (white-noise assumption: an indication of the fit's precision).
+    """
+    t = np.asarray(t, float).ravel()
+    y = np.asarray(y, float).ravel()
+    ok = np.isfinite(t) & np.isfinite(y)
+    t, y = t[ok], y[ok]
+    if t.size < 16:
+        raise ValueError(f"fit_first_mode needs at least 16 samples, got {t.size}")
+    stride = max(1, int(math.ceil(t.size / max_samples)))
+    t, y = t[::stride], y[::stride]
+    w0 = float(omega_guess)
+    t_end = float(t[-1])
+    result: dict[str, float] = {}
+    window = t_end - t[0]
+    for _ in range(3):
+        sel = t <= t[0] + window
+        tt, yy = t[sel], y[sel]
+        span = tt[-1] - tt[0]
+        if tt.size < 16 or span * w0 < 2 * TWO_PI:  # need about two periods
+            break
+        dw = 0.25 * TWO_PI / span
+        omegas = np.arange((1 - band) * w0, (1 + band) * w0 + dw, dw)
+        sigmas = np.concatenate([[0.0], np.geomspace(1e-3, 5.0, 13) * w0 / TWO_PI])
+        best = (math.inf, w0, 0.0)
+        for s in sigmas:
+            for w in omegas:
+                _, r = _project(tt, yy, w, s)
+                rss = float(r @ r)
+                if rss < best[0]:
+                    best = (rss, w, s)
+        sol = optimize.least_squares(
+            lambda p, tt=tt, yy=yy: _project(tt, yy, p[0], p[1])[1],
+            x0=[best[1], best[2]],
+            bounds=([(1 - band) * w0, -0.5 * w0 / TWO_PI], [(1 + band) * w0, w0]),
+            x_scale=[dw, 1.0 / span],
+            xtol=1e-13,
+            ftol=1e-13,
+        )
+        w, s = float(sol.x[0]), float(sol.x[1])
+        c, r = _project(tt, yy, w, s)
+        amp = float(math.hypot(c[1], c[2]))
+        dof = max(tt.size - 5, 1)
+        jac = np.asarray(sol.jac, float)
+        try:
+            cov = float(r @ r) / dof * np.linalg.inv(jac.T @ jac)
+            w_std, s_std = float(np.sqrt(abs(cov[0, 0]))), float(np.sqrt(abs(cov[1, 1])))
+        except np.linalg.LinAlgError:
+            w_std = s_std = math.nan
+        result = {
+            "omega": w,
+            "period": TWO_PI / w,
+            "decay_rate": s,
+            "decay_per_period": 1.0 - math.exp(-s * TWO_PI / w),
+            "amplitude": amp,
+            "offset": float(c[0]),
+            "window_s": float(span),
+            "rel_residual": float(np.sqrt(np.mean(r * r)) / amp) if amp > 0 else math.nan,
+            "omega_std": w_std,
+            "decay_rate_std": s_std,
+        }
+        if s <= 0 or math.exp(-s * span) >= min_amplitude_ratio:
+            break
+        window = math.log(1.0 / min_amplitude_ratio) / s
+    if not result:
+        raise ValueError("record too short for a first-mode fit (less than two periods)")
+    return result
+
+
+def tip_error(t, y, t_ref, y_ref) -> float:
+    """``max |y(t) - y_ref(t)| / max |y_ref - y_ref(0)|`` over the common time range.
+
+    ``y_ref`` is linearly interpolated to the samples ``t`` (s); the error is relative to the
+    largest tip displacement of the reference (dimensionless).
+    """
+    t = np.asarray(t, float)
+    y = np.asarray(y, float)
+    t_ref = np.asarray(t_ref, float)
+    y_ref = np.asarray(y_ref, float)
+    sel = np.isfinite(t) & np.isfinite(y) & (t >= t_ref[0]) & (t <= t_ref[-1] * (1 + 1e-12))
+    scale = float(np.max(np.abs(y_ref - y_ref[0])))
+    if not scale > 0 or not sel.any():
+        return math.nan
+    return float(np.max(np.abs(y[sel] - np.interp(t[sel], t_ref, y_ref))) / scale)
+
+
+def settle_time(t, y, target: float, rel_band: float = 0.01) -> float:
+    """First time (s) after which ``|y - target| <= rel_band |target|`` holds to the end (NaN if
+    never)."""
+    t = np.asarray(t, float)
+    y = np.asarray(y, float)
+    ok = np.isfinite(y)
+    t, y = t[ok], y[ok]
+    out = np.abs(y - target) > rel_band * abs(target)
+    if not out.any():
+        return float(t[0])
+    last = int(np.flatnonzero(out)[-1])
+    return float(t[last + 1]) if last + 1 < t.size else math.nan
+
+
+# --------------------------------------------------------------------------------------------
+# integrator study
+# --------------------------------------------------------------------------------------------
+def _pad(rows: list[np.ndarray], fill=np.nan) -> np.ndarray:
+    n = max((r.size for r in rows), default=0)
+    out = np.full((len(rows), n), fill, dtype=float)
+    for i, r in enumerate(rows):
+        out[i, : r.size] = r
+    return out
+
+
+def _scheme_params(case: CaseSpec, integrator: str) -> dict[str, float]:
+    dyn = case.dynamics
+    if integrator == "newmark":
+        return {"beta": dyn.newmark_beta, "gamma": dyn.newmark_gamma}
+    if integrator == "generalized-alpha":
+        return {"rho_inf": dyn.rho_inf}
+    return {}
+
+
+def run_integrator_study(
+    case: CaseSpec,
+    dt_critical: float,
+    omega_1: float,
+    static_tip: float,
+    t_end: float = 2.0,
+    explicit_safety: float = 0.8,
+    per_period: Sequence[float] = (100.0, 20.0),
+    damping_ratio: float = 0.05,
+    damped_per_period: float = 20.0,
+    integrators: Sequence[str] = INTEGRATORS,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Accuracy and cost of every integrator on ``case`` (see the module docstring).
+
+    ``dt_critical`` (s) is the explicit critical step of the case's mesh (the ``critical_dt``
+    study), ``omega_1`` (rad/s) its first natural frequency (the ``modal`` study; ``T1 = 2 pi /
+    omega_1``), ``static_tip`` (m) the static tip deflection (the ``static`` study). Runs, all
+    from rest in the reference shape under gravity up to ``t_end`` (s):
+
+    * ``central-difference`` at ``explicit_safety * dt_critical``, undamped: the reference;
+    * each implicit integrator at ``dt = T1 / N`` for ``N`` in ``per_period``, undamped;
+    * one run per integrator with Rayleigh damping ``alpha = 2 damping_ratio omega_1`` (1/s,
+      ``beta = 0``): explicit at the reference step, implicit at ``T1 / damped_per_period``.
+
+    Returns a Dataset over ``run`` (and ``sample``/``step`` for the histories, NaN-padded) with
+    the fitted first-mode frequency and decay, the linear-theory predictions, period error and
+    decay relative to the reference, tip error against the reference (undamped runs) or the
+    damped explicit run (damped runs), Newton iterations, wall time, the final tip (mean over
+    the last period) against ``static_tip`` and the settling time into a 1 % band.
+    """
+    from .analyses import run_simulate
+
+    unknown = [i for i in integrators if i not in INTEGRATORS]
+    if unknown:
+        raise ValueError(f"unknown integrators {unknown}; choose from {', '.join(INTEGRATORS)}")
+    if EXPLICIT not in integrators:
+        raise ValueError("the integrator study needs central-difference (the reference run)")
+    if not (dt_critical > 0 and omega_1 > 0 and t_end > 0):
+        raise ValueError("dt_critical, omega_1 and t_end must be > 0")
+    T1 = TWO_PI / omega_1
+    alpha = 2.0 * damping_ratio * omega_1
+    plan: list[dict[str, Any]] = [
+        {"integrator": EXPLICIT, "dt": explicit_safety * dt_critical, "N": math.nan,
+         "damped": False, "label": f"{EXPLICIT} {explicit_safety:g} dt_cr"},
+    ]  # fmt: skip
+    for integ in integrators:
+        if integ == EXPLICIT:
+            continue
+        for n in per_period:
+            plan.append({"integrator": integ, "dt": T1 / n, "N": float(n), "damped": False,
+                         "label": f"{integ} T1/{n:g}"})  # fmt: skip
+    for integ in integrators:
+        if integ == EXPLICIT:
+            plan.append(
+                {
+                    "integrator": integ,
+                    "dt": explicit_safety * dt_critical,
+                    "N": math.nan,
+                    "damped": True,
+                    "label": f"{integ} {explicit_safety:g} dt_cr damped",
+                }
+            )
+        else:
+            plan.append({"integrator": integ, "dt": T1 / damped_per_period,
+                         "N": float(damped_per_period), "damped": True,
+                         "label": f"{integ} T1/{damped_per_period:g} damped"})  # fmt: skip
+
+    t0 = time.perf_counter()
+    runs = []
+    for p in plan:
+        damping = (alpha, 0.0) if p["damped"] else (0.0, 0.0)
+        summary, ds = run_simulate(
+            case, integrator=p["integrator"], dt=p["dt"], dt_critical=dt_critical, t_end=t_end,
+            damping=damping, progress=progress,
+        )  # fmt: skip
+        its = ds["newton_iterations"].values.astype(float) if "newton_iterations" in ds else None
+        runs.append({**p, "summary": summary, "t": ds["time"].values, "y": ds["tip_y"].values,
+                     "its": its})  # fmt: skip
+    ref = runs[0]
+    ref_damped = next(r for r in runs if r["damped"] and r["integrator"] == EXPLICIT)
+    fit_ref = fit_first_mode(ref["t"], ref["y"], omega_1)
+    fit_refd = fit_first_mode(ref_damped["t"], ref_damped["y"], omega_1)
+    rows = []
+    for r in runs:
+        fit = fit_first_mode(r["t"], r["y"], omega_1)
+        w_dt = omega_1 * r["dt"]
+        zeta = damping_ratio if r["damped"] else 0.0
+        theory = linear_step_properties(
+            r["integrator"], w_dt, zeta, **_scheme_params(case, r["integrator"])
+        )
+        base = ref_damped if r["damped"] else ref
+        fb = fit_refd if r["damped"] else fit_ref
+        last = r["t"] >= r["t"][-1] - T1
+        final = float(np.mean(r["y"][last]))
+        s = r["summary"]
+        rows.append({
+            "omega_fit": fit["omega"], "period_fit": fit["period"],
+            "decay_rate": fit["decay_rate"], "decay_per_period": fit["decay_per_period"],
+            "fit_window": fit["window_s"], "fit_rel_residual": fit["rel_residual"],
+            "period_error": fit["period"] / fb["period"] - 1.0,
+            "period_error_std": (fit["period"] / fb["period"]) * math.hypot(
+                fit["omega_std"] / fit["omega"],
+                fb["omega_std"] / fb["omega"] if r is not base else 0.0),
+            "decay_per_period_std": fit["period"] * math.hypot(
+                fit["decay_rate_std"], fb["decay_rate_std"] if r is not base else 0.0),
+            "period_error_modal": fit["period"] / T1 - 1.0,
+            "decay_per_period_rel": 1.0 - math.exp(
+                -(fit["decay_rate"] - fb["decay_rate"]) * fit["period"]),
+            "theory_period_error": theory["period_error"],
+            "theory_decay_per_period": theory["decay_per_period"],
+            # numerical decay beyond the exact rate zeta omega, over the numerical period
+            "theory_decay_per_period_rel": 1.0 - (1.0 - theory["decay_per_period"])
+            * math.exp(zeta * w_dt * (1.0 + theory["period_error"])
+                       * TWO_PI / (w_dt * math.sqrt(1.0 - zeta * zeta))),
+            "theory_spectral_radius": theory["spectral_radius"],
+            "omega_dt": w_dt,
+            "tip_error": tip_error(r["t"], r["y"], base["t"], base["y"]) if r is not base
+            else 0.0,
+            "final_tip": final,
+            "final_tip_rel_error": abs(final - static_tip) / abs(static_tip),
+            "settle_time": settle_time(r["t"], r["y"], static_tip) if r["damped"] else math.nan,
+            "wall_s": float(s["wall_s"]),
+            "steps": int(s["steps"]),
+            "newton_mean": float(np.mean(r["its"])) if r["its"] is not None else math.nan,
+            "newton_max": float(np.max(r["its"])) if r["its"] is not None else math.nan,
+            "newton_total": float(np.sum(r["its"])) if r["its"] is not None else 0.0,
+            "factorizations": float(s.get("factorizations", 0)),
+            "step_halvings": float(s.get("step_halvings", 0)),
+        })  # fmt: skip
+    wall = time.perf_counter() - t0
+
+    units = {
+        "omega_fit": ("rad/s", "fitted first-mode frequency of the tip history"),
+        "period_fit": ("s", "fitted first-mode period"),
+        "decay_rate": ("1/s", "fitted exponential decay rate sigma of the first mode"),
+        "decay_per_period": ("1", "amplitude lost per period, 1 - exp(-sigma T)"),
+        "fit_window": ("s", "time window of the first-mode fit"),
+        "fit_rel_residual": ("1", "RMS residual of the fit over its amplitude (higher modes)"),
+        "period_error": ("1", "fitted period / fitted period of the explicit reference (the "
+                              "damped one for damped runs) - 1"),
+        "period_error_std": ("1", "standard error of period_error from the two fits "
+                                  "(linearised, white-noise residual)"),
+        "decay_per_period_std": ("1", "standard error of decay_per_period_rel, likewise"),
+        "period_error_modal": ("1", "fitted period / (2 pi / omega_1 of the modal study) - 1"),
+        "decay_per_period_rel": ("1", "amplitude decay per period beyond the reference run's "
+                                      "(numerical dissipation)"),
+        "theory_period_error": ("1", "period error vs the exact (damped) period, linear SDOF "
+                                     "at omega_1 dt"),
+        "theory_decay_per_period": ("1", "decay per period of the scheme (physical damping "
+                                         "included), linear SDOF"),
+        "theory_decay_per_period_rel": ("1", "decay per numerical period beyond the exact "
+                                             "rate zeta omega_1, linear SDOF"),
+        "theory_spectral_radius": ("1", "spectral radius per step, linear SDOF at omega_1 dt"),
+        "omega_dt": ("rad", "omega_1 * dt"),
+        "tip_error": ("1", "max |tip - tip_ref| / max |tip_ref| (ref: explicit run, damped "
+                           "runs against the damped explicit run)"),
+        "final_tip": ("m", "mean tip deflection over the last first-mode period"),
+        "final_tip_rel_error": ("1", "|final_tip - static tip| / |static tip|"),
+        "settle_time": ("s", "time after which the tip stays within 1 % of the static tip"),
+        "wall_s": ("s", "wall time of the time loop"),
+        "steps": ("1", "time steps"),
+        "newton_mean": ("1", "mean Newton iterations per step (NaN: explicit)"),
+        "newton_max": ("1", "max Newton iterations in a step (NaN: explicit)"),
+        "newton_total": ("1", "Newton iterations (linear solves) in the run"),
+        "factorizations": ("1", "factorisations of the effective stiffness"),
+        "step_halvings": ("1", "Newton step halvings"),
+    }  # fmt: skip
+    data = {
+        k: ("run", np.array([row[k] for row in rows], dtype=float), {"units": u, "long_name": d})
+        for k, (u, d) in units.items()
+    }
+    data["time"] = (("run", "sample"), _pad([r["t"] for r in runs]), {"units": "s"})
+    data["tip_y"] = (
+        ("run", "sample"),
+        _pad([r["y"] for r in runs]),
+        {"units": "m", "long_name": "tip y (down < 0); NaN padding after the run's last sample"},
+    )
+    data["newton_iterations"] = (
+        ("run", "step"),
+        _pad([r["its"] if r["its"] is not None else np.zeros(0) for r in runs]),
+        {"units": "1", "long_name": "Newton iterations per step (NaN: explicit or padding)"},
+    )
+    coords = {
+        "run": ("run", np.array([r["label"] for r in runs], dtype=object)),
+        "integrator": ("run", np.array([r["integrator"] for r in runs], dtype=object)),
+        "dt": ("run", np.array([r["dt"] for r in runs]), {"units": "s"}),
+        "per_period": ("run", np.array([r["N"] for r in runs]),
+                       {"units": "1", "long_name": "T1 / dt (NaN: explicit)"}),
+        "dt_over_dt_critical": ("run", np.array([r["dt"] / dt_critical for r in runs]),
+                                {"units": "1"}),
+        "damped": ("run", np.array([int(r["damped"]) for r in runs]),
+                   {"units": "1", "long_name": "1: Rayleigh-damped run"}),
+    }  # fmt: skip
+    ds = xr.Dataset(data, coords=coords)
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="integrators",
+            integrators=",".join(integrators),
+            t_end=t_end,
+            dt_critical=dt_critical,
+            explicit_safety=explicit_safety,
+            omega_1=omega_1,
+            T1=T1,
+            static_tip=static_tip,
+            damping_ratio=damping_ratio,
+            damping_alpha=alpha,
+            per_period=",".join(f"{n:g}" for n in per_period),
+            damped_per_period=damped_per_period,
+            reference_run=ref["label"],
+            reference_omega_fit=fit_ref["omega"],
+            reference_decay_rate=fit_ref["decay_rate"],
+            wall_s=wall,
+        )
+    )
+    return ds
+
+
+def recommend_integrators(
+    ds: xr.Dataset,
+    tip_tol: float = 0.01,
+    static_tol: float = 1e-3,
+    period_tol: float = 1e-2,
+    scaling: xr.Dataset | None = None,
+):
+    """Recommendation table (pandas DataFrame) from one :func:`run_integrator_study` Dataset.
+
+    Purposes and the rule applied to the measured numbers (each row names the run, its step and
+    the numbers that justify it):
+
+    * *accurate transient* -- among the undamped runs with ``tip_error <= tip_tol`` over the
+      whole record, the one with the least wall time;
+    * *accurate transient, implicit* (only with ``scaling``, a :func:`run_scaling_study`
+      Dataset) -- generalized-alpha at the ``T1 / N`` that study found to meet its tip-error
+      target;
+    * *long free vibration, energy kept* -- among the undamped implicit runs with
+      ``|period_error| <= 1e-3``, the least numerical dissipation of the scheme (the linear
+      theory: the measured decay of a conservative scheme is at the fit's noise level), then the
+      least wall time;
+    * *approach to static equilibrium* -- among the damped runs whose final tip is within
+      ``static_tol`` of the static tip, the least wall time;
+    * *stiff problems / unresolved high frequencies* -- generalized-alpha (``rho_inf < 1``:
+      numerical dissipation of the high modes, second order for the resolved ones) at the
+      largest step with ``|period_error| <= period_tol``;
+    * *reference / short events* -- the explicit run (no Newton, ``dt <= dt_critical``).
+    """
+    import pandas as pd
+
+    df = pd.DataFrame({
+        "run": ds["run"].values,
+        "integrator": ds["integrator"].values,
+        "dt": ds["dt"].values,
+        "per_period": ds["per_period"].values,
+        "damped": ds["damped"].values.astype(bool),
+        "tip_error": ds["tip_error"].values,
+        "period_error": ds["period_error"].values,
+        "decay": ds["decay_per_period_rel"].values,
+        "decay_th": ds["theory_decay_per_period_rel"].values,
+        "final_err": ds["final_tip_rel_error"].values,
+        "settle": ds["settle_time"].values,
+        "wall_s": ds["wall_s"].values,
+        "steps": ds["steps"].values,
+        "dt_ratio": ds["dt_over_dt_critical"].values,
+        "newton": ds["newton_mean"].values,
+    })  # fmt: skip
+    und = df[~df["damped"]]
+    rows = []
+
+    def add(purpose, frame, rule, why):
+        if frame is None or frame.empty:
+            rows.append({"purpose": purpose, "recommended": "(no run met the rule)",
+                         "dt (s)": math.nan, "rule": rule, "justification": ""})  # fmt: skip
+            return
+        p = frame.iloc[0]
+        rows.append({"purpose": purpose, "recommended": p["run"], "dt (s)": float(p["dt"]),
+                     "rule": rule, "justification": why(p)})  # fmt: skip
+
+    def newton(p):
+        return f", {p['newton']:.2f} Newton it/step" if np.isfinite(p["newton"]) else ""
+
+    add(
+        "accurate transient (tip history)",
+        und[und["tip_error"] <= tip_tol].sort_values("wall_s"),
+        f"tip error <= {tip_tol:g} over the record, least wall time",
+        lambda p: (
+            f"tip error {p['tip_error']:.2%}, period error {p['period_error']:+.1e}, "
+            f"wall {p['wall_s']:.3g} s{newton(p)}"
+        ),
+    )
+    if scaling is not None:
+        a = scaling.attrs
+        n_pp = float(a["per_period"])
+        err = np.asarray(scaling["calibration_tip_error"].values, float)
+        cand = np.asarray(scaling["candidate"].values, float)
+        e = float(err[cand == n_pp][0]) if np.any(cand == n_pp) else math.nan
+        rows.append({
+            "purpose": "accurate transient, implicit",
+            "recommended": f"generalized-alpha T1/{n_pp:g} (scaling study)",
+            "dt (s)": float(scaling["implicit_dt"].sel(mesh=int(a["calibration_mesh"]))),
+            "rule": f"coarsest T1/N with tip error <= {float(a['tip_error_target']):g} "
+                    f"(scaling study, {int(a['calibration_mesh'])} elements)",
+            "justification": f"tip error {e:.2%}; cost ~ n^{float(a['implicit_exponent']):.2f} "
+                             f"vs explicit ~ n^{float(a['explicit_exponent']):.2f}",
+        })  # fmt: skip
+    cons = und[(und["period_error"].abs() <= 1e-3) & (und["integrator"] != EXPLICIT)]
+    cons = cons.assign(diss=cons["decay_th"].abs()).sort_values(["diss", "wall_s"])
+    add(
+        "long free vibration (energy kept)",
+        cons,
+        "implicit, |period error| <= 1e-3, least numerical dissipation (theory), then least "
+        "wall time",
+        lambda p: (
+            f"decay {p['decay']:+.1e} per period (theory {p['decay_th']:+.1e}), period "
+            f"error {p['period_error']:+.1e}, wall {p['wall_s']:.3g} s{newton(p)}"
+        ),
+    )
+    add(
+        "approach to static equilibrium",
+        df[df["damped"] & (df["final_err"] <= static_tol)].sort_values("wall_s"),
+        f"damped run within {static_tol:g} of the static tip, least wall time",
+        lambda p: (
+            f"final tip error {p['final_err']:.1e}, within 1 % after "
+            f"{p['settle']:.3g} s, wall {p['wall_s']:.3g} s{newton(p)}"
+        ),
+    )
+    ga = und[(und["integrator"] == "generalized-alpha")
+             & (und["period_error"].abs() <= period_tol)]  # fmt: skip
+    add(
+        "stiff problems / unresolved high frequencies",
+        ga.sort_values("dt", ascending=False),
+        f"generalized-alpha (numerical dissipation of high modes), largest dt with |period "
+        f"error| <= {period_tol:g}",
+        lambda p: (
+            f"period error {p['period_error']:+.1e}, mode-1 decay {p['decay']:+.1e} "
+            f"per period at T1/{p['per_period']:g}, wall {p['wall_s']:.3g} s{newton(p)}"
+        ),
+    )
+    add(
+        "reference / short impact-like events",
+        und[und["integrator"] == EXPLICIT],
+        "explicit, dt = safety x dt_critical",
+        lambda p: (
+            f"no Newton; {p['steps']:.0f} steps of {p['dt']:.3g} s "
+            f"({p['dt_ratio']:.2g} dt_cr), wall {p['wall_s']:.3g} s"
+        ),
+    )
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# scaling study
+# --------------------------------------------------------------------------------------------
+def crossover(n: Sequence[float], cost_a: Sequence[float], cost_b: Sequence[float],
+              fit_min: float | None = None) -> tuple[float, str]:  # fmt: skip
+    """Mesh ``n*`` where two cost curves cross (log-log interpolation), and how it was found.
+
+    Returns ``(n_star, kind)``: ``kind`` is ``'interpolated'`` when ``cost_a - cost_b`` changes
+    sign between two measured meshes, ``'extrapolated'`` when it does not and ``n*`` comes from
+    the two least-squares power laws ``c ~ n^p`` (fitted on ``n >= fit_min``), or ``'none'``
+    when the fitted laws are parallel.
+    """
+    n = np.asarray(n, float)
+    a = np.log(np.asarray(cost_a, float))
+    b = np.log(np.asarray(cost_b, float))
+    d = a - b
+    for i in range(n.size - 1):
+        if d[i] == 0:
+            return float(n[i]), "interpolated"
+        if d[i] * d[i + 1] < 0:
+            x0, x1 = math.log(n[i]), math.log(n[i + 1])
+            x = x0 + (x1 - x0) * d[i] / (d[i] - d[i + 1])
+            return float(math.exp(x)), "interpolated"
+    sel = n >= (fit_min if fit_min is not None else n.min())
+    pa = np.polyfit(np.log(n[sel]), a[sel], 1)
+    pb = np.polyfit(np.log(n[sel]), b[sel], 1)
+    if abs(pa[0] - pb[0]) < 1e-9:
+        return math.nan, "none"
+    return float(math.exp((pb[1] - pa[1]) / (pa[0] - pb[0]))), "extrapolated"
+
+
+def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run_full,
+                   progress):  # fmt: skip
+    from .explicit import simulate_explicit
+
+    n_total = int(math.ceil(t_end / dt - 1e-9))
+    # calibration window -> K steps for about window_wall_s of wall time
+    k0 = min(min_window_steps, n_total)
+    cal = simulate_explicit(model, t_end=k0 * dt, dt=dt, dt_critical=dt_cr, progress=False)
+    per = cal.wall_s / max(cal.steps, 1)
+    k = int(min(max(min_window_steps, window_wall_s / max(per, 1e-12)), n_total))
+    win = simulate_explicit(model, t_end=k * dt, dt=dt, dt_critical=dt_cr, progress=False)
+    per_step = win.wall_s / max(win.steps, 1)
+    out = {
+        "steps_total": n_total,
+        "window_steps": win.steps,
+        "per_step_s": per_step,
+        "projected_s": per_step * n_total,
+        "measured_s": math.nan,
+        "t": None,
+        "y": None,
+    }
+    if run_full:
+        full = simulate_explicit(model, t_end=t_end, dt=dt, dt_critical=dt_cr, progress=progress)
+        out.update(measured_s=full.wall_s, t=full.t, y=full.tip_y)
+    return out
+
+
+def run_scaling_study(
+    case: CaseSpec,
+    meshes: Sequence[int],
+    t_end: float = 2.0,
+    explicit_safety: float = 0.8,
+    full_max_elements: int = 40,
+    window_wall_s: float = 1.5,
+    min_window_steps: int = 2000,
+    per_period_candidates: Sequence[float] = (50, 100, 200, 300, 400, 500, 600, 800),
+    tip_error_target: float = 0.01,
+    calibration_mesh: int | None = None,
+    fine_factor: int = 4,
+    fit_min_elements: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Wall time to simulate ``t_end`` (s) against the number of elements (module docstring).
+
+    For every mesh in ``meshes``: ``dt_critical = 2 / omega_max``; the explicit run at
+    ``explicit_safety * dt_critical`` is run to ``t_end`` when the mesh has at most
+    ``full_max_elements`` elements, and its cost is in any case also measured over a window of
+    ``K`` steps (``K`` chosen for about ``window_wall_s`` of wall time, at least
+    ``min_window_steps``) and projected to ``t_end`` (``per-step time x total steps``); above
+    ``full_max_elements`` only the projection exists and is labelled so in
+    ``explicit_cost_source``.
+
+    Generalized-alpha (``dynamics.rho_inf`` of the case) at a fixed accuracy: on
+    ``calibration_mesh`` (default: the case's mesh if it is run in full, else the largest fully
+    run mesh) the candidates ``dt = T1 / N`` are tried from the coarsest; the first whose tip
+    error (:func:`tip_error`, against the full explicit run) is at most ``tip_error_target`` is
+    used on every mesh (``T1`` of that mesh). Its tip error is verified on every mesh: against
+    the full explicit run where there is one, and everywhere against a generalized-alpha run
+    with ``dt / fine_factor`` (second order: ``e(dt) = |y_dt - y_fine| / (1 - fine_factor^-2)``).
+
+    Exponents ``p`` of ``cost ~ n^p`` are least-squares fits over the meshes with at least
+    ``fit_min_elements`` elements (default: the largest three); :func:`crossover` gives the mesh
+    where the explicit and implicit costs cross. A short warm-up run first loads the compiled
+    kernels, so no JIT time is measured.
+    """
+    from .analyses import run_simulate
+    from .modal import modal_analysis, omega_max
+    from .model import BeamModel
+
+    meshes = sorted({int(m) for m in meshes})
+    if len(meshes) < 2:
+        raise ValueError("the scaling study needs at least two meshes")
+    full_meshes = [m for m in meshes if m <= full_max_elements]
+    if not full_meshes:
+        raise ValueError(
+            f"no mesh <= full_max_elements = {full_max_elements}: the accuracy calibration "
+            "needs one explicit run to the end"
+        )
+    if calibration_mesh is None:
+        ne_case = case.mesh.n_elements
+        calibration_mesh = ne_case if ne_case in full_meshes else full_meshes[-1]
+    if calibration_mesh not in full_meshes:
+        raise ValueError(f"calibration_mesh {calibration_mesh} must be one of {full_meshes}")
+    if fit_min_elements is None:
+        fit_min_elements = meshes[-3] if len(meshes) >= 3 else meshes[0]
+    rho_inf = case.dynamics.rho_inf
+    t_start = time.perf_counter()
+
+    # warm-up: load the compiled kernels (numba cache) outside every timing
+    warm = BeamModel(case.with_overrides({"mesh.n_elements": meshes[0]}))
+    w_max = omega_max(warm)[0]
+    run_simulate(warm.case, dt=0.5 / w_max, dt_critical=2.0 / w_max, t_end=50 / w_max,
+                 progress=False)  # fmt: skip
+    run_simulate(warm.case, integrator="generalized-alpha", dt=1e-3, t_end=5e-3, progress=False)
+
+    per_mesh: dict[int, dict[str, Any]] = {}
+    for ne in meshes:
+        model = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
+        w_max = omega_max(model)[0]
+        w1 = float(modal_analysis(model, n_modes=1, about="reference").omega[0])
+        dt_cr = 2.0 / w_max
+        ex = _explicit_cost(model, explicit_safety * dt_cr, dt_cr, t_end, window_wall_s,
+                            min_window_steps, ne in full_meshes, progress)  # fmt: skip
+        per_mesh[ne] = {"model": model, "dt_cr": dt_cr, "omega_1": w1, "explicit": ex}
+
+    # accuracy calibration of generalized-alpha on the calibration mesh
+    cal = per_mesh[calibration_mesh]
+    t_ref, y_ref = cal["explicit"]["t"], cal["explicit"]["y"]
+    cand = sorted({float(c) for c in per_period_candidates})
+    cal_err, cal_wall, cal_hist = [], [], []
+    chosen = math.nan
+    for n_pp in cand:
+        dt = TWO_PI / cal["omega_1"] / n_pp
+        s, d = run_simulate(cal["model"].case, integrator="generalized-alpha", dt=dt, t_end=t_end,
+                            rho_inf=rho_inf, dt_critical=cal["dt_cr"], progress=False)  # fmt: skip
+        err = tip_error(d["time"].values, d["tip_y"].values, t_ref, y_ref)
+        cal_err.append(err)
+        cal_wall.append(float(s["wall_s"]))
+        cal_hist.append((d["time"].values, d["tip_y"].values))
+        if err <= tip_error_target:
+            chosen = n_pp
+            break
+    if not math.isfinite(chosen):
+        chosen = cand[-1]  # none met the target: keep the finest, the checks will say so
+    # pad the candidates that were not needed
+    n_tried = len(cal_err)
+    cal_err += [math.nan] * (len(cand) - n_tried)
+    cal_wall += [math.nan] * (len(cand) - n_tried)
+
+    im_rows = []
+    for ne in meshes:
+        pm = per_mesh[ne]
+        dt = TWO_PI / pm["omega_1"] / chosen
+        kw = {"integrator": "generalized-alpha", "t_end": t_end, "rho_inf": rho_inf,
+              "dt_critical": pm["dt_cr"], "progress": progress}  # fmt: skip
+        s, d = run_simulate(pm["model"].case, dt=dt, **kw)
+        sf, df = run_simulate(pm["model"].case, dt=dt / fine_factor, **kw)
+        t, y = d["time"].values, d["tip_y"].values
+        e_fine = tip_error(t, y, df["time"].values, df["tip_y"].values)
+        e_fine /= 1.0 - fine_factor**-2.0
+        ex = pm["explicit"]
+        e_expl = tip_error(t, y, ex["t"], ex["y"]) if ex["t"] is not None else math.nan
+        im_rows.append({
+            "dt": dt, "steps": int(s["steps"]), "wall": float(s["wall_s"]),
+            "newton": float(s["newton_iterations_mean"]), "err_expl": e_expl,
+            "err_fine": e_fine,
+        })  # fmt: skip
+
+    n = np.array(meshes, float)
+    ex_cost = np.array([per_mesh[m]["explicit"]["measured_s"]
+                        if math.isfinite(per_mesh[m]["explicit"]["measured_s"])
+                        else per_mesh[m]["explicit"]["projected_s"] for m in meshes])  # fmt: skip
+    im_cost = np.array([r["wall"] for r in im_rows])
+    sel = n >= fit_min_elements
+    p_ex = fit_slope(n[sel], ex_cost[sel])
+    p_im = fit_slope(n[sel], im_cost[sel])
+    n_star, kind = crossover(n, ex_cost, im_cost, fit_min=fit_min_elements)
+    sources = []
+    for m in meshes:
+        e = per_mesh[m]["explicit"]
+        if math.isfinite(e["measured_s"]):
+            sources.append("measured full run")
+        else:
+            sources.append(f"projected from a measured window of {e['window_steps']} steps")
+    wall = time.perf_counter() - t_start
+
+    def col(key):
+        return np.array([per_mesh[m]["explicit"][key] for m in meshes], dtype=float)
+
+    ds = xr.Dataset(
+        {
+            "dt_critical": ("mesh", np.array([per_mesh[m]["dt_cr"] for m in meshes]),
+                            {"units": "s", "long_name": "2 / omega_max"}),
+            "omega_1": ("mesh", np.array([per_mesh[m]["omega_1"] for m in meshes]),
+                        {"units": "rad/s"}),
+            "explicit_dt": ("mesh", explicit_safety * np.array([per_mesh[m]["dt_cr"]
+                                                                 for m in meshes]),
+                            {"units": "s"}),
+            "explicit_steps": ("mesh", col("steps_total"),
+                               {"units": "1", "long_name": "steps to simulate t_end"}),
+            "explicit_window_steps": ("mesh", col("window_steps"),
+                                      {"units": "1", "long_name": "K: steps of the timed window"}),
+            "explicit_per_step_s": ("mesh", col("per_step_s"),
+                                    {"units": "s", "long_name": "wall time per step (window)"}),
+            "explicit_projected_s": (
+                "mesh", col("projected_s"),
+                {"units": "s", "long_name": "wall time to t_end projected from a measured "
+                                            "window of K steps (per-step time x steps)"}),
+            "explicit_measured_s": ("mesh", col("measured_s"),
+                                    {"units": "s", "long_name": "wall time of the full run "
+                                                                "(NaN: not run to the end)"}),
+            "explicit_cost_s": ("mesh", ex_cost,
+                                {"units": "s", "long_name": "explicit wall time to t_end: "
+                                 "measured full run, else projected from a measured window of "
+                                 "K steps (see explicit_cost_source)"}),
+            "explicit_cost_source": ("mesh", np.array(sources, dtype=object)),
+            "implicit_dt": ("mesh", np.array([r["dt"] for r in im_rows]),
+                            {"units": "s", "long_name": "T1 / N (generalized-alpha)"}),
+            "implicit_steps": ("mesh", np.array([r["steps"] for r in im_rows], float),
+                               {"units": "1"}),
+            "implicit_cost_s": ("mesh", im_cost,
+                                {"units": "s", "long_name": "generalized-alpha wall time to "
+                                                            "t_end (measured full run)"}),
+            "implicit_newton_mean": ("mesh", np.array([r["newton"] for r in im_rows]),
+                                     {"units": "1", "long_name": "Newton iterations per step"}),
+            "implicit_tip_error_explicit": (
+                "mesh", np.array([r["err_expl"] for r in im_rows]),
+                {"units": "1", "long_name": "tip error vs the full explicit run (NaN: none)"}),
+            "implicit_tip_error_fine": (
+                "mesh", np.array([r["err_fine"] for r in im_rows]),
+                {"units": "1", "long_name": f"tip error estimated against generalized-alpha "
+                                            f"at dt/{fine_factor} (second-order Richardson)"}),
+            "calibration_tip_error": ("candidate", np.array(cal_err),
+                                      {"units": "1", "long_name": "tip error vs explicit on the "
+                                       "calibration mesh (NaN: not needed)"}),
+            "calibration_wall_s": ("candidate", np.array(cal_wall), {"units": "s"}),
+            "calibration_time": (("candidate", "sample"), _pad([h[0] for h in cal_hist]
+                                                               + [np.zeros(0)] * (len(cand)
+                                                                                  - n_tried)),
+                                 {"units": "s"}),
+            "calibration_tip_y": (("candidate", "sample"), _pad([h[1] for h in cal_hist]
+                                                                + [np.zeros(0)] * (len(cand)
+                                                                                   - n_tried)),
+                                  {"units": "m"}),
+            "reference_time": ("ref_sample", t_ref, {"units": "s"}),
+            "reference_tip_y": ("ref_sample", y_ref,
+                                {"units": "m", "long_name": "explicit run, calibration mesh"}),
+        },
+        coords={
+            "mesh": ("mesh", np.array(meshes), {"units": "1", "long_name": "number of elements"}),
+            "candidate": ("candidate", np.array(cand),
+                          {"units": "1", "long_name": "N in dt = T1 / N"}),
+        },
+    )  # fmt: skip
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="scaling",
+            t_end=t_end,
+            explicit_safety=explicit_safety,
+            full_max_elements=full_max_elements,
+            window_wall_s=window_wall_s,
+            min_window_steps=min_window_steps,
+            tip_error_target=tip_error_target,
+            calibration_mesh=calibration_mesh,
+            per_period=chosen,
+            per_period_met_target=int(
+                any(np.isfinite(cal_err) & (np.array(cal_err) <= tip_error_target))
+            ),
+            fine_factor=fine_factor,
+            rho_inf=rho_inf,
+            fit_min_elements=fit_min_elements,
+            explicit_exponent=p_ex,
+            implicit_exponent=p_im,
+            crossover_elements=n_star,
+            crossover_kind=kind,
+            cost_note="explicit cost above full_max_elements is projected from a measured "
+            "window of K steps (explicit_window_steps); wall times on a shared machine",
+            wall_s=wall,
+        )
+    )
+    return ds

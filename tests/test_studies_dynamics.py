@@ -1,0 +1,194 @@
+"""Unit tests of ancf_beam.studies_dynamics: linear theory of the integrators, first-mode fit,
+tip error, crossover, the integrator study, the recommendation and the scaling study."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ancf_beam.studies_dynamics import (
+    amplification_matrix,
+    crossover,
+    fit_first_mode,
+    linear_step_properties,
+    recommend_integrators,
+    run_integrator_study,
+    run_scaling_study,
+    settle_time,
+    tip_error,
+)
+from conftest import case_with
+
+OMEGAS = [0.01, 0.1, 0.5, 1.0]
+
+
+# ------------------------------------------------------------------------------------------
+# linear theory against closed forms
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("w", OMEGAS)
+def test_central_difference_closed_form(w):
+    p = linear_step_properties("central-difference", w)
+    assert p["spectral_radius"] == pytest.approx(1.0, abs=1e-12)
+    assert p["period_error"] == pytest.approx(w / (2 * math.asin(w / 2)) - 1, rel=1e-6, abs=1e-11)
+    assert abs(p["decay_per_period"]) < 1e-10
+
+
+@pytest.mark.parametrize("w", OMEGAS)
+def test_newmark_average_acceleration_closed_form(w):
+    p = linear_step_properties("newmark", w, beta=0.25, gamma=0.5)
+    assert p["spectral_radius"] == pytest.approx(1.0, abs=1e-12)
+    assert p["period_error"] == pytest.approx(w / (2 * math.atan(w / 2)) - 1, rel=1e-6, abs=1e-11)
+
+
+@pytest.mark.parametrize("w", OMEGAS)
+def test_bdf1_closed_form(w):
+    p = linear_step_properties("bdf1", w)
+    assert p["spectral_radius"] == pytest.approx(1 / math.sqrt(1 + w * w), rel=1e-12)
+    assert p["period_error"] == pytest.approx(w / math.atan(w) - 1, rel=1e-6, abs=1e-11)
+    rho, phi = 1 / math.sqrt(1 + w * w), math.atan(w)
+    assert p["decay_per_period"] == pytest.approx(1 - rho ** (2 * math.pi / phi), rel=1e-9)
+
+
+@pytest.mark.parametrize("rho_inf", [0.0, 0.5, 0.8, 1.0])
+def test_generalized_alpha_spectral_radius_at_infinity(rho_inf):
+    lam = np.linalg.eigvals(amplification_matrix("generalized-alpha", 1e6, rho_inf=rho_inf))
+    assert np.max(np.abs(lam)) == pytest.approx(rho_inf, abs=2e-3)
+
+
+def test_generalized_alpha_second_order_and_rho_one_is_newmark():
+    e1 = linear_step_properties("generalized-alpha", 0.05, rho_inf=0.8)["period_error"]
+    e2 = linear_step_properties("generalized-alpha", 0.025, rho_inf=0.8)["period_error"]
+    assert math.log(e1 / e2, 2) == pytest.approx(2.0, abs=0.02)
+    ga = linear_step_properties("generalized-alpha", 0.3, rho_inf=1.0)
+    nm = linear_step_properties("newmark", 0.3)
+    assert ga["period_error"] == pytest.approx(nm["period_error"], rel=1e-10)
+    assert ga["spectral_radius"] == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("integ", ["central-difference", "bdf1", "newmark", "generalized-alpha"])
+def test_damped_theory_tends_to_exact_decay(integ):
+    zeta = 0.05
+    p = linear_step_properties(integ, 1e-5, zeta)  # BDF1 is first order: small Omega
+    assert p["decay_per_period"] == pytest.approx(p["exact_decay_per_period"], rel=1e-3)
+    assert p["exact_decay_per_period"] == pytest.approx(
+        1 - math.exp(-zeta * 2 * math.pi / math.sqrt(1 - zeta**2)), rel=1e-12
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# measurements on synthetic histories
+# ------------------------------------------------------------------------------------------
+def test_fit_first_mode_recovers_frequency_and_decay_with_a_second_mode():
+    t = np.arange(0, 2.0, 1e-4)
+    w, sig = 104.0, 0.8
+    y = -1e-3 + 1e-3 * np.exp(-sig * t) * np.cos(w * t) + 3e-5 * np.cos(6.27 * w * t)
+    f = fit_first_mode(t, y, 100.0)
+    assert f["omega"] == pytest.approx(w, rel=1e-5)
+    assert f["decay_rate"] == pytest.approx(sig, abs=2e-3)
+    assert f["offset"] == pytest.approx(-1e-3, rel=1e-3)
+    assert f["decay_per_period"] == pytest.approx(1 - math.exp(-sig * 2 * math.pi / w), rel=3e-3)
+    assert f["omega_std"] < 1e-2 and f["decay_rate_std"] < 1e-2
+
+
+def test_fit_first_mode_windows_a_fast_decay():
+    t = np.arange(0, 2.0, 3e-3)
+    w, sig = 100.0, 20.0  # decays below 1e-3 within 0.35 s
+    y = 2e-3 * np.exp(-sig * t) * np.cos(w * t + 0.3)
+    f = fit_first_mode(t, y, 104.0)
+    assert f["omega"] == pytest.approx(w, rel=1e-4)
+    assert f["decay_rate"] == pytest.approx(sig, rel=1e-3)
+    assert f["window_s"] < 0.5
+
+
+def test_fit_first_mode_rejects_short_records():
+    with pytest.raises(ValueError):
+        fit_first_mode(np.arange(10) * 1e-3, np.ones(10), 100.0)
+
+
+def test_tip_error_and_settle_time():
+    t = np.linspace(0, 1, 1001)
+    ref = -1e-3 * (1 - np.cos(10 * t))
+    assert tip_error(t, ref, t, ref) == 0.0
+    scale = np.max(np.abs(ref - ref[0]))
+    assert tip_error(t, ref + 2e-5, t, ref) == pytest.approx(2e-5 / scale, rel=1e-12)
+    y = -1.0 + np.exp(-5 * t)
+    ts = settle_time(t, y, -1.0, 0.01)
+    assert ts == pytest.approx(math.log(100) / 5, abs=2e-3)
+    assert math.isnan(settle_time(t, np.zeros_like(t), -1.0))
+
+
+def test_crossover_interpolated_and_extrapolated():
+    n = np.array([2.0, 5, 10, 20, 40])
+    n_star, kind = crossover(n, n**3, 100 * n)
+    assert kind == "interpolated" and n_star == pytest.approx(10.0, rel=1e-9)
+    n2 = np.array([20.0, 40, 80])
+    n_star, kind = crossover(n2, n2**3, 100 * n2)
+    assert kind == "extrapolated" and n_star == pytest.approx(10.0, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------
+# studies on a small mesh and a short record
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_study():
+    from ancf_beam.analyses import run_critical_dt, run_modal, run_static
+
+    case = case_with(**{"mesh.n_elements": 4})
+    dt_cr = float(run_critical_dt(case)[1]["dt_critical"])
+    w1 = float(run_modal(case)[1]["omega"][0])
+    tip = float(run_static(case)[1]["tip_y"])
+    ds = run_integrator_study(case, dt_cr, w1, tip, t_end=0.3, damping_ratio=0.25)
+    return ds
+
+
+def test_integrator_study_dataset(small_study):
+    ds = small_study
+    assert ds.attrs["study"] == "integrators"
+    assert ds.sizes["run"] == 1 + 3 * 2 + 4
+    for var, unit in {"tip_y": "m", "time": "s", "period_error": "1", "wall_s": "s",
+                      "decay_rate": "1/s", "omega_fit": "rad/s"}.items():  # fmt: skip
+        assert ds[var].attrs["units"] == unit, var
+    implicit = ds["integrator"].values != "central-difference"
+    assert np.all(ds["newton_mean"].values[implicit] >= 1)
+    assert np.all(np.isnan(ds["newton_mean"].values[~implicit]))
+    assert ds["tip_error"].values[0] == 0.0
+
+
+def test_integrator_study_matches_linear_theory(small_study):
+    ds = small_study
+    und = (ds["damped"].values == 0) & (ds["integrator"].values != "central-difference")
+    meas = ds["period_error"].values[und]
+    theory = ds["theory_period_error"].values[und]
+    std = ds["period_error_std"].values[und]
+    assert np.all(np.abs(meas - theory) <= 0.05 * np.abs(theory) + 3 * std + 1e-6)
+    damped = ds["damped"].values == 1
+    assert np.all(ds["final_tip_rel_error"].values[damped] < 2e-3)
+
+
+def test_recommendation_table(small_study):
+    rec = recommend_integrators(small_study)
+    assert list(rec.columns) == ["purpose", "recommended", "dt (s)", "rule", "justification"]
+    assert rec["purpose"].str.contains("static equilibrium").any()
+    row = rec[rec["purpose"].str.startswith("reference")].iloc[0]
+    assert row["recommended"].startswith("central-difference")
+
+
+def test_scaling_study_labels_projection():
+    case = case_with()
+    ds = run_scaling_study(
+        case, [2, 4, 8], t_end=0.05, full_max_elements=4, window_wall_s=0.05,
+        min_window_steps=200, per_period_candidates=(50, 200), tip_error_target=0.05,
+    )  # fmt: skip
+    src = list(ds["explicit_cost_source"].values)
+    assert src[:2] == ["measured full run"] * 2
+    assert src[2].startswith("projected from a measured window of")
+    assert np.isnan(ds["explicit_measured_s"].values[2])
+    assert ds["explicit_cost_s"].values[2] == ds["explicit_projected_s"].values[2]
+    assert ds["explicit_cost_s"].attrs["units"] == "s"
+    assert ds.attrs["study"] == "scaling"
+    assert ds.attrs["crossover_kind"] in ("interpolated", "extrapolated", "none")
+    assert np.all(ds["implicit_cost_s"].values > 0)
+    with pytest.raises(ValueError):
+        run_scaling_study(case, [8, 16], full_max_elements=4)
