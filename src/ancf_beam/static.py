@@ -56,7 +56,11 @@ def solve_static(
     rtol: float | None = None,
     max_cutbacks: int | None = None,
 ) -> StaticResult:
-    """Static equilibrium of the cantilever under its self-weight (full load ``lambda = 1``)."""
+    """Static equilibrium of the cantilever under its self-weight (full load ``lambda = 1``).
+
+    With ``damage.enabled`` the damage grown along the load path stays in ``model`` (its
+    ``damage``, ``ea_w`` and ``ei_w``), so later analyses of the same model see the damaged beam.
+    """
     spec = model.case.static
     load_steps = spec.load_steps if load_steps is None else load_steps
     max_iterations = spec.max_iterations if max_iterations is None else max_iterations
