@@ -66,16 +66,21 @@ def modal_analysis(
     if q is None:
         q = model.reference() if about == "reference" else solve_static(model).q
     n_modes = min(n_modes, model.n_free)
-    w2, v = _lowest_eigenpairs(model.tangent_dense(q), model.mass_dense(), n_modes)
+    w2, v, block = _lowest_eigenpairs(model.tangent_dense(q), model.mass_dense(), n_modes)
     omega = np.sqrt(np.clip(w2, 0.0, None))
     shapes = v.T
+    straight_x = np.all(q[3::4] == 0.0) and np.all(q[2::4] > 0.0)
+    if block is not None and straight_x:
+        frac = (block == 0).astype(float)  # x-block modes are purely axial on a straight beam
+    else:
+        frac = axial_fraction(model, shapes, q)
     return ModalResult(
         omega=omega,
         frequency_hz=omega / (2 * np.pi),
         shapes=shapes,
         about=about,
         q=q,
-        axial_fraction=axial_fraction(model, shapes, q),
+        axial_fraction=frac,
     )
 
 
@@ -118,16 +123,22 @@ def _blocks(k: np.ndarray) -> list[np.ndarray]:
 
 
 def _lowest_eigenpairs(k: np.ndarray, m: np.ndarray, n_modes: int):
-    """Lowest ``n_modes`` eigenpairs of ``(k, m)``, solving decoupled blocks separately."""
-    vals, vecs = [], []
-    for idx in _blocks(k):
+    """Lowest ``n_modes`` eigenpairs of ``(k, m)``, solving decoupled blocks separately.
+
+    Returns ``(w2, v, block)``: ``block[i]`` is 0 (x) or 1 (y) for each mode when the problem
+    split into components, else None."""
+    vals, vecs, labels = [], [], []
+    blocks = _blocks(k)
+    for b, idx in enumerate(blocks):
         nb = min(n_modes, idx.size)
         w2, v = _eigh(k[np.ix_(idx, idx)], m[np.ix_(idx, idx)], (0, nb - 1))
         full = np.zeros((k.shape[0], nb))
         full[idx] = v
         vals.append(w2)
         vecs.append(full)
+        labels.append(np.full(nb, b))
     w2 = np.concatenate(vals)
     v = np.concatenate(vecs, axis=1)
     order = np.argsort(w2)[:n_modes]
-    return w2[order], v[:, order]
+    block = np.concatenate(labels)[order] if len(blocks) == 2 else None
+    return w2[order], v[:, order], block

@@ -144,16 +144,12 @@ class BeamModel:
         """Full mass matrix in symmetric lower band storage ``lb[i-j, j]`` (kg, kg m, kg m^2)."""
         lb = np.zeros((kernels.BANDWIDTH + 1, self.n_dof))
         s = self.s_mass  # (ng, 4)
-        for el in range(self.n_el):
-            mb = np.einsum("g,ga,gb->ab", self.rhoa_w[el], s, s)  # 4x4 scalar block matrix
-            o = 4 * el
-            for a in range(4):
-                for b in range(4):
-                    for d in range(2):
-                        i = o + 2 * a + d
-                        j = o + 2 * b + d
-                        if i >= j:
-                            lb[i - j, j] += mb[a, b]
+        mb = np.einsum("eg,ga,gb->eab", self.rhoa_w, s, s)  # scalar 4x4 block of every element
+        o = 4 * np.arange(self.n_el)
+        for a in range(4):
+            for b in range(a + 1):  # lower triangle: row block a >= column block b
+                for d in range(2):  # the same scalar block acts on x and on y (M = m (x) I2)
+                    np.add.at(lb, (2 * (a - b), o + 2 * b + d), mb[:, a, b])
         return lb
 
     @cached_property
