@@ -324,6 +324,7 @@ def run_simulate(
         "dt_critical": dt_critical,
         "t_end": t_end,
         "wall_s": res.wall_s,
+        "cpu_s": res.cpu_s,
     }
     extra_attrs: dict[str, Any] = {}
     if is_implicit:

@@ -1048,6 +1048,7 @@ def simulate_implicit(
     if dt_critical:
         log.debug("%s: dt = %.4e s = %.3g dt_cr", scheme.name, dt, dt / dt_critical)
     t_start = time.perf_counter()
+    c_start = time.process_time()
     t_last = t_start
     step = 0
     chunk = min(n_steps, 200)  # short first chunk: calibrates the speed for the progress log
@@ -1071,6 +1072,7 @@ def simulate_implicit(
             )  # fmt: skip
             t_last = now
     wall = time.perf_counter() - t_start
+    cpu = time.process_time() - c_start
     if stats is not None:
         stats.update(
             factorizations=run.factorizations,
@@ -1095,6 +1097,7 @@ def simulate_implicit(
         dt=dt,
         steps=n_steps,
         wall_s=wall,
+        cpu_s=cpu,
         integrator=scheme.name,
         newton_iterations=iters,
     )

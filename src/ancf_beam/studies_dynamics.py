@@ -668,13 +668,15 @@ def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run
     from .explicit import simulate_explicit
 
     n_total = int(math.ceil(t_end / dt - 1e-9))
-    # calibration window -> K steps for about window_wall_s of wall time
+    # calibration window -> K steps for about window_wall_s of run time. Costs are process CPU
+    # times: with several jobs sharing the cores, wall times of the window and of the full run
+    # would be measured under different loads.
     k0 = min(min_window_steps, n_total)
     cal = simulate_explicit(model, t_end=k0 * dt, dt=dt, dt_critical=dt_cr, progress=False)
-    per = cal.wall_s / max(cal.steps, 1)
+    per = cal.cpu_s / max(cal.steps, 1)
     k = int(min(max(min_window_steps, window_wall_s / max(per, 1e-12)), n_total))
     win = simulate_explicit(model, t_end=k * dt, dt=dt, dt_critical=dt_cr, progress=False)
-    per_step = win.wall_s / max(win.steps, 1)
+    per_step = win.cpu_s / max(win.steps, 1)
     out = {
         "steps_total": n_total,
         "window_steps": win.steps,
@@ -686,7 +688,7 @@ def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run
     }
     if run_full:
         full = simulate_explicit(model, t_end=t_end, dt=dt, dt_critical=dt_cr, progress=progress)
-        out.update(measured_s=full.wall_s, t=full.t, y=full.tip_y)
+        out.update(measured_s=full.cpu_s, t=full.t, y=full.tip_y)
     return out
 
 
@@ -780,7 +782,7 @@ def run_scaling_study(
                             rho_inf=rho_inf, dt_critical=cal["dt_cr"], progress=False)  # fmt: skip
         err = tip_error(d["time"].values, d["tip_y"].values, t_ref, y_ref)
         cal_err.append(err)
-        cal_wall.append(float(s["wall_s"]))
+        cal_wall.append(float(s["cpu_s"]))
         cal_hist.append((d["time"].values, d["tip_y"].values))
         if err <= tip_error_target:
             chosen = n_pp
@@ -806,7 +808,7 @@ def run_scaling_study(
         ex = pm["explicit"]
         e_expl = tip_error(t, y, ex["t"], ex["y"]) if ex["t"] is not None else math.nan
         im_rows.append({
-            "dt": dt, "steps": int(s["steps"]), "wall": float(s["wall_s"]),
+            "dt": dt, "steps": int(s["steps"]), "wall": float(s["cpu_s"]),  # CPU time
             "newton": float(s["newton_iterations_mean"]), "err_expl": e_expl,
             "err_fine": e_fine,
         })  # fmt: skip
