@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -305,29 +304,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _json_default(o):
-    try:
-        import numpy as np
-
-        if isinstance(o, np.generic):
-            return o.item()
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    raise TypeError(f"not JSON serialisable: {type(o)}")
-
-
-def _clean(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, list):
-        return [_clean(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items()}
-    return v
-
-
 def _print_human(summary: dict[str, Any]) -> None:
     for k, v in summary.items():
         if isinstance(v, float):
@@ -363,7 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         write_netcdf(ds, args.out)
         summary["out"] = str(args.out)
     if args.json:
-        sys.stdout.write(json.dumps(_clean(summary), default=_json_default) + "\n")
+        from .io import json_ready
+
+        sys.stdout.write(json.dumps(json_ready(summary)) + "\n")
     else:
         _print_human(summary)
     return 0

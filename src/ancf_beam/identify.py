@@ -70,6 +70,7 @@ import numpy as np
 from scipy import optimize
 
 from .config import CaseSpec
+from .io import json_ready
 from .modal import _eigh
 from .model import BeamModel
 
@@ -95,19 +96,7 @@ GRID_LAM = (0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95)
 GRID_N = (0.2, 0.5, 1.0, 1.7, 2.8, 4.5, 7.5)
 
 
-def _json(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return [_json(x) for x in v.tolist()]
-    if isinstance(v, list | tuple):
-        return [_json(x) for x in v]
-    if isinstance(v, bool | np.bool_):
-        return bool(v)
-    if isinstance(v, int | np.integer):
-        return int(v)
-    if isinstance(v, float | np.floating):
-        v = float(v)
-        return v if math.isfinite(v) else None
-    return v
+_json = json_ready
 
 
 @dataclass

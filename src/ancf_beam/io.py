@@ -63,6 +63,25 @@ def _attr_value(v: Any) -> Any:
     return str(v)
 
 
+def json_ready(v: Any) -> Any:
+    """Plain Python value for JSON: numpy arrays and scalars unwrapped, containers recursed,
+    NaN and infinities -> None (JSON has no representation for them)."""
+    if isinstance(v, np.ndarray):
+        return [json_ready(x) for x in v.tolist()]
+    if isinstance(v, Mapping):
+        return {k: json_ready(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [json_ready(x) for x in v]
+    if isinstance(v, bool | np.bool_):
+        return bool(v)
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        v = float(v)
+        return v if np.isfinite(v) else None
+    return v
+
+
 def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
     """Attributes recording everything needed to reproduce a result."""
     attrs: dict[str, Any] = {

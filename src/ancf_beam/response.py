@@ -31,6 +31,8 @@ import numpy as np
 from scipy import interpolate, optimize, signal
 from scipy.integrate import cumulative_trapezoid
 
+from .io import json_ready
+
 __all__ = [
     "BeatResult",
     "CurvatureProfile",
@@ -48,16 +50,7 @@ __all__ = [
 TWO_PI = 2.0 * math.pi
 
 
-def _json_float(v: Any) -> Any:
-    """Plain Python value for JSON: numpy scalars unwrapped, NaN/inf -> None."""
-    if isinstance(v, bool | np.bool_):
-        return bool(v)
-    if isinstance(v, int | np.integer):
-        return int(v)
-    if isinstance(v, float | np.floating):
-        v = float(v)
-        return v if math.isfinite(v) else None
-    return v
+_json_float = json_ready
 
 
 def _check_signal(t, y, min_len: int = 8) -> tuple[np.ndarray, np.ndarray, float]:
