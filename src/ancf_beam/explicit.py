@@ -66,6 +66,26 @@ class DynamicsResult:
     def total(self) -> np.ndarray:
         return self.kinetic + self.strain + self.gravity + self.damping_work
 
+    @classmethod
+    def from_buffers(cls, tip_out, en_out, snap_out, dsnap_out, i_sample, i_snap, sample_every,
+                     snap_every, dt, **fields) -> DynamicsResult:  # fmt: skip
+        """Trim the preallocated output buffers of a time loop (``tip_out`` (n, 2): x, y;
+        ``en_out`` (n, 4): T, U, V, W_d; full-coordinate and damage snapshots) into a result."""
+        return cls(
+            t=np.arange(i_sample) * sample_every * dt,
+            tip_x=tip_out[:i_sample, 0].copy(),
+            tip_y=tip_out[:i_sample, 1].copy(),
+            kinetic=en_out[:i_sample, 0].copy(),
+            strain=en_out[:i_sample, 1].copy(),
+            gravity=en_out[:i_sample, 2].copy(),
+            damping_work=en_out[:i_sample, 3].copy(),
+            t_snap=np.arange(i_snap) * snap_every * dt,
+            q_snap=snap_out[:i_snap].copy(),
+            damage_snap=None if dsnap_out is None else dsnap_out[:i_snap].copy(),
+            dt=dt,
+            **fields,
+        )
+
     @property
     def energy_drift_rel(self) -> float:
         """``max |E(t) - E(0)| / max T`` (with the damping work included in E)."""
@@ -303,19 +323,16 @@ def simulate_explicit(
             t_last = now
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
-    t = np.arange(i_sample) * sample_every * dt
-    return DynamicsResult(
-        t=t,
-        tip_x=tip_out[:i_sample, 0].copy(),
-        tip_y=tip_out[:i_sample, 1].copy(),
-        kinetic=en_out[:i_sample, 0].copy(),
-        strain=en_out[:i_sample, 1].copy(),
-        gravity=en_out[:i_sample, 2].copy(),
-        damping_work=en_out[:i_sample, 3].copy(),
-        t_snap=np.arange(i_snap) * snap_every * dt,
-        q_snap=snap_out[:i_snap].copy(),
-        damage_snap=dmg_args[-1][:i_snap].copy() if damage_on else None,
-        dt=dt,
+    return DynamicsResult.from_buffers(
+        tip_out,
+        en_out,
+        snap_out,
+        dmg_args[-1] if damage_on else None,
+        i_sample,
+        i_snap,
+        sample_every,
+        snap_every,
+        dt,
         steps=n_steps,
         wall_s=wall,
         cpu_s=cpu,
