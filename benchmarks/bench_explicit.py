@@ -16,11 +16,11 @@ import time
 import numpy as np
 from numba import njit
 
-from ancf_beam import kernels
+from ancf_beam.beam import kernels
+from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
-from ancf_beam.critical import critical_dt
-from ancf_beam.explicit import simulate_explicit
-from ancf_beam.model import BeamModel
+from ancf_beam.solvers.critical import critical_dt
+from ancf_beam.solvers.explicit import simulate_explicit
 
 
 @njit(cache=True)

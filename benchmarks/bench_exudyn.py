@@ -109,8 +109,8 @@ def _speedup_line(ours_cpu: float, exu_cpu: float, ours_wall: float, exu_wall: f
 def section_explicit(
     meshes, t_end, max_el_steps, repeat, constraint_demo=True, prototypes=False
 ) -> None:
-    from ancf_beam.explicit import simulate_explicit
-    from ancf_beam.modal import omega_max
+    from ancf_beam.solvers.explicit import simulate_explicit
+    from ancf_beam.solvers.modal import omega_max
 
     exu = import_exudyn()
     print(
@@ -217,7 +217,7 @@ def section_explicit(
 # implicit
 # ------------------------------------------------------------------------------------------
 def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
-    from ancf_beam.implicit import DEFAULT_NEWTON, DEFAULT_PREDICTOR, simulate_implicit
+    from ancf_beam.solvers.implicit import DEFAULT_NEWTON, DEFAULT_PREDICTOR, simulate_implicit
 
     exu = import_exudyn()
     n_steps = int(round(t_end / dt))
@@ -303,7 +303,7 @@ def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
 # static
 # ------------------------------------------------------------------------------------------
 def section_static(meshes, repeat) -> None:
-    from ancf_beam.static import solve_static
+    from ancf_beam.solvers.static import solve_static
 
     print(f"\n== Static large deflection, E0 = {E_LARGE_DEFLECTION:g} Pa, full load in one step ==")
     print(
@@ -357,7 +357,7 @@ def section_static(meshes, repeat) -> None:
 # modal
 # ------------------------------------------------------------------------------------------
 def section_modal(meshes, repeat) -> None:
-    from ancf_beam.modal import modal_analysis
+    from ancf_beam.solvers.modal import modal_analysis
 
     print("\n== Lowest 3 eigenfrequencies about the straight reference ==")
     print(

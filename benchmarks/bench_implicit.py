@@ -28,11 +28,11 @@ import time
 
 import numpy as np
 
+from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
-from ancf_beam.explicit import simulate_explicit
-from ancf_beam.implicit import simulate_implicit
-from ancf_beam.modal import modal_analysis, omega_max
-from ancf_beam.model import BeamModel
+from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.implicit import simulate_implicit
+from ancf_beam.solvers.modal import modal_analysis, omega_max
 
 
 def model(ne: int) -> BeamModel:

@@ -121,17 +121,17 @@ def our_case(n_el: int, gauss: tuple[int, int] = EXUDYN_GAUSS, E0: float | None 
 
 
 def our_model(n_el: int, gauss: tuple[int, int] = EXUDYN_GAUSS, E0: float | None = None):
-    from ancf_beam.model import BeamModel
+    from ancf_beam.beam.model import BeamModel
 
     return BeamModel(our_case(n_el, gauss, E0))
 
 
 def warm_up_numba() -> None:
     """Load (or compile) every numba kernel the benchmarks call, outside the timed regions."""
-    from ancf_beam.explicit import simulate_explicit
-    from ancf_beam.implicit import simulate_implicit
-    from ancf_beam.modal import modal_analysis
-    from ancf_beam.static import solve_static
+    from ancf_beam.solvers.explicit import simulate_explicit
+    from ancf_beam.solvers.implicit import simulate_implicit
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
 
     m = our_model(4)
     simulate_explicit(m, 2e-5, 1e-6, progress=False)

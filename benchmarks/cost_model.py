@@ -29,8 +29,8 @@ import numpy as np
 from benchcommon import machine_note, our_model
 from numba import njit
 
-from ancf_beam import kernels
-from ancf_beam.explicit import simulate_explicit
+from ancf_beam.beam import kernels
+from ancf_beam.solvers.explicit import simulate_explicit
 
 UPDATE_FLOPS_PER_DOF = 4  # _run_chunk: r = dt2 * (f + g) (2), dlt += r (1), q += dlt (1)
 
@@ -302,7 +302,7 @@ def _best(fn, repeat: int) -> float:
 
 def time_split(n_el: int, gauss: tuple[int, int], repeat: int = 3, el_steps: float = 4e6):
     """Per element-step seconds: force, solve, updates, output, full step (process CPU)."""
-    from ancf_beam.modal import omega_max
+    from ancf_beam.solvers.modal import omega_max
 
     m = our_model(n_el, gauss)
     n = max(1000, int(el_steps / n_el))

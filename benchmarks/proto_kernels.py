@@ -40,9 +40,9 @@ import numpy as np
 from benchcommon import machine_note, our_model
 from numba import njit
 
-from ancf_beam import kernels
-from ancf_beam.explicit import simulate_explicit
-from ancf_beam.model import CLAMP
+from ancf_beam.beam import kernels
+from ancf_beam.beam.model import CLAMP
+from ancf_beam.solvers.explicit import simulate_explicit
 
 FAST = kernels.FAST
 # LLVM vectorises force_soa's element loops 8 wide (AVX-512 here), but behind ~2 x 8 x 8 runtime
@@ -135,7 +135,7 @@ def force_soa(q, n_el, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, X, G, f):
 # ------------------------------------------------------------------------------------------
 # mass solve with one FMA per row on the dependency chain
 # ------------------------------------------------------------------------------------------
-# (moved into the library: ancf_beam.kernels.row_factor / solve_xy_rows)
+# (moved into the library: ancf_beam.beam.kernels.row_factor / solve_xy_rows)
 row_factor = kernels.row_factor
 solve_rows = kernels.solve_xy_rows
 
@@ -228,7 +228,7 @@ def _best(fn, repeat):
 
 
 def check_and_time(ne: int, gauss, repeat: int, el_steps: float) -> dict:
-    from ancf_beam.modal import omega_max
+    from ancf_beam.solvers.modal import omega_max
 
     m = our_model(ne, gauss)
     n = max(1000, int(el_steps / ne))

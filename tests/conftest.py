@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
-from ancf_beam.model import BeamModel
 
 # Seed case (DESIGN.md section 1): L = 1 m, b = h = 0.02 m, rho = 7850 kg/m^3, E0 = 2.07e11 Pa
 L, B, H, RHO, E0, G = 1.0, 0.02, 0.02, 7850.0, 2.07e11, 9.81

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.config import ConfigError
-from ancf_beam.defects import SectionProfile
-from ancf_beam.explicit import simulate_explicit
-from ancf_beam.modal import modal_analysis, omega_max
-from ancf_beam.static import solve_static
-from ancf_beam.transfer import exact_graded_static, stepped_frequencies
+from ancf_beam.references.transfer import exact_graded_static, stepped_frequencies
+from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.modal import modal_analysis, omega_max
+from ancf_beam.solvers.static import solve_static
 from conftest import L, case_with, make_model
 
 FAMILIES = {

@@ -1,4 +1,4 @@
-"""Tests for the large-deflection elastica reference (:mod:`ancf_beam.elastica`).
+"""Tests for the large-deflection elastica reference (:mod:`ancf_beam.references.elastica`).
 
 Seed beam: L = 1 m, square section b = h = 0.02 m, steel density 7850 kg/m^3, g = 9.81 m/s^2.
 References used here are independent of the BVP solver: closed-form linear beam theory, a
@@ -15,7 +15,7 @@ import pytest
 from scipy.integrate import quad, solve_ivp
 from scipy.optimize import brentq
 
-from ancf_beam.elastica import solve_elastica
+from ancf_beam.references.elastica import solve_elastica
 
 logger = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ def test_invalid_input_raises():
 
 
 def test_failure_raises_runtime_error(monkeypatch):
-    import ancf_beam.elastica as elastica
+    import ancf_beam.references.elastica as elastica
 
     monkeypatch.setattr(elastica, "_MAX_NODES", 5)  # no step can converge on so few nodes
     with pytest.raises(RuntimeError, match="continuation"):

@@ -96,7 +96,7 @@ def test_linear_limit_equals_euler_bernoulli_stiffness():
     # with 3 Gauss points: K_ab = EA int S_a' S_b' dx
     xg, wg = np.polynomial.legendre.leggauss(5)
     xi = 0.5 * (xg + 1)
-    from ancf_beam.kernels import shape_tables
+    from ancf_beam.beam.kernels import shape_tables
 
     _, sp, _ = shape_tables(xi, le)
     ka = ea * np.einsum("g,ga,gb->ab", 0.5 * wg * le, sp, sp)

@@ -11,10 +11,11 @@ import pytest
 from scipy import integrate, optimize
 
 from ancf_beam.cli import main
-from ancf_beam.critical import critical_dt, measure_dt_limit
-from ancf_beam.explicit import InstabilityError, simulate_explicit
-from ancf_beam.modal import modal_analysis, omega_max
-from ancf_beam.static import solve_static
+from ancf_beam.results import InstabilityError
+from ancf_beam.solvers.critical import critical_dt, measure_dt_limit
+from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.modal import modal_analysis, omega_max
+from ancf_beam.solvers.static import solve_static
 from conftest import EI, RHOA, L, Q, make_model
 
 
@@ -250,10 +251,10 @@ def test_damped_run_settles_on_static_equilibrium():
 def test_progress_is_reported_and_can_be_silenced(caplog):
     m = make_model(**{"mesh.n_elements": 5})
     dtc = 2 / omega_max(m)[0]
-    with caplog.at_level(logging.INFO, logger="ancf_beam.explicit"):
+    with caplog.at_level(logging.INFO, logger="ancf_beam.solvers.explicit"):
         simulate_explicit(m, 0.2, 0.8 * dtc, dtc, progress=True, progress_interval_s=0.0)
     assert any("steps/s" in r.message and "ETA" in r.message for r in caplog.records)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="ancf_beam.explicit"):
+    with caplog.at_level(logging.INFO, logger="ancf_beam.solvers.explicit"):
         simulate_explicit(m, 0.2, 0.8 * dtc, dtc, progress=False)
     assert not caplog.records

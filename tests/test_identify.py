@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from ancf_beam import identify as I
+from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
-from ancf_beam.explicit import simulate_explicit
-from ancf_beam.modal import modal_analysis, omega_max
-from ancf_beam.model import BeamModel
+from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.modal import modal_analysis, omega_max
 
 LAM, N = 0.45, 1.5
 E0 = 2.07e11

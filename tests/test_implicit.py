@@ -11,18 +11,19 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from ancf_beam.beam.model import CLAMP
 from ancf_beam.cli import main
-from ancf_beam.explicit import DynamicsResult, simulate_explicit
-from ancf_beam.implicit import (
+from ancf_beam.results import ConvergenceError, DynamicsResult
+from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.implicit import (
     NewtonConvergenceError,
     generalized_alpha_parameters,
     make_scheme,
     simulate,
     simulate_implicit,
 )
-from ancf_beam.modal import modal_analysis, omega_max
-from ancf_beam.model import CLAMP
-from ancf_beam.static import ConvergenceError, solve_static
+from ancf_beam.solvers.modal import modal_analysis, omega_max
+from ancf_beam.solvers.static import solve_static
 from conftest import make_model
 
 
@@ -248,7 +249,7 @@ def test_seed_case_modified_and_full_newton_agree_at_the_benchmark_step():
 def test_numba_chunks_match_python_driven_steps_with_damage():
     """The time loop in numba (_run_chunk) and the step-by-step path used after a failed step
     (_Integrator.advance, damage updated from Python) give identical states."""
-    from ancf_beam.implicit import _Integrator
+    from ancf_beam.solvers.implicit import _Integrator
 
     dmg = {"damage.enabled": True, "damage.threshold": 3e-5, "damage.softening": 2e-5}
     runs = []
@@ -285,7 +286,7 @@ def test_numba_chunks_match_python_driven_steps_with_damage():
 
 def test_progress_is_logged_between_chunks(caplog):
     m = make_model(**{"mesh.n_elements": 4})
-    with caplog.at_level("INFO", logger="ancf_beam.implicit"):
+    with caplog.at_level("INFO", logger="ancf_beam.solvers.implicit"):
         simulate_implicit(m, 0.05, 1e-4, "newmark", progress=True, progress_interval_s=0.0)
     msgs = [r.getMessage() for r in caplog.records if "Newton it/step" in r.getMessage()]
     assert msgs and "newmark: t = " in msgs[0]
@@ -443,7 +444,7 @@ def _sym_band_dense(lb: np.ndarray) -> np.ndarray:
 
 def test_banded_factor_falls_back_to_lu_when_not_positive_definite():
     """The numba banded Cholesky / LU of the time loop against dense solves."""
-    from ancf_beam.implicit import _Factor
+    from ancf_beam.linalg import BandFactor as _Factor
 
     rng = np.random.default_rng(0)
     n = 24
@@ -467,7 +468,8 @@ def test_banded_factor_falls_back_to_lu_when_not_positive_definite():
 
 def test_band_matvec_general_and_even_offsets():
     """The padded band products of the time loop (mass, damping) against dense products."""
-    from ancf_beam.implicit import _band_matvec, _padded_band
+    from ancf_beam.linalg import padded_band as _padded_band
+    from ancf_beam.linalg import padded_band_matvec as _band_matvec
 
     m = make_model(**{"mesh.n_elements": 5})
     x = np.random.default_rng(2).normal(size=m.n_free)
@@ -490,7 +492,7 @@ def test_effective_stiffness_factor_of_the_seed_beam():
     round-off, and matches LAPACK's banded Cholesky solve."""
     import scipy.linalg as sla
 
-    from ancf_beam.implicit import _Factor
+    from ancf_beam.linalg import BandFactor as _Factor
 
     m = make_model(**{"mesh.n_elements": 12})
     q = m.reference()

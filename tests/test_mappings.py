@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ancf_beam.defects import SectionProfile, mapped_values
-from ancf_beam.modal import modal_analysis
-from ancf_beam.static import solve_static
+from ancf_beam.beam.defects import SectionProfile, mapped_values
+from ancf_beam.solvers.modal import modal_analysis
+from ancf_beam.solvers.static import solve_static
 from conftest import case_with, make_model
 
 GRADED = {"defect.lam": 0.6, "defect.n": 2.0}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ancf_beam.modal import modal_analysis
+from ancf_beam.solvers.modal import modal_analysis
 from conftest import BETA_L, EI, RHOA, L, make_model
 
 OMEGA_EXACT = BETA_L**2 / L**2 * np.sqrt(EI / RHOA)  # 104.24, 653.3, 1829.2 rad/s

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ancf_beam import response as R
-from ancf_beam.static import solve_static
+from ancf_beam.solvers.static import solve_static
 from conftest import make_model
 
 TWO_PI = 2 * np.pi
@@ -229,8 +229,8 @@ def test_summarize_run_on_explicit_simulation():
     """A coarse gravity release: dominant frequency = first bending frequency, no beat, the
     deformation concentrated at the clamp; everything JSON-ready."""
     from ancf_beam.analyses import run_simulate
-    from ancf_beam.explicit import simulate_explicit
-    from ancf_beam.modal import modal_analysis
+    from ancf_beam.solvers.explicit import simulate_explicit
+    from ancf_beam.solvers.modal import modal_analysis
 
     case = make_model(**{"mesh.n_elements": 6}).case
     _, ds = run_simulate(case, t_end=0.4, progress=False)

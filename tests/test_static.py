@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ancf_beam.defects import SectionProfile
-from ancf_beam.elastica import solve_elastica
-from ancf_beam.static import solve_static
-from ancf_beam.transfer import exact_graded_static
+from ancf_beam.beam.defects import SectionProfile
+from ancf_beam.references.elastica import solve_elastica
+from ancf_beam.references.transfer import exact_graded_static
+from ancf_beam.solvers.static import solve_static
 from conftest import EI, L, Q, case_with, make_model
 
 W_EXACT = -Q * L**4 / (8 * EI)  # -1.3951e-3 m

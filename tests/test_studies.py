@@ -1,4 +1,4 @@
-"""Unit tests of ancf_beam.studies: observed order, Richardson extrapolation, checks, collect."""
+"""Unit tests of ancf_beam.studies.core: observed order, Richardson extrapolation, checks, collect."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from ancf_beam import studies
 from ancf_beam.config import resolve_case
-from ancf_beam.studies import (
+from ancf_beam.studies import core as studies
+from ancf_beam.studies.core import (
     check,
     checks_dataset,
     convergence_analysis,

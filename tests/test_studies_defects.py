@@ -1,4 +1,4 @@
-"""Unit tests of ancf_beam.studies_defects: family classification, frozen damage, the curved
+"""Unit tests of ancf_beam.studies.families: family classification, frozen damage, the curved
 linear reference, damage-aware validation, the response study and identification."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from ancf_beam.analyses import run_modal, run_simulate, run_static
-from ancf_beam.modal import modal_analysis
-from ancf_beam.model import BeamModel
-from ancf_beam.static import solve_static
-from ancf_beam.studies import check, checks_dataset
-from ancf_beam.studies_defects import (
+from ancf_beam.beam.model import BeamModel
+from ancf_beam.solvers.modal import modal_analysis
+from ancf_beam.solvers.static import solve_static
+from ancf_beam.studies.core import check, checks_dataset
+from ancf_beam.studies.families import (
     convergence_expected,
     coverage_tolerance,
     curved_linear_static_tip,
@@ -105,7 +105,7 @@ def test_damage_validation_uses_the_applicable_checks(damage_runs):
 
 
 def test_elastic_validation_is_unchanged():
-    from ancf_beam.studies import run_validation
+    from ancf_beam.studies.core import run_validation
 
     case = case_with(**{"mesh.n_elements": 6, "defect.lam": 0.4})
     st, mo = run_static(case)[1], run_modal(case)[1]

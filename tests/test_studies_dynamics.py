@@ -1,4 +1,4 @@
-"""Unit tests of ancf_beam.studies_dynamics: linear theory of the integrators, first-mode fit,
+"""Unit tests of ancf_beam.studies.dynamics: linear theory of the integrators, first-mode fit,
 tip error, crossover, the integrator study, the recommendation and the scaling study."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ancf_beam.studies_dynamics import (
+from ancf_beam.studies.dynamics import (
     amplification_matrix,
     crossover,
     fit_first_mode,

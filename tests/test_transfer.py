@@ -1,4 +1,4 @@
-"""Tests of the independent linear Euler-Bernoulli references in :mod:`ancf_beam.transfer`.
+"""Tests of the independent linear Euler-Bernoulli references in :mod:`ancf_beam.references.transfer`.
 
 Every check compares against a reference computed *independently* here: textbook constants,
 closed forms, a double quadrature written in the reversed integration order, or a dense
@@ -17,7 +17,7 @@ import pytest
 import scipy.linalg
 from scipy import integrate
 
-from ancf_beam.transfer import (
+from ancf_beam.references.transfer import (
     cantilever_beta_l,
     exact_graded_static,
     stepped_convergence,

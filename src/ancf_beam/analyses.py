@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .config import CaseSpec
-from .defects import SectionProfile
-from .io import provenance_attrs
-from .modal import modal_analysis
-from .model import BeamModel
-from .static import solve_static
+from ancf_beam.beam.defects import SectionProfile
+from ancf_beam.beam.model import BeamModel
+from ancf_beam.config import CaseSpec
+from ancf_beam.io import provenance_attrs
+from ancf_beam.solvers.modal import modal_analysis
+from ancf_beam.solvers.static import solve_static
 
 
 def _shape_vars(model: BeamModel, q: np.ndarray, prefix: str) -> dict[str, Any]:
@@ -118,7 +118,7 @@ def run_modal(case: CaseSpec, n_modes: int | None = None, about: str | None = No
 
 def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None = None):
     """Stepped-beam transfer matrix (N uniform segments) and exact linear graded quadrature."""
-    from . import transfer
+    from ancf_beam.references import transfer
 
     segments = case.stepped.segments if segments is None else segments
     n_modes = case.modal.n_modes if n_modes is None else n_modes
@@ -155,7 +155,7 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
 
 def run_critical_dt(case: CaseSpec, measure: bool = False):
     """Critical explicit time step: eigenvalue, element bound, fitted formula, measured limit."""
-    from .critical import critical_dt
+    from ancf_beam.solvers.critical import critical_dt
 
     model = BeamModel(case)
     t0 = time.perf_counter()
@@ -234,14 +234,14 @@ def run_simulate(
     refused unless ``force``.
 
     ``bdf1``, ``newmark`` (``beta``, ``gamma``), ``generalized-alpha`` (``rho_inf``) (implicit,
-    :mod:`ancf_beam.implicit`; Newton settings ``max_iter``, ``tol``, ``max_halvings``,
+    :mod:`ancf_beam.solvers.implicit`; Newton settings ``max_iter``, ``tol``, ``max_halvings``,
     ``newton``): any ``dt`` is accepted; it defaults to ``dt_safety * dt_critical`` when
     ``dt_safety`` is given (any value > 0), else to ``dynamics.dt``, else to ``T1 / 100`` with
     ``T1 = 2 pi / omega_1``. The summary and Dataset carry the same fields as the explicit run plus
     the integrator parameters and Newton iteration statistics (total, mean, max per step).
     """
-    from . import implicit
-    from .modal import omega_max
+    from ancf_beam.solvers import implicit
+    from ancf_beam.solvers.modal import omega_max
 
     dyn = case.dynamics
     integrator = dyn.integrator if integrator is None else integrator
@@ -291,7 +291,7 @@ def run_simulate(
             damping=damping, dt_critical=dt_critical, progress=progress, stats=stats, **kw,
         )  # fmt: skip
     else:
-        from .explicit import simulate_explicit
+        from ancf_beam.solvers.explicit import simulate_explicit
 
         dt_safety = dyn.dt_safety if dt_safety is None else dt_safety
         if not 0 < dt_safety <= 1:

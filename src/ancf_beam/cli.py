@@ -16,8 +16,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import __version__
-from .config import CaseSpec, ConfigError, case_from_file
+from ancf_beam import __version__
+from ancf_beam.config import CaseSpec, ConfigError, case_from_file
 
 log = logging.getLogger("ancf_beam")
 
@@ -54,13 +54,13 @@ def _case(args: argparse.Namespace) -> CaseSpec:
 # subcommands
 # ------------------------------------------------------------------------------------------
 def cmd_static(args):
-    from .analyses import run_static
+    from ancf_beam.analyses import run_static
 
     return run_static(_case(args))
 
 
 def cmd_modal(args):
-    from .analyses import run_modal
+    from ancf_beam.analyses import run_modal
 
     if args.modes is not None and args.modes < 1:
         raise UsageError(f"--modes must be >= 1, got {args.modes}")
@@ -68,7 +68,7 @@ def cmd_modal(args):
 
 
 def cmd_stepped(args):
-    from .analyses import run_stepped
+    from ancf_beam.analyses import run_stepped
 
     if args.segments is not None and args.segments < 1:
         raise UsageError(f"--segments must be >= 1, got {args.segments}")
@@ -88,7 +88,7 @@ def _float_pair(text: str) -> tuple[float, float]:
 
 
 def cmd_simulate(args):
-    from .analyses import run_simulate
+    from ancf_beam.analyses import run_simulate
 
     implicit_choices = ("bdf1", "newmark", "generalized-alpha")
     case = _case(args)
@@ -158,13 +158,13 @@ def cmd_simulate(args):
 
 
 def cmd_critical_dt(args):
-    from .analyses import run_critical_dt
+    from ancf_beam.analyses import run_critical_dt
 
     return run_critical_dt(_case(args), measure=args.measure)
 
 
 def cmd_identify(args):
-    from .identify import run_identify
+    from ancf_beam.identify import run_identify
 
     if args.sigma_rel is not None and not args.sigma_rel > 0:
         raise UsageError(f"--sigma-rel must be > 0, got {args.sigma_rel}")
@@ -334,12 +334,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ancf-beam {args.command}: failed: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     if args.out:
-        from .io import write_netcdf
+        from ancf_beam.io import write_netcdf
 
         write_netcdf(ds, args.out)
         summary["out"] = str(args.out)
     if args.json:
-        from .io import json_ready
+        from ancf_beam.io import json_ready
 
         sys.stdout.write(json.dumps(json_ready(summary)) + "\n")
     else:

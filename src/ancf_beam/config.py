@@ -268,7 +268,7 @@ class ImperfectionSpec:
 
 @dataclass(frozen=True)
 class DamageSpec:
-    """Strain-driven irreversible damage per integration point (see :mod:`ancf_beam.damage`)."""
+    """Strain-driven irreversible damage per integration point (see :mod:`ancf_beam.beam.damage`)."""
 
     enabled: bool = False
     threshold: float = 1e-3  # equivalent strain at which damage starts

@@ -14,7 +14,7 @@ Forward models
 --------------
 *Frequencies.* ``omega_k(lam, n)`` are the lowest bending natural frequencies of the case's mesh
 linearised about the stress-free reference: the generalized eigenproblem ``(K_T - w^2 M) phi =
-0`` exactly as :func:`ancf_beam.modal.modal_analysis` solves it (``about='reference'``), with
+0`` exactly as :func:`ancf_beam.solvers.modal.modal_analysis` solves it (``about='reference'``), with
 modes whose mass-norm lies mostly (> 1/2) in the x-DOFs (axial/bar modes) skipped, since a
 measured transverse spectrum does not contain them. ``M`` does not depend on ``E``, and ``K_T``
 is proportional to ``E0``, so ``omega ~ sqrt(E0)`` exactly and only ``(lam, n)`` need new
@@ -69,10 +69,10 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from .config import CaseSpec
-from .io import json_ready
-from .modal import _eigh
-from .model import BeamModel
+from ancf_beam.beam.model import BeamModel
+from ancf_beam.config import CaseSpec
+from ancf_beam.io import json_ready
+from ancf_beam.linalg import eigh_one_thread
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +193,7 @@ class _Eigen:
         kt = model.tangent_dense(model.reference())[np.ix_(self.dofs, self.dofs)]
         nd = self.dofs.size
         sub = None if k is None or k >= nd else (0, k - 1)
-        w2, v = _eigh(kt, self.m_sub, sub)  # one BLAS thread: small dense problem
+        w2, v = eigh_one_thread(kt, self.m_sub, sub)  # one BLAS thread: small dense problem
         phi = np.zeros((self.n_free, w2.size))
         phi[self.dofs] = v
         self.evaluations += 1
@@ -587,7 +587,7 @@ def identify_from_tip_history(
 
     w1_meas = math.nan
     if fit_E0:
-        from .response import tip_spectrum
+        from ancf_beam.response import tip_spectrum
 
         try:
             w1_meas = tip_spectrum(t, y).peak_omega
@@ -673,7 +673,7 @@ def run_identify(
     """
     import xarray as xr
 
-    from .io import provenance_attrs
+    from ancf_beam.io import provenance_attrs
 
     res = identify_from_frequencies(case, omega_measured, sigma_rel, fit_E0, n_modes)
     summary = {"case": case.name, **res.to_dict()}

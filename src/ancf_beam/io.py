@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from . import __version__
-from .config import CaseSpec
+from ancf_beam import __version__
+from ancf_beam.config import CaseSpec
 
 
 @lru_cache(maxsize=1)

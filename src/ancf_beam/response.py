@@ -2,7 +2,7 @@
 
 Plain numpy/scipy post-processing of what :func:`ancf_beam.analyses.run_simulate` produces (the
 variable ``tip_y`` over the coordinate ``time``, and ``node_x``/``node_y`` snapshots) and of full
-coordinate vectors ``q`` of a :class:`~ancf_beam.model.BeamModel`. All quantities are SI: time
+coordinate vectors ``q`` of a :class:`~ancf_beam.beam.model.BeamModel`. All quantities are SI: time
 in s, frequency in Hz *and* rad/s (both are reported, named ``*_hz`` and ``*_omega``),
 positions in m, curvature in 1/m (= rad/m), bending stiffness in N m^2, energy in J.
 
@@ -31,7 +31,7 @@ import numpy as np
 from scipy import interpolate, optimize, signal
 from scipy.integrate import cumulative_trapezoid
 
-from .io import json_ready
+from ancf_beam.io import json_ready
 
 __all__ = [
     "BeatResult",
@@ -592,7 +592,7 @@ def _case_from_attrs(attrs: Mapping[str, Any]):
     """Best-effort rebuild of the CaseSpec recorded as ``param.*`` attributes (None if not)."""
     import yaml
 
-    from .config import RULES, build_case
+    from ancf_beam.config import RULES, build_case
 
     nested: dict[str, Any] = {}
     for key, value in attrs.items():
@@ -682,7 +682,7 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
         case = _case_from_attrs(ds.attrs)
     prof = None
     if "q_snapshot" in ds and case is not None:
-        from .model import BeamModel
+        from ancf_beam.beam.model import BeamModel
 
         qs = np.asarray(ds["q_snapshot"].values, dtype=float)
         model = BeamModel(case)
@@ -698,8 +698,8 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
         j = int(np.argmax(np.abs(ny[:, -1] - ny[0, -1])))
         ei = kref = None
         if case is not None:
-            from .defects import SectionProfile
-            from .model import BeamModel
+            from ancf_beam.beam.defects import SectionProfile
+            from ancf_beam.beam.model import BeamModel
 
             ei = SectionProfile(case).EI
             model = BeamModel(case)

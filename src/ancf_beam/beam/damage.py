@@ -24,8 +24,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .defects import mapped_values
-from .model import BeamModel, gauss01
+from ancf_beam.beam.defects import mapped_values
+from ancf_beam.beam.model import BeamModel, gauss01
 
 
 def half_heights(model: BeamModel) -> np.ndarray:

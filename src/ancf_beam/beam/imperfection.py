@@ -4,7 +4,7 @@ The reference centre line is parameterised by arc length ``x`` in [0, L] (so ``|
 tangent angle ``theta0(x) = int_0^x kappa0 p(s) ds`` and curvature profile ``p = 1`` (uniform:
 a circular arc) or ``p = 1 - x/L`` (linear: the shape of a tip-loaded cantilever). The clamp
 stays at the origin with a horizontal tangent. Strains are measured from this reference: the
-element uses ``eps - eps0`` and ``kappa - kappa0`` (see :mod:`ancf_beam.kernels`).
+element uses ``eps - eps0`` and ``kappa - kappa0`` (see :mod:`ancf_beam.beam.kernels`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from .config import ImperfectionSpec
+from ancf_beam.config import ImperfectionSpec
 
 
 def tangent_angle(kappa0: float, profile: str, x: np.ndarray, length: float) -> np.ndarray:

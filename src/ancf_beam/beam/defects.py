@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import CaseSpec
+from ancf_beam.config import CaseSpec
 
 
 @dataclass(frozen=True)

@@ -17,33 +17,22 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 
-from . import kernels
-from .explicit import InstabilityError, simulate_explicit
-from .modal import _eigh, axial_fraction, omega_max
-from .model import BeamModel
+from ancf_beam.beam import kernels
+from ancf_beam.beam.model import BeamModel
+from ancf_beam.linalg import eigh_one_thread
+from ancf_beam.results import CriticalDt, InstabilityError
+from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.modal import axial_fraction, omega_max
 
 log = logging.getLogger(__name__)
 
 FIT_MESHES = (20, 40, 80, 160)
 
 
-@dataclass
-class CriticalDt:
-    omega_max: float  # rad/s
-    dt_critical: float  # s
-    dt_element_bound: float  # s
-    dt_formula: float  # s
-    formula_C: float  # -
-    governing_mode: str  # "axial" | "bending"
-    axial_fraction: float  # share of the top mode along the axis
-    dt_bending: float  # s, 2/omega_max of the bending (transverse) part alone
-    dt_axial: float  # s, 2/omega_max of the axial part alone
-    dt_measured: float | None = None  # s
 
 
 def element_omega_max(model: BeamModel) -> float:
@@ -76,7 +65,7 @@ def _split_omega_max(model: BeamModel) -> tuple[float, float]:
         kk = k[np.ix_(idx, idx)]
         mm = m[np.ix_(idx, idx)]
         n = idx.size
-        w2 = _eigh(kk, mm, (n - 1, n - 1))[0][0]
+        w2 = eigh_one_thread(kk, mm, (n - 1, n - 1))[0][0]
         res.append(float(np.sqrt(w2)))
     return res[0], res[1]
 

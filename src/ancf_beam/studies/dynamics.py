@@ -1,6 +1,6 @@
 """Pipeline studies of the time integrators: accuracy per integrator and cost against the mesh.
 
-Like :mod:`ancf_beam.studies`, these sit between the per-case entry points of
+Like :mod:`ancf_beam.studies.core`, these sit between the per-case entry points of
 :mod:`ancf_beam.analyses` (here :func:`~ancf_beam.analyses.run_simulate`) and the Snakemake
 workflow, which writes the returned :class:`xarray.Dataset` to NetCDF. SI units throughout
 (s, m, rad/s, 1/s).
@@ -39,9 +39,9 @@ import numpy as np
 import xarray as xr
 from scipy import optimize
 
-from .config import CaseSpec
-from .io import provenance_attrs
-from .studies import fit_slope
+from ancf_beam.config import CaseSpec
+from ancf_beam.io import provenance_attrs
+from ancf_beam.studies.core import fit_slope
 
 EXPLICIT = "central-difference"
 INTEGRATORS = ("central-difference", "bdf1", "newmark", "generalized-alpha")
@@ -65,11 +65,11 @@ def amplification_matrix(
 
     ``omega_dt`` is ``Omega = omega * dt`` (rad), ``damping_ratio`` is ``zeta``. States: central
     differences ``(u_n, u_{n-1})`` (damping at the central velocity, as
-    :mod:`ancf_beam.explicit`); BDF1 ``(u, dt v)``; Newmark and generalized-alpha (Chung-Hulbert
-    parameters from ``rho_inf``, the same as :func:`ancf_beam.implicit.make_scheme`; damping
+    :mod:`ancf_beam.solvers.explicit`); BDF1 ``(u, dt v)``; Newmark and generalized-alpha (Chung-Hulbert
+    parameters from ``rho_inf``, the same as :func:`ancf_beam.solvers.implicit.make_scheme`; damping
     force alpha-weighted like the elastic force) ``(u, dt v, dt^2 a)``.
     """
-    from .implicit import make_scheme
+    from ancf_beam.solvers.implicit import make_scheme
 
     w = float(omega_dt)
     w2 = w * w
@@ -313,7 +313,7 @@ def run_integrator_study(
     damped explicit run (damped runs), Newton iterations, wall time, the final tip (mean over
     the last period) against ``static_tip`` and the settling time into a 1 % band.
     """
-    from .analyses import run_simulate
+    from ancf_beam.analyses import run_simulate
 
     unknown = [i for i in integrators if i not in INTEGRATORS]
     if unknown:
@@ -665,7 +665,7 @@ def crossover(n: Sequence[float], cost_a: Sequence[float], cost_b: Sequence[floa
 
 def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run_full,
                    progress):  # fmt: skip
-    from .explicit import simulate_explicit
+    from ancf_beam.solvers.explicit import simulate_explicit
 
     n_total = int(math.ceil(t_end / dt - 1e-9))
     # calibration window -> K steps for about window_wall_s of run time. Costs are process CPU
@@ -730,9 +730,9 @@ def run_scaling_study(
     where the explicit and implicit costs cross. A short warm-up run first loads the compiled
     kernels, so no JIT time is measured.
     """
-    from .analyses import run_simulate
-    from .modal import modal_analysis, omega_max
-    from .model import BeamModel
+    from ancf_beam.analyses import run_simulate
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.modal import modal_analysis, omega_max
 
     meshes = sorted({int(m) for m in meshes})
     if len(meshes) < 2:

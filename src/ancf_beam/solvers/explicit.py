@@ -22,15 +22,16 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
-from . import kernels
-from .damage import DamageState, update_damage
-from .model import CLAMP, BeamModel, xy_cholesky
+from ancf_beam.beam import kernels
+from ancf_beam.beam.damage import DamageState, update_damage
+from ancf_beam.beam.model import CLAMP, BeamModel
+from ancf_beam.linalg import row_factor, solve_xy_rows, sym_band_matvec, xy_cholesky
+from ancf_beam.results import DynamicsResult, InstabilityError
 
 log = logging.getLogger(__name__)
 
@@ -39,61 +40,8 @@ STATUS_NONFINITE = 1
 STATUS_ENERGY = 2
 
 
-class InstabilityError(RuntimeError):
-    """The explicit run became unstable; the message names step, time, dt and dt_critical."""
 
 
-@dataclass
-class DynamicsResult:
-    t: np.ndarray  # s, sample times
-    tip_x: np.ndarray  # m
-    tip_y: np.ndarray  # m
-    kinetic: np.ndarray  # J
-    strain: np.ndarray  # J
-    gravity: np.ndarray  # J
-    damping_work: np.ndarray  # J
-    t_snap: np.ndarray  # s
-    q_snap: np.ndarray  # (n_snap, n_dof) full coordinates
-    dt: float
-    steps: int
-    wall_s: float
-    integrator: str = "central-difference"
-    newton_iterations: np.ndarray | None = None  # per step, implicit integrators only
-    damage_snap: np.ndarray | None = None  # (n_snap, n_el, n_gauss) damage at the snapshots
-    cpu_s: float = math.nan  # process CPU time of the time loop (robust to other load)
-
-    @property
-    def total(self) -> np.ndarray:
-        return self.kinetic + self.strain + self.gravity + self.damping_work
-
-    @classmethod
-    def from_buffers(cls, tip_out, en_out, snap_out, dsnap_out, i_sample, i_snap, sample_every,
-                     snap_every, dt, **fields) -> DynamicsResult:  # fmt: skip
-        """Trim the preallocated output buffers of a time loop (``tip_out`` (n, 2): x, y;
-        ``en_out`` (n, 4): T, U, V, W_d; full-coordinate and damage snapshots) into a result."""
-        return cls(
-            t=np.arange(i_sample) * sample_every * dt,
-            tip_x=tip_out[:i_sample, 0].copy(),
-            tip_y=tip_out[:i_sample, 1].copy(),
-            kinetic=en_out[:i_sample, 0].copy(),
-            strain=en_out[:i_sample, 1].copy(),
-            gravity=en_out[:i_sample, 2].copy(),
-            damping_work=en_out[:i_sample, 3].copy(),
-            t_snap=np.arange(i_snap) * snap_every * dt,
-            q_snap=snap_out[:i_snap].copy(),
-            damage_snap=None if dsnap_out is None else dsnap_out[:i_snap].copy(),
-            dt=dt,
-            **fields,
-        )
-
-    @property
-    def energy_drift_rel(self) -> float:
-        """``max |E(t) - E(0)| / max T`` (with the damping work included in E)."""
-        tot = self.total
-        tmax = float(np.max(self.kinetic)) if self.kinetic.size else 0.0
-        if tmax <= 0.0:
-            return 0.0
-        return float(np.max(np.abs(tot - tot[0])) / tmax)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -157,18 +105,18 @@ def _run_chunk(
         for i in range(nf):
             r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if damped:
-            kernels.sym_band_matvec(clb, dlt, v)
+            sym_band_matvec(clb, dlt, v)
             acc = 0.0
             for i in range(nf):
                 acc += dlt[i] * v[i]
                 r[i] -= dt * v[i]
             if step > 0:
                 wd += acc / dt  # work dissipated over [t_{n-1}, t_n]: v^T C v dt, v = dlt/dt
-        kernels.solve_xy_rows(rfx, rfy, r, zx, zy)  # r = Delta+ - Delta-
+        solve_xy_rows(rfx, rfy, r, zx, zy)  # r = Delta+ - Delta-
         if step % sample_every == 0:
             for i in range(nf):
                 v[i] = (2.0 * dlt[i] + r[i]) / (2.0 * dt)  # central velocity at t_n
-            kernels.sym_band_matvec(mlb, v, mv)
+            sym_band_matvec(mlb, v, mv)
             kin = 0.0
             pot = 0.0
             for i in range(nf):
@@ -257,12 +205,12 @@ def simulate_explicit(
     clb = model.rayleigh_lower_band(alpha, beta) if damped else np.zeros((1, nf))
     # M + dt/2 C has no x-y coupling (C = a M + b K0 with K0 at the straight reference)
     cbx, cby, _, _ = xy_cholesky(mlb + 0.5 * dt * clb) if damped else model.mass_cholesky_xy
-    ceff = (kernels.row_factor(cbx), kernels.row_factor(cby), np.empty(nf // 2), np.empty(nf // 2))
+    ceff = (row_factor(cbx), row_factor(cby), np.empty(nf // 2), np.empty(nf // 2))
     # second-order start: Delta_0 = q0 - q_{-1} = dt v0 - dt^2/2 a0, a0 = M^-1 (F - C v0)
     f = model.elastic_force(q)[CLAMP:] + model.gravity_free
     if damped:
         cv = np.empty(nf)
-        kernels.sym_band_matvec(clb, v0f, cv)
+        sym_band_matvec(clb, v0f, cv)
         f = f - cv
     a0 = sla.cho_solve_banded((model.mass_cholesky, True), f)
     dlt = np.ascontiguousarray(dt * v0f - 0.5 * dt * dt * a0)

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from . import __version__
-from .config import CaseSpec
-from .io import provenance_attrs
+from ancf_beam import __version__
+from ancf_beam.config import CaseSpec
+from ancf_beam.io import provenance_attrs
 
 #: Expected order of convergence of the cubic Hermite (ANCF) element for the static tip deflection
 #: and the natural frequencies (eigenvalue error ~ h^(2(p+1-m)) = h^4 for p = 3, m = 2).
@@ -183,9 +183,9 @@ def run_mesh_convergence(
     model). Frequencies are about the straight reference. Returns a Dataset with dimensions
     ``mesh`` and ``quantity`` (``tip_y``, ``omega_1`` ...).
     """
-    from .modal import modal_analysis
-    from .model import BeamModel
-    from .static import solve_static
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
 
     meshes = sorted({int(m) for m in meshes})
     t0 = time.perf_counter()
@@ -402,7 +402,7 @@ def run_validation(
     """Validation checks of one case (a check Dataset with provenance attributes).
 
     References (all independent of the ANCF code): exact linear graded statics by quadrature
-    (:func:`ancf_beam.transfer.exact_graded_static`), the stepped transfer-matrix beam with
+    (:func:`ancf_beam.references.transfer.exact_graded_static`), the stepped transfer-matrix beam with
     ``segments`` (default ``stepped.segments``) uniform pieces for statics and frequencies, the
     uniform-beam closed forms for the same case with its defects removed, and for the explicit
     run (``simulate_ds``) the energy balance and the static equilibrium about which the free
@@ -428,11 +428,11 @@ def run_validation(
     straight-beam comparisons do not apply and are left out (attribute
     ``straight_elastic_references = 0``); the other checks remain.
     """
-    from . import transfer
-    from .defects import SectionProfile
-    from .modal import modal_analysis
-    from .model import BeamModel
-    from .static import solve_static
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.references import transfer
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
 
     tol = dict(DEFAULT_TOLERANCES)
     tol.update(tolerances or {})
@@ -484,7 +484,7 @@ def _static_reference_checks(name, static_ds, lin, w_ex, s_ex, tol):
 
 
 def _stepped_checks(case, p, L, segments, w_ex, tol):
-    from . import transfer
+    from ancf_beam.references import transfer
 
     name = case.name
     rows = []
@@ -509,11 +509,11 @@ def _stepped_checks(case, p, L, segments, w_ex, tol):
 
 
 def _uniform_checks(case, n_modes, tol):
-    from . import transfer
-    from .defects import SectionProfile
-    from .modal import modal_analysis
-    from .model import BeamModel
-    from .static import solve_static
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.references import transfer
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
 
     name = case.name
     rows = []
@@ -539,9 +539,9 @@ def _uniform_checks(case, n_modes, tol):
 
 
 def _dynamics_checks(case, static_ds, simulate_ds, tol):
-    from .analyses import run_static
-    from .modal import modal_analysis
-    from .model import BeamModel
+    from ancf_beam.analyses import run_static
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.modal import modal_analysis
 
     name = case.name
     rows = []

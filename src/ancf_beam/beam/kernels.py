@@ -24,10 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-BANDWIDTH = 7  # half-bandwidth of the node-major global matrices
-# Floating-point contraction and reassociation only: NaN/Inf semantics are kept, so the stability
-# guard's isfinite checks stay meaningful.
-FAST = {"contract", "reassoc", "nsz", "arcp"}
+from ancf_beam.linalg import BANDWIDTH, FAST
 
 
 # ------------------------------------------------------------------------------------------
@@ -303,130 +300,11 @@ def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, lin
 # ------------------------------------------------------------------------------------------
 # banded Cholesky solve (factor from scipy.linalg.cholesky_banded(lower=True))
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, error_model="numpy")
-def cho_solve_banded_inplace(cb, x):
-    """Solve ``L L^T x = b`` in place (``x`` holds ``b``); ``cb[i-j, j] = L[i, j]``."""
-    n = x.shape[0]
-    p = cb.shape[0] - 1
-    for i in range(n):
-        s = x[i]
-        j0 = i - p
-        if j0 < 0:
-            j0 = 0
-        for j in range(j0, i):
-            s -= cb[i - j, j] * x[j]
-        x[i] = s / cb[0, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        j1 = i + p
-        if j1 > n - 1:
-            j1 = n - 1
-        for j in range(i + 1, j1 + 1):
-            s -= cb[j - i, i] * x[j]
-        x[i] = s / cb[0, i]
 
 
-@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
-def cho_solve_xy_inplace(cbx, cby, invx, invy, x):
-    """Solve ``M z = b`` in place for a matrix that decouples into x- and y-components.
-
-    The free vector interleaves the components (``x[2i]``: x-part, ``x[2i+1]``: y-part, both with
-    half-bandwidth 3 in node-major order), so ``M = P^T diag(Mx, My) P`` and each part has its
-    own lower banded Cholesky factor ``cb[i-j, j] = L[i, j]`` with reciprocal diagonal ``inv``.
-    Both triangular sweeps process the two components in the same loop for instruction-level
-    parallelism.
-    """
-    n = cbx.shape[1]
-    p = cbx.shape[0] - 1
-    for i in range(n):
-        sx = x[2 * i]
-        sy = x[2 * i + 1]
-        j0 = i - p
-        if j0 < 0:
-            j0 = 0
-        for j in range(j0, i):
-            sx -= cbx[i - j, j] * x[2 * j]
-            sy -= cby[i - j, j] * x[2 * j + 1]
-        x[2 * i] = sx * invx[i]
-        x[2 * i + 1] = sy * invy[i]
-    for i in range(n - 1, -1, -1):
-        sx = x[2 * i]
-        sy = x[2 * i + 1]
-        j1 = i + p
-        if j1 > n - 1:
-            j1 = n - 1
-        for j in range(i + 1, j1 + 1):
-            sx -= cbx[j - i, i] * x[2 * j]
-            sy -= cby[j - i, i] * x[2 * j + 1]
-        x[2 * i] = sx * invx[i]
-        x[2 * i + 1] = sy * invy[i]
 
 
-def row_factor(cb: np.ndarray) -> np.ndarray:
-    """Row-wise, diagonal-scaled copy of a lower band factor ``cb[i-j, j] = L[i, j]`` with
-    half-bandwidth 3, for :func:`solve_xy_rows`: ``R[i] = [1/L_ii, L_i,i-1/L_ii, L_i,i-2/L_ii,
-    L_i,i-3/L_ii, L_i+1,i/L_ii, L_i+2,i/L_ii, L_i+3,i/L_ii, 0]`` (zeros outside the matrix)."""
-    if cb.shape[0] != 4:
-        raise ValueError("row_factor expects a half-bandwidth-3 factor (one mass component)")
-    n = cb.shape[1]
-    r = np.zeros((n, 8))
-    d = 1.0 / cb[0]
-    r[:, 0] = d
-    for k in (1, 2, 3):
-        r[k:, k] = cb[k, : n - k] * d[k:]  # L[i, i-k]
-        r[: n - k, 3 + k] = cb[k, : n - k] * d[: n - k]  # L[i+k, i]
-    return np.ascontiguousarray(r)
 
 
-@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
-def solve_xy_rows(rx, ry, x, zx, zy):
-    """Solve ``M z = b`` in place on the interleaved free vector ``x`` (see
-    :func:`cho_solve_xy_inplace`) with the row factors of :func:`row_factor`; ``zx``/``zy`` are
-    scratch vectors of length n. The last three unknowns of each sweep are kept in scalars, so
-    the loop-carried dependency is one multiply-add per row (about 3x faster than the column
-    form, whose every row waits for a division and a chain of seven updates)."""
-    n = rx.shape[0]
-    x1 = x2 = x3 = 0.0  # y[i-1], y[i-2], y[i-3] of the x-component
-    y1 = y2 = y3 = 0.0
-    for i in range(n):
-        ax = x[2 * i] * rx[i, 0] - rx[i, 3] * x3 - rx[i, 2] * x2
-        ay = x[2 * i + 1] * ry[i, 0] - ry[i, 3] * y3 - ry[i, 2] * y2
-        vx = ax - rx[i, 1] * x1
-        vy = ay - ry[i, 1] * y1
-        zx[i] = vx
-        zy[i] = vy
-        x3 = x2
-        x2 = x1
-        x1 = vx
-        y3 = y2
-        y2 = y1
-        y1 = vy
-    x1 = x2 = x3 = 0.0  # z[i+1], z[i+2], z[i+3]
-    y1 = y2 = y3 = 0.0
-    for i in range(n - 1, -1, -1):
-        ax = zx[i] * rx[i, 0] - rx[i, 6] * x3 - rx[i, 5] * x2
-        ay = zy[i] * ry[i, 0] - ry[i, 6] * y3 - ry[i, 5] * y2
-        vx = ax - rx[i, 4] * x1
-        vy = ay - ry[i, 4] * y1
-        x[2 * i] = vx
-        x[2 * i + 1] = vy
-        x3 = x2
-        x2 = x1
-        x1 = vx
-        y3 = y2
-        y2 = y1
-        y1 = vy
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def sym_band_matvec(lb, x, y):
-    """``y = A x`` for a symmetric matrix in lower band storage ``lb[i-j, j] = A[i, j]``."""
-    n = x.shape[0]
-    p = lb.shape[0] - 1
-    for i in range(n):
-        y[i] = lb[0, i] * x[i]
-    for d in range(1, p + 1):
-        for j in range(n - d):
-            a = lb[d, j]
-            y[j + d] += a * x[j]
-            y[j] += a * x[j + d]

@@ -14,9 +14,10 @@ from functools import cached_property
 import numpy as np
 import scipy.linalg as sla
 
-from . import kernels
-from .config import CaseSpec
-from .defects import SectionProfile, mapped_values
+from ancf_beam.beam import kernels
+from ancf_beam.beam.defects import SectionProfile, mapped_values
+from ancf_beam.config import CaseSpec
+from ancf_beam.linalg import BANDWIDTH, band_to_dense, xy_cholesky
 
 N_GAUSS_MASS = 6  # mass and gravity: exact for uniform sections, accurate for graded ones
 CLAMP = 4  # number of clamped DOFs (node 0)
@@ -94,7 +95,9 @@ class BeamModel:
         imp = self.case.imperfection
         if not imp.active:
             return self.straight()
-        from .imperfection import reference_coordinates  # scipy.optimize only when needed
+        from ancf_beam.beam.imperfection import (
+            reference_coordinates,  # scipy.optimize only when needed
+        )
 
         return reference_coordinates(imp, self.x_nodes)
 
@@ -142,7 +145,7 @@ class BeamModel:
     @cached_property
     def mass_lower_band(self) -> np.ndarray:
         """Full mass matrix in symmetric lower band storage ``lb[i-j, j]`` (kg, kg m, kg m^2)."""
-        lb = np.zeros((kernels.BANDWIDTH + 1, self.n_dof))
+        lb = np.zeros((BANDWIDTH + 1, self.n_dof))
         s = self.s_mass  # (ng, 4)
         mb = np.einsum("eg,ga,gb->eab", self.rhoa_w, s, s)  # scalar 4x4 block of every element
         o = 4 * np.arange(self.n_el)
@@ -199,7 +202,7 @@ class BeamModel:
     # nonlinear terms
     # --------------------------------------------------------------------------------------
     def kernel_args(self):
-        """Arguments of the numba element kernels after ``q`` (see :mod:`ancf_beam.kernels`)."""
+        """Arguments of the numba element kernels after ``q`` (see :mod:`ancf_beam.beam.kernels`)."""
         return (
             self.n_el, self.spa, self.spb, self.sppb, self.ea_w, self.ei_w,
             self.eps0, self.kap0, self.linear,
@@ -239,7 +242,7 @@ class BeamModel:
         c = alpha * mlb
         if beta != 0.0:
             k0 = self.linear_stiffness_band()  # general band storage (15, n)
-            u = kernels.BANDWIDTH
+            u = BANDWIDTH
             klb = np.zeros_like(mlb)
             for d in range(u + 1):
                 klb[d, : k0.shape[1] - d] = k0[u + d, : k0.shape[1] - d]
@@ -249,14 +252,14 @@ class BeamModel:
     def linear_stiffness_band(self) -> np.ndarray:
         """Stiffness of the straight, undamaged beam (free DOFs, ``solve_banded((7, 7))``
         storage): the ``K0`` of Rayleigh damping. It has no x-y coupling."""
-        ab = np.empty((2 * kernels.BANDWIDTH + 1, self.n_dof))
+        ab = np.empty((2 * BANDWIDTH + 1, self.n_dof))
         z_a = np.zeros_like(self.ea_w0)
         z_b = np.zeros_like(self.ei_w0)
         kernels.assemble_tangent_banded(
             self.straight(), self.n_el, self.spa, self.spb, self.sppb, self.ea_w0, self.ei_w0,
             z_a, z_b, self.linear, ab,
         )  # fmt: skip
-        return _band_submatrix(ab, CLAMP)
+        return np.ascontiguousarray(ab[:, CLAMP:])
 
     def elastic_force(self, q: np.ndarray) -> np.ndarray:
         """Elastic force ``-dU/dq`` on the full DOF vector."""
@@ -275,10 +278,10 @@ class BeamModel:
 
     def tangent_band(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         """Tangent stiffness ``d2U/dq2`` in ``solve_banded((7, 7))`` storage (15, n)."""
-        ab = np.empty((2 * kernels.BANDWIDTH + 1, self.n_dof))
+        ab = np.empty((2 * BANDWIDTH + 1, self.n_dof))
         kernels.assemble_tangent_banded(np.ascontiguousarray(q, float), *self._args(), ab)
         if free:
-            return _band_submatrix(ab, CLAMP)
+            return np.ascontiguousarray(ab[:, CLAMP:])
         return ab
 
     def tangent_dense(self, q: np.ndarray, free: bool = True) -> np.ndarray:
@@ -322,40 +325,7 @@ class BeamModel:
         return self.elastic_force(q)[CLAMP:] + load_factor * self.gravity_free
 
 
-def xy_cholesky(lb: np.ndarray):
-    """Factor a free-DOF symmetric band matrix (lower storage, half-bandwidth 7) that has no
-    coupling between the x- and y-components (the consistent mass ``M = m (x) I2``, and the
-    reference tangent, are of this kind) into two scalar factors of half-bandwidth 3.
-
-    Returns ``(cbx, cby, invx, invy)`` for :func:`ancf_beam.kernels.cho_solve_xy_inplace`.
-    """
-    coupling = np.abs(lb[1::2]).max(initial=0.0)
-    if coupling > 1e-12 * np.abs(lb[0]).max():
-        raise ValueError("matrix couples x- and y-components; use a full banded factorisation")
-    out = []
-    for c in (0, 1):
-        comp = np.ascontiguousarray(lb[0::2, c::2])  # offsets 0, 2, 4, 6 -> 0, 1, 2, 3
-        out.append(np.ascontiguousarray(sla.cholesky_banded(comp, lower=True)))
-    cbx, cby = out
-    return cbx, cby, 1.0 / cbx[0], 1.0 / cby[0]
 
 
-def _band_submatrix(ab: np.ndarray, k: int) -> np.ndarray:
-    """General band storage of the trailing principal submatrix starting at row/col ``k``."""
-    return np.ascontiguousarray(ab[:, k:])
 
 
-def band_to_dense(ab: np.ndarray) -> np.ndarray:
-    """Dense matrix from ``solve_banded((7, 7))`` storage."""
-    u = kernels.BANDWIDTH
-    n = ab.shape[1]
-    m = np.zeros((n, n))
-    for i in range(ab.shape[0]):
-        d = u - i  # column offset: j = row + d
-        if d >= 0:
-            idx = np.arange(n - d)
-            m[idx, idx + d] = ab[i, idx + d]
-        else:
-            idx = np.arange(n + d)
-            m[idx - d, idx] = ab[i, idx]
-    return m

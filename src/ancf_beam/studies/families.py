@@ -1,13 +1,13 @@
 """Pipeline studies of the defect families: response analysis per case, damage-aware checks and
 the identification of synthetic defects from noisy frequencies.
 
-Like :mod:`ancf_beam.studies`, these sit between the library and the Snakemake workflow (which
+Like :mod:`ancf_beam.studies.core`, these sit between the library and the Snakemake workflow (which
 writes the returned :class:`xarray.Dataset` to NetCDF). SI units throughout.
 
 * :func:`families` -- which defect families a case uses (``E``, ``table``, ``density``,
   ``width``, ``height``, ``imperfection``, ``damage``).
 * :func:`straight_elastic` -- whether the straight linear-elastic references apply (no initial
-  curvature, no damage), as in :func:`ancf_beam.studies.run_validation`.
+  curvature, no damage), as in :func:`ancf_beam.studies.core.run_validation`.
 * :func:`frozen_damage_model` -- a model of the case with a given damage field frozen (damage
   evolution off): the stiffness the beam has *after* a loading history.
 * :func:`run_response` -- per case: :func:`ancf_beam.response.summarize_run` of the explicit run
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .config import CaseSpec
-from .io import provenance_attrs
+from ancf_beam.config import CaseSpec
+from ancf_beam.io import provenance_attrs
 
 #: Tolerances of the damage-aware dynamic checks (see :func:`damage_dynamics_checks`).
 DAMAGE_TOLERANCES: dict[str, float] = {
@@ -76,7 +76,7 @@ def family_label(case: CaseSpec) -> str:
 
 def straight_elastic(case: CaseSpec) -> bool:
     """True when the straight linear-elastic references apply (no initial curvature, no
-    damage); the same rule as :func:`ancf_beam.studies.run_validation`."""
+    damage); the same rule as :func:`ancf_beam.studies.core.run_validation`."""
     fam = families(case)
     return "imperfection" not in fam and "damage" not in fam
 
@@ -98,10 +98,10 @@ def convergence_expected(case: CaseSpec) -> tuple[bool, str]:
 
 
 def frozen_damage_model(case: CaseSpec, damage: np.ndarray):
-    """:class:`~ancf_beam.model.BeamModel` of ``case`` with damage evolution off and the damage
+    """:class:`~ancf_beam.beam.model.BeamModel` of ``case`` with damage evolution off and the damage
     field ``damage`` (``(n_el, n_gauss)``, as stored by the static and simulate studies) frozen:
     ``EA_eff = EA (1 - d)``, ``EI_eff = EI (1 - d)`` at every integration point."""
-    from .model import BeamModel
+    from ancf_beam.beam.model import BeamModel
 
     model = BeamModel(case.with_overrides({"damage.enabled": False}))
     model.set_damage(np.asarray(damage, dtype=float))
@@ -110,7 +110,7 @@ def frozen_damage_model(case: CaseSpec, damage: np.ndarray):
 
 def gauss_positions(model) -> np.ndarray:
     """Reference positions (m) of the bending integration points, shape ``(n_el, n_gauss)``."""
-    from .model import gauss01
+    from ancf_beam.beam.model import gauss01
 
     xi = gauss01(model.case.mesh.n_gauss_bending).xi
     return model.x_nodes[:-1, None] + xi[None, :] * model.le
@@ -127,7 +127,7 @@ def curved_linear_static_tip(case: CaseSpec, n: int = 4001) -> tuple[float, floa
     case's stress-free reference shape under its self-weight, by quadrature.
 
     The reference centre line ``(X(s), Y(s))`` (arc length ``s``; straight or initially curved,
-    :mod:`ancf_beam.imperfection`) carries ``q(s) = rho A g`` (N/m) downward. The bending
+    :mod:`ancf_beam.beam.imperfection`) carries ``q(s) = rho A g`` (N/m) downward. The bending
     moment is ``M(s) = int_s^L q(t) (X(t) - X(s)) dt``; the rotation it produces, ``dtheta =
     M / EI ds`` (clockwise for a downward load), turns the part beyond ``s`` about ``s``, so the
     tip moves by ``dx = int M/EI (Y(L) - Y(s)) ds`` and ``dy = -int M/EI (X(L) - X(s)) ds``.
@@ -136,8 +136,8 @@ def curved_linear_static_tip(case: CaseSpec, n: int = 4001) -> tuple[float, floa
     """
     from scipy.integrate import cumulative_trapezoid
 
-    from .defects import SectionProfile
-    from .imperfection import resolved_kappa0, tangent_angle
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.beam.imperfection import resolved_kappa0, tangent_angle
 
     p = SectionProfile(case)
     L = case.beam.length
@@ -206,7 +206,7 @@ def _profile_vars(prefix: str, prof, metrics: Mapping[str, float], dim: str) -> 
 
 
 def _profile(model, q, damage=None, per_element: int = 8):
-    from .response import CurvatureProfile, curvature_distribution
+    from ancf_beam.response import CurvatureProfile, curvature_distribution
 
     prof = curvature_distribution(model, q, per_element=per_element)
     if damage is not None:
@@ -243,9 +243,9 @@ def run_response(
       first ``n_modes`` frequencies of the beam with each of them frozen
       (:func:`frozen_damage_model`; the ``modal`` study gives the undamaged beam's).
     """
-    from .modal import modal_analysis
-    from .model import BeamModel
-    from .response import summarize_run, tip_spectrum
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.response import summarize_run, tip_spectrum
+    from ancf_beam.solvers.modal import modal_analysis
 
     t0 = time.perf_counter()
     model = BeamModel(case.with_overrides({"mesh.n_elements": int(simulate_ds.sizes["node"]) - 1}))
@@ -273,7 +273,7 @@ def run_response(
     if "damage" in static_ds:
         d_static = np.asarray(static_ds["damage"].values[-1], float)
     sprof = _profile(smodel, static_ds["q"].values, d_static, per_element)
-    from .response import concentration_metrics
+    from ancf_beam.response import concentration_metrics
 
     smet = concentration_metrics(sprof.X, sprof.dkappa, sprof.EI)
     data.update(_profile_vars("static_", sprof, smet, "s_static"))
@@ -370,7 +370,7 @@ def damage_dynamics_checks(
     tolerances: Mapping[str, float] | None = None,
     order_t_end: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Checks of the explicit run of a case with damage (rows of :func:`~ancf_beam.studies.check`).
+    """Checks of the explicit run of a case with damage (rows of :func:`~ancf_beam.studies.core.check`).
 
     The straight-beam checks of the explicit run do not carry over: the damage grows during the
     first swing, where the fibre strain overshoots the static one (about twice for a suddenly
@@ -389,10 +389,10 @@ def damage_dynamics_checks(
       0);
     * ``dt / dt_critical`` equal to ``dynamics.dt_safety`` (as for every case).
     """
-    from .analyses import run_simulate
-    from .modal import modal_analysis
-    from .static import solve_static
-    from .studies import check, whole_period_mean
+    from ancf_beam.analyses import run_simulate
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
+    from ancf_beam.studies.core import check, whole_period_mean
 
     tol = dict(DAMAGE_TOLERANCES)
     tol.update({k: v for k, v in (tolerances or {}).items() if k in DAMAGE_TOLERANCES})
@@ -458,10 +458,10 @@ def damage_dynamics_checks(
 
 
 def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) -> xr.Dataset:
-    """A check Dataset (:func:`ancf_beam.studies.checks_dataset` layout, e.g. from
-    :func:`~ancf_beam.studies.run_validation`) with ``rows`` appended; the other variables and
+    """A check Dataset (:func:`ancf_beam.studies.core.checks_dataset` layout, e.g. from
+    :func:`~ancf_beam.studies.core.run_validation`) with ``rows`` appended; the other variables and
     the attributes are kept, ``n_checks``/``n_pass``/``n_fail`` recounted."""
-    from .studies import checks_dataset
+    from ancf_beam.studies.core import checks_dataset
 
     old = [
         {"case": c, "check": n, "reference": r, "computed": v, "rel_error": e, "tolerance": t,
@@ -488,10 +488,10 @@ def run_family_validation(
     tolerances: Mapping[str, float] | None = None,
     segments: int | None = None,
 ) -> xr.Dataset:
-    """:func:`ancf_beam.studies.run_validation`, with the dynamic checks of a damaged case
+    """:func:`ancf_beam.studies.core.run_validation`, with the dynamic checks of a damaged case
     replaced by :func:`damage_dynamics_checks` (attribute ``dynamics_checks``: ``'elastic'`` or
     ``'damage'``). Cases without damage get exactly ``run_validation``'s table."""
-    from .studies import run_validation
+    from ancf_beam.studies.core import run_validation
 
     damage_only = ("energy_drift_damage", "damage_energy_order_rel")
     tol = {k: v for k, v in (tolerances or {}).items() if k not in damage_only}
@@ -556,9 +556,9 @@ def run_identification_study(
     noise-free estimates over ``truth``, and the controls over ``(control, draw)``; attributes
     hold the coverage of the 1- and 2-sigma intervals over the identifiable estimates.
     """
-    from .identify import FrequencyModel, identify_from_frequencies
-    from .modal import modal_analysis
-    from .model import BeamModel
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.identify import FrequencyModel, identify_from_frequencies
+    from ancf_beam.solvers.modal import modal_analysis
 
     t0 = time.perf_counter()
     truth_mesh = 2 * case.mesh.n_elements if truth_mesh is None else int(truth_mesh)

@@ -7,25 +7,12 @@ Euler-Bernoulli plus bar stiffness, or about the static equilibrium under gravit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
-import scipy.linalg as sla
-from threadpoolctl import ThreadpoolController
 
-from .model import CLAMP, BeamModel
-from .static import solve_static
-
-
-@dataclass
-class ModalResult:
-    omega: np.ndarray  # rad/s, ascending
-    frequency_hz: np.ndarray  # Hz
-    shapes: np.ndarray  # (n_modes, n_free) mass-normalised mode shapes
-    about: str
-    q: np.ndarray  # full coordinates of the state linearised about
-    axial_fraction: np.ndarray  # share of each mode's kinetic energy in x-translations
+from ancf_beam.beam.model import CLAMP, BeamModel
+from ancf_beam.linalg import eigh_one_thread
+from ancf_beam.results import ModalResult
+from ancf_beam.solvers.static import solve_static
 
 
 def axial_fraction(model: BeamModel, shapes: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -92,7 +79,7 @@ def omega_max(model: BeamModel, q: np.ndarray | None = None) -> tuple[float, np.
     best = (-np.inf, None)
     for idx in _blocks(k):
         n = idx.size
-        w2, v = _eigh(k[np.ix_(idx, idx)], m[np.ix_(idx, idx)], (n - 1, n - 1))
+        w2, v = eigh_one_thread(k[np.ix_(idx, idx)], m[np.ix_(idx, idx)], (n - 1, n - 1))
         if w2[0] > best[0]:
             phi = np.zeros(k.shape[0])
             phi[idx] = v[:, 0]
@@ -100,16 +87,8 @@ def omega_max(model: BeamModel, q: np.ndarray | None = None) -> tuple[float, np.
     return float(np.sqrt(best[0])), best[1]
 
 
-@lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
-    return ThreadpoolController()  # discovering the BLAS libraries costs ~ms: do it once
 
 
-def _eigh(k, m, subset):
-    """Dense generalized symmetric eigenproblem on one BLAS thread: for the matrix sizes here
-    (a few hundred) threading only adds overhead, and on a busy machine a lot of it."""
-    with _blas_controller().limit(limits=1, user_api="blas"):
-        return sla.eigh(k, m, subset_by_index=subset, check_finite=False)
 
 
 def _blocks(k: np.ndarray) -> list[np.ndarray]:
@@ -131,7 +110,7 @@ def _lowest_eigenpairs(k: np.ndarray, m: np.ndarray, n_modes: int):
     blocks = _blocks(k)
     for b, idx in enumerate(blocks):
         nb = min(n_modes, idx.size)
-        w2, v = _eigh(k[np.ix_(idx, idx)], m[np.ix_(idx, idx)], (0, nb - 1))
+        w2, v = eigh_one_thread(k[np.ix_(idx, idx)], m[np.ix_(idx, idx)], (0, nb - 1))
         full = np.zeros((k.shape[0], nb))
         full[idx] = v
         vals.append(w2)

@@ -7,7 +7,7 @@ All three integrate the reduced (clamp-eliminated) equations of motion
 (Rayleigh damping; ``K0`` is the stiffness of the straight undamaged beam, the same ``C`` as the
 explicit solver builds),
 
-and return the same :class:`~ancf_beam.explicit.DynamicsResult` as the explicit solver (with
+and return the same :class:`~ancf_beam.solvers.explicit.DynamicsResult` as the explicit solver (with
 ``integrator`` and the per-step ``newton_iterations`` filled in).
 
 Every step solves for the displacement increment ``d = q_{n+1} - q_n`` by Newton's method. The
@@ -53,7 +53,7 @@ Schemes (``h = dt``):
 Newton convergence (per step): ``||R|| <= max(tol * F_ref, floor)`` where ``F_ref`` is the
 largest of ``||Q_g||``, ``||Q_e(q)||`` and ``||M a||`` at the iterate and ``floor`` is ten times
 the round-off level of the elastic force, measured as ``||Q_e||`` of strain-free states (the
-stress-free reference, as in :mod:`ancf_beam.static`, and rigidly moved copies of it; the axial
+stress-free reference, as in :mod:`ancf_beam.solvers.static`, and rigidly moved copies of it; the axial
 stiffness ``EA ~ 8e7 N`` of the seed beam puts the floor near 1e-5 N at 20 elements, so an
 absolute 1e-10 N would never be met). A step also converges when the last
 correction is below ``increment_tol * ||d||`` (or at coordinate round-off) *and* the residual is
@@ -96,11 +96,20 @@ import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
-from . import kernels
-from .damage import update_damage
-from .explicit import DynamicsResult, simulate_explicit
-from .model import CLAMP, BeamModel
-from .static import ConvergenceError
+from ancf_beam.beam import kernels
+from ancf_beam.beam.damage import update_damage
+from ancf_beam.beam.model import CLAMP, BeamModel
+from ancf_beam.linalg import (
+    BANDWIDTH,
+    NO_FACTOR,
+    band_factor_solve,
+    band_factorize,
+    padded_band,
+    padded_band_matvec,
+    sym_band_matvec,
+)
+from ancf_beam.results import DynamicsResult, NewtonConvergenceError
+from ancf_beam.solvers.explicit import simulate_explicit
 
 log = logging.getLogger(__name__)
 
@@ -120,30 +129,9 @@ DEFAULT_PREDICTOR = "auto"
 _FLOOR_FACTOR = 10.0
 _ROUNDOFF = 64 * np.finfo(float).eps  # relative round-off of the coordinates
 _SLOW_CONTRACTION = 0.25  # modified Newton: refactorise when ||R_k+1|| > this * ||R_k||
-_BW = kernels.BANDWIDTH
+_BW = BANDWIDTH
 
 
-class NewtonConvergenceError(ConvergenceError):
-    """Newton's method failed in an implicit time step (attributes name where and how far)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        t: float,
-        step: int,
-        dt: float,
-        iterations: int,
-        residual: float,
-        tolerance: float,
-    ):
-        super().__init__(message)
-        self.t = t
-        self.step = step
-        self.dt = dt
-        self.iterations = iterations
-        self.residual = residual
-        self.tolerance = tolerance
 
 
 # ------------------------------------------------------------------------------------------
@@ -250,218 +238,20 @@ def make_scheme(
 # three most recent unknowns in registers, so that each row adds one multiply-add to the
 # dependency chain. When ``K`` is not positive definite a banded LU with partial pivoting is
 # used instead (LAPACK ``dgbtf2`` algorithm and layout ``lu[2 bw + i - j, j] = A[i, j]``).
-_NO_FACTOR = 0
-_CHOLESKY = 1
-_LU = 2
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _band_cholesky(lb, fac):
-    """Banded Cholesky of ``lb[i-j, j] = A[i, j]`` (half-bandwidth 7) into ``fac`` (layout
-    above); False when the matrix is not (numerically) positive definite."""
-    n = lb.shape[1]
-    lo = fac[0]  # first unscaled: lo[i, k] = L[i, i-7+k], lo[i, 7] = L[i, i]
-    up = fac[1]
-    for i in range(n):
-        for k in range(_BW + 1):
-            j = i - _BW + k  # column
-            if j < 0:
-                lo[i, k] = 0.0
-                continue
-            s = lb[i - j, j]
-            # sum over the columns c < j of L[i, c] L[j, c]; L[i, c] = lo[i, c - i + 7]
-            for c in range(max(0, i - _BW), j):
-                s -= lo[i, c - i + _BW] * lo[j, c - j + _BW]
-            if j < i:
-                lo[i, k] = s * up[j, _BW]
-            elif s > 0.0:
-                d = np.sqrt(s)
-                lo[i, _BW] = d
-                up[i, _BW] = 1.0 / d
-            else:  # not positive definite (or NaN)
-                return False
-    for i in range(n):
-        inv = up[i, _BW]
-        for k in range(_BW):
-            r = i + 1 + k
-            up[i, k] = lo[r, _BW - 1 - k] * inv if r < n else 0.0  # L[i+1+k, i] / L[i, i]
-    for i in range(n):
-        inv = up[i, _BW]
-        for k in range(_BW):
-            lo[i, k] *= inv
-        lo[i, _BW] = inv
-    return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _band_lu(lb, lu, piv):
-    """Banded LU with partial pivoting of the symmetric matrix ``lb`` (lower band storage);
-    False when it is singular."""
-    bw = lb.shape[0] - 1
-    n = lb.shape[1]
-    kv = 2 * bw
-    for r in range(lu.shape[0]):
-        for j in range(n):
-            lu[r, j] = 0.0
-    for d in range(bw + 1):
-        for j in range(n - d):
-            lu[kv + d, j] = lb[d, j]  # A[j + d, j]
-            lu[kv - d, j + d] = lb[d, j]  # A[j, j + d]
-    ju = 0
-    for j in range(n):
-        km = min(bw, n - 1 - j)
-        jp = 0
-        amax = abs(lu[kv, j])
-        for t in range(1, km + 1):
-            x = abs(lu[kv + t, j])
-            if x > amax:
-                amax = x
-                jp = t
-        piv[j] = j + jp
-        if not (amax > 0.0 and np.isfinite(amax)):
-            return False
-        ju = max(ju, min(j + bw + jp, n - 1))
-        if jp != 0:  # swap rows j and j + jp in columns j..ju
-            for c in range(j, ju + 1):
-                r1 = kv + j - c
-                r2 = r1 + jp
-                x = lu[r1, c]
-                lu[r1, c] = lu[r2, c]
-                lu[r2, c] = x
-        inv = 1.0 / lu[kv, j]
-        for t in range(1, km + 1):
-            lu[kv + t, j] *= inv
-        for c in range(j + 1, ju + 1):
-            u = lu[kv + j - c, c]  # A[j, c]
-            if u != 0.0:
-                for t in range(1, km + 1):
-                    lu[kv + j + t - c, c] -= lu[kv + t, j] * u
-    return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _factorize(lb, fac, lu, piv):
-    """Factorise the symmetric band matrix ``lb``: returns ``_CHOLESKY`` (``fac`` filled),
-    ``_LU`` (not positive definite: ``lu``/``piv`` filled) or ``_NO_FACTOR`` (singular)."""
-    if _band_cholesky(lb, fac):
-        return _CHOLESKY
-    if _band_lu(lb, lu, piv):
-        return _LU
-    return _NO_FACTOR
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _solve(kind, fac, lu, piv, xp, x):
-    """Overwrite ``x`` with the solution of ``K y = x`` for a factorisation from
-    :func:`_factorize` (``xp``: work vector of ``n + 14`` entries whose ends stay zero)."""
-    n = x.shape[0]
-    if kind == _CHOLESKY:
-        for i in range(n):
-            xp[_BW + i] = x[i]
-        lo = fac[0]
-        x1 = x2 = x3 = 0.0  # the three previous unknowns
-        for i in range(n):  # L y = b
-            row = lo[i]
-            s = xp[i + _BW] * row[_BW] - (
-                (row[0] * xp[i] + row[1] * xp[i + 1]) + (row[2] * xp[i + 2] + row[3] * xp[i + 3])
-            )
-            s -= row[4] * x3
-            s -= row[5] * x2
-            s -= row[6] * x1
-            x3 = x2
-            x2 = x1
-            x1 = s
-            xp[i + _BW] = s
-        up = fac[1]
-        x1 = x2 = x3 = 0.0
-        for i in range(n - 1, -1, -1):  # L^T x = y
-            row = up[i]
-            j = i + _BW + 1  # xp index of x[i + 1]
-            s = xp[i + _BW] * row[_BW] - (
-                (row[6] * xp[j + 6] + row[5] * xp[j + 5])
-                + (row[4] * xp[j + 4] + row[3] * xp[j + 3])
-            )
-            s -= row[2] * x3
-            s -= row[1] * x2
-            s -= row[0] * x1
-            x3 = x2
-            x2 = x1
-            x1 = s
-            xp[i + _BW] = s
-            x[i] = s
-        return
-    kv = 2 * _BW
-    for j in range(n - 1):
-        p = piv[j]
-        if p != j:
-            t = x[p]
-            x[p] = x[j]
-            x[j] = t
-        xj = x[j]
-        for t in range(1, min(_BW, n - 1 - j) + 1):
-            x[j + t] -= lu[kv + t, j] * xj
-    for j in range(n - 1, -1, -1):
-        xj = x[j] / lu[kv, j]
-        x[j] = xj
-        for i in range(max(0, j - kv), j):
-            x[i] -= lu[kv + i - j, j] * xj
 
 
-class _Factor:
-    """Factorisation of a symmetric banded matrix (``lb``: lower band storage, half-bandwidth
-    7): banded Cholesky, or banded LU when it is not positive definite (as in the time loop)."""
-
-    def __init__(self, lb: np.ndarray):
-        lb = np.ascontiguousarray(lb, dtype=float)
-        n = lb.shape[1]
-        self.fac = np.zeros((2, n, _BW + 1))
-        self.lu = np.zeros((3 * _BW + 1, n))
-        self.piv = np.zeros(n, dtype=np.int64)
-        self.xp = np.zeros(n + 2 * _BW)
-        code = _factorize(lb, self.fac, self.lu, self.piv)
-        if code == _NO_FACTOR:
-            raise np.linalg.LinAlgError("effective stiffness is singular")
-        self.code = code
-        self.kind = "cholesky" if code == _CHOLESKY else "lu"
-
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """Solution of ``K x = rhs`` (``rhs`` is overwritten and returned)."""
-        _solve(self.code, self.fac, self.lu, self.piv, self.xp, rhs)
-        return rhs
 
 
-def _padded_band(lb: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Symmetric lower band ``lb`` (8, n) as padded diagonals ``bp[d, 7 + j] = A[j + d, j]``
-    (zero outside the matrix) for :func:`_band_matvec`, and whether only the even offsets are
-    non-zero (no x-y coupling, as for the consistent mass and the Rayleigh damping matrix)."""
-    n = lb.shape[1]
-    bp = np.zeros((_BW + 1, n + 2 * _BW))
-    for d in range(_BW + 1):
-        bp[d, _BW : _BW + n - d] = lb[d, : n - d]
-    return bp, not np.any(lb[1::2])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _band_matvec(bp, even, x, xp, y):
-    """``y = A x`` for a symmetric band matrix from :func:`_padded_band` (``xp``: work vector of
-    ``n + 14`` entries whose ends stay zero). Row by row, so the loop vectorises."""
-    n = x.shape[0]
-    for i in range(n):
-        xp[_BW + i] = x[i]
-    if even:
-        for i in range(n):
-            c = _BW + i
-            y[i] = (bp[0, c] * xp[c] + (bp[2, c - 2] * xp[c - 2] + bp[2, c] * xp[c + 2])) + (
-                (bp[4, c - 4] * xp[c - 4] + bp[4, c] * xp[c + 4])
-                + (bp[6, c - 6] * xp[c - 6] + bp[6, c] * xp[c + 6])
-            )
-        return
-    for i in range(n):
-        c = _BW + i
-        s = bp[0, c] * xp[c]
-        for d in range(1, _BW + 1):
-            s += bp[d, c - d] * xp[c - d] + bp[d, c] * xp[c + d]
-        y[i] = s
 
 
 # ------------------------------------------------------------------------------------------
@@ -481,7 +271,7 @@ _N_WORK = 12
 _PRED_CODE = {"auto": 0, "constant": 1, "extrapolate": 2}
 # The constant data of a run travel as tuples:
 #   mats = (mlb, mp, m_even, clb, cp, c_even, damped, g): mass and damping matrices in lower band
-#          storage and padded (_padded_band), the damping switch and the free gravity force;
+#          storage and padded (padded_band), the damping switch and the free gravity force;
 #   work = (wk, qi, f, ab, lb, fac, lu, piv, xp): work arrays (see _Integrator).
 
 
@@ -490,9 +280,9 @@ def _residual(fr, mats, v, a, ma, cv, r, xp):
     """Newton right-hand side ``r = -(M a + C v - Q_e - Q_g)`` from the free elastic force
     ``fr``. Returns (||r||, ||Q_e||, ||M a||)."""
     _, mp, m_even, _, cp, c_even, damped, g = mats
-    _band_matvec(mp, m_even, a, xp, ma)
+    padded_band_matvec(mp, m_even, a, xp, ma)
     if damped:
-        _band_matvec(cp, c_even, v, xp, cv)
+        padded_band_matvec(cp, c_even, v, xp, cv)
     rn = 0.0
     fn = 0.0
     mn = 0.0
@@ -628,7 +418,7 @@ def _step(h, q, v, a, at, fq, par, ist, fst, kargs, mats, work):
     dnorm = np.inf
     dtot = 0.0
     tol_r = np.inf
-    refactor = (not modified) or ist[_I_KIND] == _NO_FACTOR or fst[_F_H] != h
+    refactor = (not modified) or ist[_I_KIND] == NO_FACTOR or fst[_F_H] != h
     converged = False
     while True:
         if not have:
@@ -653,14 +443,14 @@ def _step(h, q, v, a, at, fq, par, ist, fst, kargs, mats, work):
         if refactor:
             kernels.assemble_tangent_banded(qi, *kargs, ab)
             _effective_lower(ab, mlb, clb, c_a, c_v, damped, lb)
-            kind = _factorize(lb, fac, lu, piv)
+            kind = band_factorize(lb, fac, lu, piv)
             ist[_I_KIND] = kind
             fst[_F_H] = h
-            if kind == _NO_FACTOR:
+            if kind == NO_FACTOR:
                 break
             ist[_I_FACT] += 1
             refactor = not modified
-        _solve(ist[_I_KIND], fac, lu, piv, xp, r)  # r <- Newton correction
+        band_factor_solve(ist[_I_KIND], fac, lu, piv, xp, r)  # r <- Newton correction
         dn = 0.0
         dt2 = 0.0
         for i in range(nf):
@@ -680,7 +470,7 @@ def _step(h, q, v, a, at, fq, par, ist, fst, kargs, mats, work):
         fst[_F_FAIL_R] = rn
         fst[_F_FAIL_TOL] = tol_r
         if modified:
-            ist[_I_KIND] = _NO_FACTOR  # retry from a fresh tangent
+            ist[_I_KIND] = NO_FACTOR  # retry from a fresh tangent
         return False, it, 0.0
     inv_bh2 = 1.0 / (beta * h * h)
     for i in range(nf):
@@ -694,7 +484,7 @@ def _step(h, q, v, a, at, fq, par, ist, fst, kargs, mats, work):
     work_d = 0.0
     if damped:  # d^T C d / h: damping work at the mean velocity d / h
         cv = wk[_W_CV]
-        _band_matvec(cp, c_even, d, xp, cv)
+        padded_band_matvec(cp, c_even, d, xp, cv)
         for i in range(nf):
             work_d += d[i] * cv[i]
         work_d /= h
@@ -708,7 +498,7 @@ def _record(step, q, v, energy, wd, mats, out, dmg, i_sample, i_snap, xp):
     (``dsnap_out`` is only written when it has one row per snapshot)."""
     g_full, q_ref, sample_every, snap_every, tip_out, en_out, snap_out, dsnap_out, mv = out
     if step % sample_every == 0:
-        _band_matvec(mats[1], mats[2], v, xp, mv)
+        padded_band_matvec(mats[1], mats[2], v, xp, mv)
         kin = 0.0
         for i in range(v.shape[0]):
             kin += v[i] * mv[i]
@@ -794,7 +584,7 @@ class _Integrator:
         clb = model.rayleigh_lower_band(alpha, beta) if self.damped else np.zeros_like(mlb)
         self.g = np.ascontiguousarray(model.gravity_free)
         self.mats = (
-            mlb, *_padded_band(mlb), clb, *_padded_band(clb), self.damped, self.g,
+            mlb, *padded_band(mlb), clb, *padded_band(clb), self.damped, self.g,
         )  # fmt: skip
         self.floor = model.roundoff_floor(_FLOOR_FACTOR)
         self.par = np.zeros(_N_PAR)
@@ -828,7 +618,7 @@ class _Integrator:
         self.damage = None
         m = model
         if model.case.damage.enabled:
-            from .damage import DamageState
+            from ancf_beam.beam.damage import DamageState
 
             self.damage = DamageState(model)
             s = self.damage.spec
@@ -853,7 +643,7 @@ class _Integrator:
         rhs = f[CLAMP:] + self.g
         if self.damped:
             cv = np.empty(self.nf)
-            kernels.sym_band_matvec(self.mats[3], self.v, cv)
+            sym_band_matvec(self.mats[3], self.v, cv)
             rhs = rhs - cv
         a0 = sla.cho_solve_banded((self.model.mass_cholesky, True), rhs, check_finite=False)
         if not (np.all(np.isfinite(a0)) and math.isfinite(energy)):
@@ -1109,7 +899,7 @@ def simulate(
     **kwargs,
 ) -> DynamicsResult:
     """One entry point for every integrator: ``'central-difference'`` dispatches to
-    :func:`~ancf_beam.explicit.simulate_explicit`, the others to :func:`simulate_implicit`.
+    :func:`~ancf_beam.solvers.explicit.simulate_explicit`, the others to :func:`simulate_implicit`.
     Keyword arguments are passed through (each solver rejects the ones it does not know)."""
     if integrator == EXPLICIT:
         return simulate_explicit(model, t_end, dt, **kwargs)
@@ -1122,7 +912,7 @@ def simulate(
 
 def default_implicit_dt(model: BeamModel, per_period: float = 100.0) -> float:
     """Default implicit step ``T1 / per_period`` with ``T1 = 2 pi / omega_1`` (reference state)."""
-    from .modal import modal_analysis
+    from ancf_beam.solvers.modal import modal_analysis
 
     w1 = float(modal_analysis(model, n_modes=1, about="reference").omega[0])
     if not w1 > 0:

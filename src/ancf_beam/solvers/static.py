@@ -14,33 +14,18 @@ fallen to round-off, ``||du|| <= 1e-13 (L + ||u||)``, with a residual below
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 
-from .model import CLAMP, BeamModel
+from ancf_beam.beam.model import CLAMP, BeamModel
+from ancf_beam.results import ConvergenceError, StaticResult
 
 log = logging.getLogger(__name__)
 
 
-class ConvergenceError(RuntimeError):
-    """A Newton iteration did not converge; the message says where and how far it got."""
 
 
-@dataclass
-class StaticResult:
-    q: np.ndarray  # full coordinates at equilibrium (m, -)
-    tip_x: float  # m
-    tip_y: float  # m (negative downward)
-    tip_angle_deg: float  # angle of the tip tangent from +x (negative downward)
-    newton_iterations: int  # total over all load steps
-    load_steps: int  # accepted load increments
-    cutbacks: int  # rejected (halved) increments
-    residual_norm: float  # N, at the end
-    residual_tol: float  # N, the tolerance used for the final step
-    load_factors: np.ndarray | None = None  # accepted load factors (damage runs)
-    damage_history: np.ndarray | None = None  # (n_steps, n_el, n_gauss) damage after each step
 
 
 def _newton_step_solve(model: BeamModel, q: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -89,7 +74,7 @@ def solve_static(
     lams: list[float] = []
     dhist: list[np.ndarray] = []
     if model.case.damage.enabled:
-        from .damage import DamageState
+        from ancf_beam.beam.damage import DamageState
 
         dmg = DamageState(model)
         dlam = min(dlam, 0.1)  # damage is path dependent: follow the load in small steps

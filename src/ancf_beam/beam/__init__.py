@@ -1,0 +1,1 @@
+"""The ANCF cable element: gradient laws and mappings, numba kernels, the discretised beam, damage, imperfection."""

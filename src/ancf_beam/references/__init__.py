@@ -1,0 +1,1 @@
+"""Independent validators: stepped-beam transfer matrix and exact quadrature, extensible elastica."""

@@ -1,0 +1,151 @@
+"""Result types of the solvers and the errors they raise.
+
+All quantities are SI. Coordinates ``q`` are full node-major vectors ``[r_x, r_y, r_x', r_y']``
+per node (m, m, -, -); ``shapes`` and the free-DOF arrays exclude the clamped node 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "ConvergenceError",
+    "CriticalDt",
+    "DynamicsResult",
+    "InstabilityError",
+    "ModalResult",
+    "NewtonConvergenceError",
+    "StaticResult",
+]
+
+
+# ------------------------------------------------------------------------------------------
+# errors
+# ------------------------------------------------------------------------------------------
+class ConvergenceError(RuntimeError):
+    """A Newton iteration did not converge; the message says where and how far it got."""
+
+
+class NewtonConvergenceError(ConvergenceError):
+    """Newton's method failed in an implicit time step (attributes name where and how far)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        t: float,
+        step: int,
+        dt: float,
+        iterations: int,
+        residual: float,
+        tolerance: float,
+    ):
+        super().__init__(message)
+        self.t = t
+        self.step = step
+        self.dt = dt
+        self.iterations = iterations
+        self.residual = residual
+        self.tolerance = tolerance
+
+
+class InstabilityError(RuntimeError):
+    """The explicit run became unstable; the message names step, time, dt and dt_critical."""
+
+
+# ------------------------------------------------------------------------------------------
+# results
+# ------------------------------------------------------------------------------------------
+@dataclass
+class StaticResult:
+    q: np.ndarray  # full coordinates at equilibrium (m, -)
+    tip_x: float  # m
+    tip_y: float  # m (negative downward)
+    tip_angle_deg: float  # angle of the tip tangent from +x (negative downward)
+    newton_iterations: int  # total over all load steps
+    load_steps: int  # accepted load increments
+    cutbacks: int  # rejected (halved) increments
+    residual_norm: float  # N, at the end
+    residual_tol: float  # N, the tolerance used for the final step
+    load_factors: np.ndarray | None = None  # accepted load factors (damage runs)
+    damage_history: np.ndarray | None = None  # (n_steps, n_el, n_gauss) damage after each step
+
+
+@dataclass
+class ModalResult:
+    omega: np.ndarray  # rad/s, ascending
+    frequency_hz: np.ndarray  # Hz
+    shapes: np.ndarray  # (n_modes, n_free) mass-normalised mode shapes
+    about: str
+    q: np.ndarray  # full coordinates of the state linearised about
+    axial_fraction: np.ndarray  # share of each mode's kinetic energy in x-translations
+
+
+@dataclass
+class CriticalDt:
+    omega_max: float  # rad/s
+    dt_critical: float  # s
+    dt_element_bound: float  # s
+    dt_formula: float  # s
+    formula_C: float  # -
+    governing_mode: str  # "axial" | "bending"
+    axial_fraction: float  # share of the top mode along the axis
+    dt_bending: float  # s, 2/omega_max of the bending (transverse) part alone
+    dt_axial: float  # s, 2/omega_max of the axial part alone
+    dt_measured: float | None = None  # s
+
+
+@dataclass
+class DynamicsResult:
+    t: np.ndarray  # s, sample times
+    tip_x: np.ndarray  # m
+    tip_y: np.ndarray  # m
+    kinetic: np.ndarray  # J
+    strain: np.ndarray  # J
+    gravity: np.ndarray  # J
+    damping_work: np.ndarray  # J
+    t_snap: np.ndarray  # s
+    q_snap: np.ndarray  # (n_snap, n_dof) full coordinates
+    dt: float
+    steps: int
+    wall_s: float
+    integrator: str = "central-difference"
+    newton_iterations: np.ndarray | None = None  # per step, implicit integrators only
+    damage_snap: np.ndarray | None = None  # (n_snap, n_el, n_gauss) damage at the snapshots
+    cpu_s: float = math.nan  # process CPU time of the time loop (robust to other load)
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.kinetic + self.strain + self.gravity + self.damping_work
+
+    @classmethod
+    def from_buffers(cls, tip_out, en_out, snap_out, dsnap_out, i_sample, i_snap, sample_every,
+                     snap_every, dt, **fields) -> DynamicsResult:  # fmt: skip
+        """Trim the preallocated output buffers of a time loop (``tip_out`` (n, 2): x, y;
+        ``en_out`` (n, 4): T, U, V, W_d; full-coordinate and damage snapshots) into a result."""
+        return cls(
+            t=np.arange(i_sample) * sample_every * dt,
+            tip_x=tip_out[:i_sample, 0].copy(),
+            tip_y=tip_out[:i_sample, 1].copy(),
+            kinetic=en_out[:i_sample, 0].copy(),
+            strain=en_out[:i_sample, 1].copy(),
+            gravity=en_out[:i_sample, 2].copy(),
+            damping_work=en_out[:i_sample, 3].copy(),
+            t_snap=np.arange(i_snap) * snap_every * dt,
+            q_snap=snap_out[:i_snap].copy(),
+            damage_snap=None if dsnap_out is None else dsnap_out[:i_snap].copy(),
+            dt=dt,
+            **fields,
+        )
+
+    @property
+    def energy_drift_rel(self) -> float:
+        """``max |E(t) - E(0)| / max T`` (with the damping work included in E)."""
+        tot = self.total
+        tmax = float(np.max(self.kinetic)) if self.kinetic.size else 0.0
+        if tmax <= 0.0:
+            return 0.0
+        return float(np.max(np.abs(tot - tot[0])) / tmax)

@@ -1,0 +1,1 @@
+"""Solvers: static Newton, modal analysis, critical time step, explicit and implicit dynamics."""

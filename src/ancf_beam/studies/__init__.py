@@ -1,0 +1,1 @@
+"""Pipeline studies (one module per study) and the shared table of checks."""
