@@ -12,7 +12,9 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# set_default=False: the schema's default: annotations would otherwise be copied into every
+# partial case block and override the top-level sections; defaults come from ancf_beam.config.
+validate(config, "workflow/schemas/config.schema.yaml", set_default=False)
 
 
 include: "workflow/rules/common.smk"

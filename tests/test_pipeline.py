@@ -20,7 +20,16 @@ import pytest
 import xarray as xr
 import yaml
 
-from ancf_beam.config import RULES, ConfigError, flatten, load_config, resolve_case
+from ancf_beam.config import (
+    DEFAULTS,
+    PIPELINE_DEFAULTS,
+    RULES,
+    ConfigError,
+    flatten,
+    load_config,
+    pipeline_settings,
+    resolve_case,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -155,6 +164,42 @@ def test_schema_covers_every_library_key():
     assert set(flatten(resolve_case({}, None).resolved)) == set(RULES)
     case_keys = _schema_leaf_keys(schema["$defs"]["case"] | {"type": "object"}, schema["$defs"])
     assert case_keys == set(RULES)
+
+
+def _schema_defaults(node: dict, defs: dict, prefix: str = "") -> dict:
+    """``{dotted.key: default}`` of every leaf property of ``node`` that carries one."""
+    out: dict = {}
+    for k, sub in node.get("properties", {}).items():
+        key = f"{prefix}{k}"
+        if "default" in sub:
+            out[key] = sub["default"]
+        target = sub
+        while "$ref" in target:
+            target = defs[target["$ref"].rsplit("/", 1)[-1]]
+        if target.get("type") == "object" and "properties" in target:
+            out.update(_schema_defaults(target, defs, key + "."))
+    return out
+
+
+def test_schema_defaults_mirror_the_library_defaults():
+    """config.py is the one home of defaults; the schema's ``default:`` annotations repeat every
+    one of them (case sections and pipeline section), with equal values and nothing extra."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+    got = _schema_defaults(schema, schema["$defs"])
+    want = {k: v for k, v in flatten(DEFAULTS).items()}
+    want.update({f"pipeline.{k}": v for k, v in flatten(PIPELINE_DEFAULTS).items()})
+    assert set(got) == set(want), sorted(set(got) ^ set(want))
+    for key, value in want.items():
+        assert got[key] == value and type(got[key]) is type(value), (key, got[key], value)
+
+
+def test_pipeline_settings_merge_over_defaults_and_name_unknown_keys():
+    s = pipeline_settings({"pipeline": {"integrators": {"per_period": [50, 10]}}})
+    assert s["integrators"]["per_period"] == [50.0, 10.0]
+    assert s["integrators"]["t_end"] == PIPELINE_DEFAULTS["integrators"]["t_end"]
+    assert s["scaling"] == PIPELINE_DEFAULTS["scaling"]
+    with pytest.raises(ConfigError, match="pipeline.integrators.t_ned"):
+        pipeline_settings({"pipeline": {"integrators": {"t_ned": 1.0}}})
 
 
 def test_bad_value_fails_before_any_job(tmp_path):

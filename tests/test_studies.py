@@ -1,4 +1,4 @@
-"""Unit tests of ancf_beam.studies.core: observed order, Richardson extrapolation, checks, collect."""
+"""Unit tests of the study helpers: observed order, Richardson extrapolation, checks, collect."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of the independent linear Euler-Bernoulli references in :mod:`ancf_beam.references.transfer`.
+"""Tests of the independent linear Euler-Bernoulli references (ancf_beam.references.transfer).
 
 Every check compares against a reference computed *independently* here: textbook constants,
 closed forms, a double quadrature written in the reversed integration order, or a dense

@@ -8,6 +8,11 @@ the wrong type or outside its allowed range raises :class:`ConfigError` naming t
 and the allowed range. Missing keys take the documented defaults of :data:`DEFAULTS`; misspelled
 keys are never silently ignored.
 
+This module is the one home of defaults: :data:`DEFAULTS` for the case sections and
+:data:`PIPELINE_DEFAULTS` for the workflow's ``pipeline`` section (the JSON schema of the
+workflow carries the same values as ``default:`` annotations; a test keeps them equal). The spec
+dataclasses have no defaults of their own: :func:`build_case` fills every field.
+
 All quantities are SI: metres, kilograms, seconds, pascals.
 """
 
@@ -72,6 +77,66 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 SECTIONS = tuple(DEFAULTS)
 TOP_LEVEL_EXTRA = ("cases", "pipeline")
+
+#: Defaults of the workflow's ``pipeline`` section (read by the Snakefile through
+#: :func:`pipeline_settings`; the library's analyses never read it). ``null`` entries mean "the
+#: study's own choice" (documented in ``config/config.yaml``).
+PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "critical_dt": {"meshes": [2, 4, 8, 16, 32, 64, 128, 256], "measure_meshes": [4, 16, 64]},
+    "simulate": {"n_elements": None, "t_end": None},
+    "convergence": {"meshes": [2, 4, 8, 16, 32], "n_modes": 3},
+    "validation": {
+        "segments": None,
+        "tolerances": {  # relative unless stated (see ancf_beam.studies.validation)
+            "static_rel": 5.0e-3,  # ANCF statics vs exact graded quadrature
+            "stepped_rel": 5.0e-3,  # stepped transfer matrix (N segments) vs exact quadrature
+            "frequency_rel": 5.0e-3,  # ANCF frequencies vs stepped transfer matrix
+            "analytic_rel": 5.0e-3,  # uniform counterpart vs closed forms
+            "stepped_order_rel": 0.1,  # observed order of the stepped beam vs 2
+            "energy_drift": 1.0e-3,  # max |E - E0| / max T of the undamped explicit run
+            "mean_tip_rel": 2.0e-2,  # mean dynamic tip over whole periods vs static tip
+            "dt_safety_rel": 1.0e-9,  # dt / dt_critical of the run vs dynamics.dt_safety
+            "energy_drift_damage": 2.0e-2,  # damage: staggered update, drift O(dt)
+            "damage_energy_order_rel": 0.2,  # damage: observed order of that drift vs 1
+        },
+    },
+    "integrators": {
+        "enabled": True,
+        "cases": None,
+        "t_end": 2.0,
+        "explicit_safety": None,
+        "per_period": [100.0, 20.0],
+        "damping_ratio": 0.05,
+        "damped_per_period": 20.0,
+    },
+    "defects": {"enabled": True, "cases": None},
+    "identification": {
+        "enabled": True,
+        "case": None,
+        "lam": [0.2, 0.45, 0.7],
+        "n": [1.0, 1.5, 2.5],
+        "draws": 3,
+        "sigma_rel": 0.005,
+        "n_modes": 3,
+        "seed": 20240531,
+        "truth_mesh": None,
+        "controls": True,
+    },
+    "scaling": {
+        "enabled": True,
+        "case": None,
+        "meshes": [2, 5, 10, 20, 40, 80, 160],
+        "t_end": 2.0,
+        "explicit_safety": None,
+        "full_max_elements": 40,
+        "window_wall_s": 1.5,
+        "min_window_steps": 2000,
+        "per_period": [50.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 800.0],
+        "tip_error": 0.01,
+        "calibration_mesh": None,
+        "fit_min_elements": None,
+    },
+}
 
 
 class ConfigError(ValueError):
@@ -195,34 +260,17 @@ RULES: dict[str, tuple[str, Any]] = {
 # frozen specifications
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Gradient:
-    """Gradient factor (dimensionless) ``f(x) = (1 - lam (x/L)^n) * t(x/L)``, where ``t`` is the
-    optional piecewise-linear ``table`` ``((x/L, factor), ...)`` of a measured profile (1 if none).
-    """
+class GradientSpec:
+    """Parameters of one gradient law: power law ``lam``, ``n`` and the optional measured
+    ``table`` ``((x/L, factor), ...)``. The law itself is
+    :func:`ancf_beam.beam.defects.gradient_factor`."""
 
-    lam: float = 0.0
-    n: float = 1.0
-    table: tuple[tuple[float, float], ...] | None = None
-
-    def factor(self, xi):
-        """Factor at normalised positions ``xi = x / L`` in [0, 1]."""
-        import numpy as np
-
-        xi = np.clip(np.asarray(xi, dtype=float), 0.0, 1.0)
-        out = np.ones_like(xi)
-        if self.lam != 0.0:
-            out = 1.0 - self.lam * np.power(xi, self.n)
-        if self.table is not None:
-            tx, tf = np.array(self.table, dtype=float).T
-            out = out * np.interp(xi, tx, tf)
-        return out
-
-    @property
-    def is_uniform(self) -> bool:
-        return self.lam == 0.0 and (self.table is None or len({f for _, f in self.table}) == 1)
+    lam: float
+    n: float
+    table: tuple[tuple[float, float], ...] | None
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Gradient:
+    def from_dict(cls, d: Mapping[str, Any]) -> GradientSpec:
         table = d.get("table")
         if table is not None:
             table = tuple((float(a), float(b)) for a, b in table)
@@ -244,11 +292,11 @@ class MaterialSpec:
 
 @dataclass(frozen=True)
 class DefectSpec:
-    E: Gradient = field(default_factory=Gradient)
-    rho: Gradient = field(default_factory=Gradient)
-    width: Gradient = field(default_factory=Gradient)
-    height: Gradient = field(default_factory=Gradient)
-    mapping: str = "gauss"
+    E: GradientSpec
+    rho: GradientSpec
+    width: GradientSpec
+    height: GradientSpec
+    mapping: str  # gauss | nodal | element
 
 
 @dataclass(frozen=True)
@@ -257,9 +305,9 @@ class ImperfectionSpec:
     ``p = 1`` (uniform) or ``p = 1 - x/L`` (linear); ``tip_offset`` (m), when given, sets
     ``kappa0`` so that the reference tip lies that far from the x axis (positive up)."""
 
-    kappa0: float = 0.0
-    profile: str = "uniform"
-    tip_offset: float | None = None
+    kappa0: float
+    profile: str
+    tip_offset: float | None
 
     @property
     def active(self) -> bool:
@@ -268,20 +316,20 @@ class ImperfectionSpec:
 
 @dataclass(frozen=True)
 class DamageSpec:
-    """Strain-driven irreversible damage per integration point (see :mod:`ancf_beam.beam.damage`)."""
+    """Strain-driven irreversible damage per integration point (:mod:`ancf_beam.beam.damage`)."""
 
-    enabled: bool = False
-    threshold: float = 1e-3  # equivalent strain at which damage starts
-    softening: float = 1e-3  # strain scale of the exponential growth
-    d_max: float = 0.9  # saturation value, < 1
+    enabled: bool
+    threshold: float  # equivalent strain at which damage starts
+    softening: float  # strain scale of the exponential growth
+    d_max: float  # saturation value, < 1
 
 
 @dataclass(frozen=True)
 class MeshSpec:
     n_elements: int
-    n_gauss_axial: int = 3
-    n_gauss_bending: int = 3
-    strain: str = "nonlinear"
+    n_gauss_axial: int
+    n_gauss_bending: int
+    strain: str  # nonlinear | linear
 
 
 @dataclass(frozen=True)
@@ -291,37 +339,37 @@ class LoadSpec:
 
 @dataclass(frozen=True)
 class StaticSpec:
-    load_steps: int = 1
-    max_iterations: int = 30
-    rtol: float = 1e-9
-    max_cutbacks: int = 12
+    load_steps: int
+    max_iterations: int
+    rtol: float
+    max_cutbacks: int
 
 
 @dataclass(frozen=True)
 class ModalSpec:
-    n_modes: int = 3
-    about: str = "reference"
+    n_modes: int
+    about: str  # reference | static
 
 
 @dataclass(frozen=True)
 class SteppedSpec:
-    segments: int = 80
+    segments: int
 
 
 @dataclass(frozen=True)
 class DynamicsSpec:
-    t_end: float = 0.5
-    dt: float | None = None
-    dt_safety: float = 0.8
-    damping_alpha: float = 0.0
-    damping_beta: float = 0.0
-    sample_dt: float = 1e-4
-    snapshot_dt: float = 1e-2
-    energy_growth_limit: float = 0.5
-    integrator: str = "central-difference"
-    newmark_beta: float = 0.25
-    newmark_gamma: float = 0.5
-    rho_inf: float = 0.8
+    t_end: float  # s
+    dt: float | None  # s
+    dt_safety: float
+    damping_alpha: float  # 1/s
+    damping_beta: float  # s
+    sample_dt: float  # s
+    snapshot_dt: float  # s
+    energy_growth_limit: float
+    integrator: str
+    newmark_beta: float
+    newmark_gamma: float
+    rho_inf: float
 
 
 @dataclass(frozen=True)
@@ -338,8 +386,8 @@ class CaseSpec:
     modal: ModalSpec
     stepped: SteppedSpec
     dynamics: DynamicsSpec
-    imperfection: ImperfectionSpec = field(default_factory=ImperfectionSpec)
-    damage: DamageSpec = field(default_factory=DamageSpec)
+    imperfection: ImperfectionSpec
+    damage: DamageSpec
     resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -442,19 +490,22 @@ def validate(resolved: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # public entry points
 # --------------------------------------------------------------------------------------------
-def default_config_path() -> Path:
-    """The repository's ``config/config.yaml`` when running from a checkout, else packaged data."""
+def default_config_path() -> Path | None:
+    """The repository's ``config/config.yaml`` when the package runs from a checkout, else None
+    (the built-in :data:`DEFAULTS` then apply)."""
     here = Path(__file__).resolve()
     for parent in here.parents:
         candidate = parent / "config" / "config.yaml"
         if candidate.is_file() and (parent / "src" / "ancf_beam").is_dir():
             return candidate
-    return here.parent / "data" / "config.yaml"
+    return None
 
 
 def load_config(path: str | Path | None = None) -> dict[str, Any]:
     """Read a configuration YAML file (no validation yet; see :func:`resolve_case`)."""
     p = Path(path) if path is not None else default_config_path()
+    if p is None:
+        return {}
     if not p.is_file():
         raise ConfigError(f"config file '{p}' does not exist")
     with open(p) as fh:
@@ -465,11 +516,6 @@ def load_config(path: str | Path | None = None) -> dict[str, Any]:
         if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
             raise ConfigError(_unknown_key_message(str(k), {**DEFAULTS, "cases": 0, "pipeline": 0}))
     return data
-
-
-def case_names(config: Mapping[str, Any]) -> list[str]:
-    cases = config.get("cases") or {}
-    return list(cases)
 
 
 def parse_set(items: Iterable[str]) -> dict[str, Any]:
@@ -537,10 +583,10 @@ def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
         )
     d = resolved["defect"]
     defect = DefectSpec(
-        E=Gradient.from_dict(d),
-        rho=Gradient.from_dict(d["rho"]),
-        width=Gradient.from_dict(d["width"]),
-        height=Gradient.from_dict(d["height"]),
+        E=GradientSpec.from_dict(d),
+        rho=GradientSpec.from_dict(d["rho"]),
+        width=GradientSpec.from_dict(d["width"]),
+        height=GradientSpec.from_dict(d["height"]),
         mapping=d["mapping"],
     )
     dyn = dict(resolved["dynamics"])
@@ -568,3 +614,28 @@ def case_from_file(
 ) -> CaseSpec:
     """Convenience for the CLI: file + case name + ``KEY=VALUE`` strings -> CaseSpec."""
     return resolve_case(load_config(path), case, parse_set(sets))
+
+
+def pipeline_settings(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The workflow's ``pipeline`` section merged over :data:`PIPELINE_DEFAULTS`.
+
+    Unknown keys raise :class:`ConfigError` naming them (the JSON schema checks the ranges before
+    any job runs). Numbers whose default is a float (or a list of floats) come back as floats."""
+    merged = copy.deepcopy(PIPELINE_DEFAULTS)
+    given = (config or {}).get("pipeline") or {}
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"config key 'pipeline' must be a mapping, got {given!r}")
+    _deep_merge(merged, given, "pipeline")
+    _float_like_defaults(merged, PIPELINE_DEFAULTS)
+    return merged
+
+
+def _float_like_defaults(merged: dict, defaults: Mapping) -> None:
+    for k, d in defaults.items():
+        v = merged[k]
+        if isinstance(d, Mapping):
+            _float_like_defaults(v, d)
+        elif isinstance(d, float) and isinstance(v, int | float) and not isinstance(v, bool):
+            merged[k] = float(v)
+        elif isinstance(d, list) and d and isinstance(d[0], float) and isinstance(v, list):
+            merged[k] = [float(x) for x in v]

@@ -14,7 +14,7 @@ Forward models
 --------------
 *Frequencies.* ``omega_k(lam, n)`` are the lowest bending natural frequencies of the case's mesh
 linearised about the stress-free reference: the generalized eigenproblem ``(K_T - w^2 M) phi =
-0`` exactly as :func:`ancf_beam.solvers.modal.modal_analysis` solves it (``about='reference'``), with
+0`` exactly as :func:`~ancf_beam.solvers.modal.modal_analysis` solves it (reference), with
 modes whose mass-norm lies mostly (> 1/2) in the x-DOFs (axial/bar modes) skipped, since a
 measured transverse spectrum does not contain them. ``M`` does not depend on ``E``, and ``K_T``
 is proportional to ``E0``, so ``omega ~ sqrt(E0)`` exactly and only ``(lam, n)`` need new

@@ -4,13 +4,16 @@ import sys
 
 import yaml
 
-from ancf_beam.config import ConfigError, resolve_case
+from ancf_beam.config import ConfigError, pipeline_settings, resolve_case
 from ancf_beam.studies.core import package_fingerprint
 
 PY = (
     sys.executable
 )  # run papermill / nbconvert with this interpreter, not whatever is on PATH
-PIPE = config["pipeline"]
+try:  # the pipeline section over its defaults (ancf_beam.config.PIPELINE_DEFAULTS)
+    PIPE = pipeline_settings(config)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from exc
 CASES = list(config.get("cases") or {})
 if not CASES:
     raise WorkflowError("config has no cases: add at least one block under 'cases:'")
@@ -44,12 +47,12 @@ def case_hash(wildcards):
 
 
 def sim_mesh(case):
-    ne = PIPE["simulate"].get("n_elements")
+    ne = PIPE["simulate"]["n_elements"]
     return int(ne) if ne is not None else SPECS[case].mesh.n_elements
 
 
 def sim_t_end(case):
-    t = PIPE["simulate"].get("t_end")
+    t = PIPE["simulate"]["t_end"]
     return float(t) if t is not None else SPECS[case].dynamics.t_end
 
 
@@ -58,7 +61,7 @@ def critical_meshes(case=None):
     them all): the study's meshes, the measured ones and every case's simulation mesh.
     """
     cd = PIPE["critical_dt"]
-    meshes = set(cd["meshes"]) | set(cd.get("measure_meshes") or [])
+    meshes = set(cd["meshes"]) | set(cd["measure_meshes"] or [])
     meshes |= {sim_mesh(c) for c in CASES}
     return sorted(int(m) for m in meshes)
 
@@ -67,14 +70,14 @@ CRITICAL_MESHES = critical_meshes()
 
 
 def measure_meshes():
-    return sorted(int(m) for m in PIPE["critical_dt"].get("measure_meshes") or [])
+    return sorted(int(m) for m in PIPE["critical_dt"]["measure_meshes"] or [])
 
 
 # ---- optional studies (pipeline.<study>.enabled) ------------------------------------------
 def study_settings(name):
-    """``pipeline.<name>`` when present and enabled, else None."""
-    s = PIPE.get(name)
-    return s if s and s.get("enabled", True) else None
+    """``pipeline.<name>`` (merged over its defaults) when enabled, else None."""
+    s = PIPE[name]
+    return s if s["enabled"] else None
 
 
 INTEGRATORS = study_settings("integrators")
@@ -104,7 +107,7 @@ def _strongest_case():
 
 
 def _study_cases(settings, name):
-    cases = settings.get("cases")
+    cases = settings["cases"]
     if cases is None:
         return None
     bad = [c for c in cases if c not in CASES]
@@ -132,7 +135,7 @@ def defect_cases():
 
 
 def _one_case(settings, name):
-    c = settings.get("case")
+    c = settings["case"]
     if c is None:
         return _seed_case()
     if c not in CASES:
@@ -169,56 +172,24 @@ def study_hash(*cases, settings=None):
 
 
 def validation_settings():
-    v = PIPE.get("validation") or {}
-    return {
-        "segments": v.get("segments"),
-        "tolerances": dict(v.get("tolerances") or {}),
-    }
+    return PIPE["validation"]
 
 
-# ---- settings of the optional studies (defaults as in config/config.yaml) -----------------
+# ---- settings of the optional studies: PIPE[<study>] (defaults in ancf_beam.config) ----------
 def integrators_settings():
-    s = INTEGRATORS or {}
     return {
-        "t_end": float(s.get("t_end", 2.0)),
-        "explicit_safety": s.get("explicit_safety"),
-        "per_period": [float(n) for n in s.get("per_period", [100, 20])],
-        "damping_ratio": float(s.get("damping_ratio", 0.05)),
-        "damped_per_period": float(s.get("damped_per_period", 20)),
+        k: v for k, v in PIPE["integrators"].items() if k not in ("enabled", "cases")
     }
 
 
 def identification_settings():
-    s = IDENTIFICATION or {}
     return {
-        "lam": [float(v) for v in s.get("lam", [0.2, 0.45, 0.7])],
-        "n": [float(v) for v in s.get("n", [1.0, 1.5, 2.5])],
-        "draws": int(s.get("draws", 3)),
-        "sigma_rel": float(s.get("sigma_rel", 0.005)),
-        "n_modes": int(s.get("n_modes", 3)),
-        "seed": int(s.get("seed", 12345)),
-        "truth_mesh": s.get("truth_mesh"),
-        "controls": bool(s.get("controls", True)),
+        k: v for k, v in PIPE["identification"].items() if k not in ("enabled", "case")
     }
 
 
 def scaling_settings():
-    s = SCALING or {}
-    return {
-        "meshes": [int(m) for m in s.get("meshes", [2, 5, 10, 20, 40, 80, 160])],
-        "t_end": float(s.get("t_end", 2.0)),
-        "explicit_safety": s.get("explicit_safety"),
-        "full_max_elements": int(s.get("full_max_elements", 40)),
-        "window_wall_s": float(s.get("window_wall_s", 1.5)),
-        "min_window_steps": int(s.get("min_window_steps", 2000)),
-        "per_period": [
-            float(n)
-            for n in s.get("per_period", [50, 100, 200, 300, 400, 500, 600, 800])
-        ],
-        "tip_error": float(s.get("tip_error", 0.01)),
-        "calibration_mesh": s.get("calibration_mesh"),
-        "fit_min_elements": s.get("fit_min_elements"),
-    }
+    return {k: v for k, v in PIPE["scaling"].items() if k not in ("enabled", "case")}
 
 
 # ---- output paths -----------------------------------------------------------------------

@@ -1,1 +1,2 @@
-"""The ANCF cable element: gradient laws and mappings, numba kernels, the discretised beam, damage, imperfection."""
+"""The ANCF cable element: gradient laws and mappings, numba kernels, the discretised beam,
+damage, imperfection."""

@@ -1,6 +1,9 @@
 """Gradient-defect section properties along the beam and their three mappings onto the mesh.
 
-Point properties at reference position ``x`` (m), each a power-law gradient of its clamp value:
+Gradient law (:func:`gradient_factor`, parameters in :class:`ancf_beam.config.GradientSpec`):
+``f(x) = (1 - lam (x/L)^n) * t(x/L)`` where ``t`` is the optional piecewise-linear measured
+``table`` (1 if none). Point properties at reference position ``x`` (m), each its clamp value
+times its gradient factor:
 
 * ``E(x)   = E0  * (1 - lam   (x/L)^n)``    (Pa)
 * ``rho(x) = rho0 * (1 - lam_r (x/L)^n_r)`` (kg/m^3)
@@ -21,7 +24,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ancf_beam.config import CaseSpec
+from ancf_beam.config import CaseSpec, GradientSpec
+
+__all__ = ["SectionProfile", "gradient_factor", "mapped_values"]
+
+
+def gradient_factor(g: GradientSpec, xi) -> np.ndarray:
+    """Dimensionless gradient factor of ``g`` at normalised positions ``xi = x / L`` in [0, 1]."""
+    xi = np.clip(np.asarray(xi, dtype=float), 0.0, 1.0)
+    out = np.ones_like(xi)
+    if g.lam != 0.0:
+        out = 1.0 - g.lam * np.power(xi, g.n)
+    if g.table is not None:
+        tx, tf = np.array(g.table, dtype=float).T
+        out = out * np.interp(xi, tx, tf)
+    return out
 
 
 @dataclass(frozen=True)
@@ -39,17 +56,17 @@ class SectionProfile:
 
     def E(self, x):
         """Young's modulus (Pa)."""
-        return self.case.material.E0 * self.case.defect.E.factor(self._xi(x))
+        return self.case.material.E0 * gradient_factor(self.case.defect.E, self._xi(x))
 
     def rho(self, x):
         """Density (kg/m^3)."""
-        return self.case.material.rho * self.case.defect.rho.factor(self._xi(x))
+        return self.case.material.rho * gradient_factor(self.case.defect.rho, self._xi(x))
 
     def width(self, x):
-        return self.case.beam.width * self.case.defect.width.factor(self._xi(x))
+        return self.case.beam.width * gradient_factor(self.case.defect.width, self._xi(x))
 
     def height(self, x):
-        return self.case.beam.height * self.case.defect.height.factor(self._xi(x))
+        return self.case.beam.height * gradient_factor(self.case.defect.height, self._xi(x))
 
     def A(self, x):
         """Cross-section area (m^2)."""

@@ -300,11 +300,3 @@ def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, lin
 # ------------------------------------------------------------------------------------------
 # banded Cholesky solve (factor from scipy.linalg.cholesky_banded(lower=True))
 # ------------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-

@@ -202,7 +202,7 @@ class BeamModel:
     # nonlinear terms
     # --------------------------------------------------------------------------------------
     def kernel_args(self):
-        """Arguments of the numba element kernels after ``q`` (see :mod:`ancf_beam.beam.kernels`)."""
+        """Arguments of the numba element kernels after ``q`` (:mod:`ancf_beam.beam.kernels`)."""
         return (
             self.n_el, self.spa, self.spb, self.sppb, self.ea_w, self.ei_w,
             self.eps0, self.kap0, self.linear,
@@ -323,9 +323,3 @@ class BeamModel:
     def residual_free(self, q: np.ndarray, load_factor: float = 1.0) -> np.ndarray:
         """Out-of-balance force ``Q_e + lambda Q_g`` on the free DOFs (N)."""
         return self.elastic_force(q)[CLAMP:] + load_factor * self.gravity_free
-
-
-
-
-
-

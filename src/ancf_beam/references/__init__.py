@@ -1,1 +1,2 @@
-"""Independent validators: stepped-beam transfer matrix and exact quadrature, extensible elastica."""
+"""Independent validators: stepped-beam transfer matrix and exact quadrature, extensible
+elastica."""

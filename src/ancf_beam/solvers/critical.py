@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 FIT_MESHES = (20, 40, 80, 160)
 
 
-
-
 def element_omega_max(model: BeamModel) -> float:
     """Largest eigenfrequency over the unconstrained single elements (rad/s)."""
     q = model.reference()

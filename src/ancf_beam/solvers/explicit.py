@@ -40,10 +40,6 @@ STATUS_NONFINITE = 1
 STATUS_ENERGY = 2
 
 
-
-
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def _run_chunk(
     q,

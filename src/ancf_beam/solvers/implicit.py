@@ -53,7 +53,7 @@ Schemes (``h = dt``):
 Newton convergence (per step): ``||R|| <= max(tol * F_ref, floor)`` where ``F_ref`` is the
 largest of ``||Q_g||``, ``||Q_e(q)||`` and ``||M a||`` at the iterate and ``floor`` is ten times
 the round-off level of the elastic force, measured as ``||Q_e||`` of strain-free states (the
-stress-free reference, as in :mod:`ancf_beam.solvers.static`, and rigidly moved copies of it; the axial
+stress-free reference, as in :mod:`~ancf_beam.solvers.static`, and rigidly moved copies; the axial
 stiffness ``EA ~ 8e7 N`` of the seed beam puts the floor near 1e-5 N at 20 elements, so an
 absolute 1e-10 N would never be met). A step also converges when the last
 correction is below ``increment_tol * ||d||`` (or at coordinate round-off) *and* the residual is
@@ -130,8 +130,6 @@ _FLOOR_FACTOR = 10.0
 _ROUNDOFF = 64 * np.finfo(float).eps  # relative round-off of the coordinates
 _SLOW_CONTRACTION = 0.25  # modified Newton: refactorise when ||R_k+1|| > this * ||R_k||
 _BW = BANDWIDTH
-
-
 
 
 # ------------------------------------------------------------------------------------------
@@ -238,20 +236,6 @@ def make_scheme(
 # three most recent unknowns in registers, so that each row adds one multiply-add to the
 # dependency chain. When ``K`` is not positive definite a banded LU with partial pivoting is
 # used instead (LAPACK ``dgbtf2`` algorithm and layout ``lu[2 bw + i - j, j] = A[i, j]``).
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ------------------------------------------------------------------------------------------

@@ -87,10 +87,6 @@ def omega_max(model: BeamModel, q: np.ndarray | None = None) -> tuple[float, np.
     return float(np.sqrt(best[0])), best[1]
 
 
-
-
-
-
 def _blocks(k: np.ndarray) -> list[np.ndarray]:
     """Index sets of independent sub-problems: the x- and y-components when the tangent has no
     x-y coupling (straight reference: axial and bending decouple; the mass never couples)."""

@@ -24,10 +24,6 @@ from ancf_beam.results import ConvergenceError, StaticResult
 log = logging.getLogger(__name__)
 
 
-
-
-
-
 def _newton_step_solve(model: BeamModel, q: np.ndarray, r: np.ndarray) -> np.ndarray:
     kt = model.tangent_band(q)
     return sla.solve_banded((7, 7), kt, r, overwrite_ab=True, check_finite=False)

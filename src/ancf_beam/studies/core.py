@@ -30,23 +30,19 @@ import numpy as np
 import xarray as xr
 
 from ancf_beam import __version__
-from ancf_beam.config import CaseSpec
+from ancf_beam.config import PIPELINE_DEFAULTS, CaseSpec
 from ancf_beam.io import provenance_attrs
 
 #: Expected order of convergence of the cubic Hermite (ANCF) element for the static tip deflection
 #: and the natural frequencies (eigenvalue error ~ h^(2(p+1-m)) = h^4 for p = 3, m = 2).
 EXPECTED_ORDER = 4.0
 
-#: Default tolerances of the validation checks (relative unless stated); see :func:`run_validation`.
+#: Default tolerances of the validation checks (relative unless stated; see :func:`run_validation`),
+#: from the one home of defaults, ``ancf_beam.config.PIPELINE_DEFAULTS['validation']``.
 DEFAULT_TOLERANCES: dict[str, float] = {
-    "static_rel": 5.0e-3,  # ANCF statics vs exact graded quadrature
-    "stepped_rel": 5.0e-3,  # stepped transfer matrix (N segments) vs exact quadrature
-    "frequency_rel": 5.0e-3,  # ANCF frequencies vs stepped transfer matrix
-    "analytic_rel": 5.0e-3,  # uniform counterpart vs closed forms
-    "stepped_order_rel": 0.1,  # observed order of the stepped beam vs 2
-    "energy_drift": 1.0e-3,  # max |E - E0| / max T of the undamped explicit run
-    "mean_tip_rel": 2.0e-2,  # mean dynamic tip over whole periods vs static tip
-    "dt_safety_rel": 1.0e-9,  # dt / dt_critical of the run vs the configured safety factor
+    k: v
+    for k, v in PIPELINE_DEFAULTS["validation"]["tolerances"].items()
+    if k not in ("energy_drift_damage", "damage_energy_order_rel")
 }
 
 
@@ -402,7 +398,8 @@ def run_validation(
     """Validation checks of one case (a check Dataset with provenance attributes).
 
     References (all independent of the ANCF code): exact linear graded statics by quadrature
-    (:func:`ancf_beam.references.transfer.exact_graded_static`), the stepped transfer-matrix beam with
+    (:func:`~ancf_beam.references.transfer.exact_graded_static`), the stepped transfer-matrix beam
+    with
     ``segments`` (default ``stepped.segments``) uniform pieces for statics and frequencies, the
     uniform-beam closed forms for the same case with its defects removed, and for the explicit
     run (``simulate_ds``) the energy balance and the static equilibrium about which the free

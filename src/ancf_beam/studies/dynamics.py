@@ -65,7 +65,8 @@ def amplification_matrix(
 
     ``omega_dt`` is ``Omega = omega * dt`` (rad), ``damping_ratio`` is ``zeta``. States: central
     differences ``(u_n, u_{n-1})`` (damping at the central velocity, as
-    :mod:`ancf_beam.solvers.explicit`); BDF1 ``(u, dt v)``; Newmark and generalized-alpha (Chung-Hulbert
+    :mod:`~ancf_beam.solvers.explicit`); BDF1 ``(u, dt v)``; Newmark and generalized-alpha
+    (Chung-Hulbert
     parameters from ``rho_inf``, the same as :func:`ancf_beam.solvers.implicit.make_scheme`; damping
     force alpha-weighted like the elastic force) ``(u, dt v, dt^2 a)``.
     """
