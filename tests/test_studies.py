@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from ancf_beam.config import resolve_case
-from ancf_beam.studies import core as studies
-from ancf_beam.studies.core import (
-    check,
-    checks_dataset,
+from ancf_beam.io import package_fingerprint
+from ancf_beam.studies.checks import check, checks_dataset, checks_frame
+from ancf_beam.studies.convergence import (
     convergence_analysis,
     fit_slope,
     observed_order,
     richardson,
-    whole_period_mean,
+    run_mesh_convergence,
 )
+from ancf_beam.studies.validation import run_validation, whole_period_mean
 
 
 def synthetic(h, f0=2.5, c=0.7, p=4.0):
@@ -125,14 +125,14 @@ def test_whole_period_mean_removes_oscillation():
 
 
 def test_package_fingerprint_format():
-    fp = studies.package_fingerprint()
+    fp = package_fingerprint()
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*\+[0-9a-f]{12}", fp)
-    assert fp == studies.package_fingerprint()
+    assert fp == package_fingerprint()
 
 
 def test_mesh_convergence_dataset_small():
     case = resolve_case({}, None, {"defect.lam": 0.5, "defect.n": 2.0})
-    ds = studies.run_mesh_convergence(case, [2, 4, 8, 16], n_modes=2)
+    ds = run_mesh_convergence(case, [2, 4, 8, 16], n_modes=2)
     assert list(ds["quantity"].values) == ["tip_y", "omega_1", "omega_2"]
     assert ds["element_length"].attrs["units"] == "m"
     order = ds["observed_order"].sel(quantity="omega_1").item()
@@ -147,7 +147,7 @@ def test_validation_dataset_without_dynamics():
     case = resolve_case({}, None, {"defect.lam": 0.6, "mesh.n_elements": 8, "stepped.segments": 40})
     _, st = run_static(case)
     _, mo = run_modal(case)
-    ds = studies.run_validation(case, st, mo)
-    assert ds.attrs["n_fail"] == 0, studies.checks_frame(ds).to_string()
+    ds = run_validation(case, st, mo)
+    assert ds.attrs["n_fail"] == 0, checks_frame(ds).to_string()
     assert ds.attrs["n_checks"] == len(ds["check"]) >= 10
     assert ds["exact_x"].attrs["units"] == "m"

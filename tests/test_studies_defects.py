@@ -1,4 +1,4 @@
-"""Unit tests of ancf_beam.studies.families: family classification, frozen damage, the curved
+"""Unit tests of the defect-family studies: family classification, frozen damage, the curved
 linear reference, damage-aware validation, the response study and identification."""
 
 from __future__ import annotations
@@ -12,20 +12,22 @@ from ancf_beam.analyses import run_modal, run_simulate, run_static
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.solvers.modal import modal_analysis
 from ancf_beam.solvers.static import solve_static
-from ancf_beam.studies.core import check, checks_dataset
-from ancf_beam.studies.families import (
-    convergence_expected,
-    coverage_tolerance,
-    curved_linear_static_tip,
+from ancf_beam.studies.checks import (
+    check,
+    checks_dataset,
     extend_checks,
+)
+from ancf_beam.studies.defects import (
+    convergence_expected,
+    curved_linear_static_tip,
     families,
     family_label,
     frozen_damage_model,
-    run_family_validation,
-    run_identification_study,
-    run_response,
     straight_elastic,
 )
+from ancf_beam.studies.identification import coverage_tolerance, run_identification_study
+from ancf_beam.studies.response import run_response
+from ancf_beam.studies.validation import run_family_validation
 from conftest import EI, L, Q, case_with
 
 DAMAGE = {"damage.enabled": True, "damage.threshold": 3e-5, "damage.softening": 2e-5}
@@ -105,7 +107,7 @@ def test_damage_validation_uses_the_applicable_checks(damage_runs):
 
 
 def test_elastic_validation_is_unchanged():
-    from ancf_beam.studies.core import run_validation
+    from ancf_beam.studies.validation import run_validation
 
     case = case_with(**{"mesh.n_elements": 6, "defect.lam": 0.4})
     st, mo = run_static(case)[1], run_modal(case)[1]

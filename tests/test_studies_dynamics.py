@@ -1,4 +1,5 @@
-"""Unit tests of ancf_beam.studies.dynamics: linear theory of the integrators, first-mode fit,
+"""Unit tests of the integrator and scaling studies: linear theory of the integrators, first-mode
+fit,
 tip error, crossover, the integrator study, the recommendation and the scaling study."""
 
 from __future__ import annotations
@@ -8,17 +9,16 @@ import math
 import numpy as np
 import pytest
 
-from ancf_beam.studies.dynamics import (
+from ancf_beam.studies.integrators import (
     amplification_matrix,
-    crossover,
     fit_first_mode,
     linear_step_properties,
     recommend_integrators,
     run_integrator_study,
-    run_scaling_study,
     settle_time,
     tip_error,
 )
+from ancf_beam.studies.scaling import crossover, run_scaling_study
 from conftest import case_with
 
 OMEGAS = [0.01, 0.1, 0.5, 1.0]

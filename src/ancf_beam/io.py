@@ -10,6 +10,7 @@ failed or interrupted run never leaves a half-written file.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -119,3 +120,15 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
 def with_attrs(ds: xr.Dataset, attrs: Mapping[str, Any]) -> xr.Dataset:
     ds.attrs.update({k: _attr_value(v) for k, v in attrs.items()})
     return ds
+
+
+def package_fingerprint() -> str:
+    """``'<version>+<sha256[:12]>'`` of every ``*.py`` file of the installed package source."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return f"{__version__}+{h.hexdigest()[:12]}"

@@ -5,7 +5,7 @@ import sys
 import yaml
 
 from ancf_beam.config import ConfigError, pipeline_settings, resolve_case
-from ancf_beam.studies.core import package_fingerprint
+from ancf_beam.io import package_fingerprint
 
 PY = (
     sys.executable
@@ -88,7 +88,7 @@ SCALING = study_settings("scaling")
 
 def _seed_case():
     """The first case without any defect family (the seed case), else the first case."""
-    from ancf_beam.studies.families import families
+    from ancf_beam.studies.defects import families
 
     plain = [c for c in CASES if not families(SPECS[c])]
     return plain[0] if plain else CASES[0]
@@ -96,7 +96,7 @@ def _seed_case():
 
 def _strongest_case():
     """The straight elastic case with the largest defect.lam (ties: the smallest n)."""
-    from ancf_beam.studies.families import straight_elastic
+    from ancf_beam.studies.defects import straight_elastic
 
     cands = [
         c for c in CASES if straight_elastic(SPECS[c]) and SPECS[c].defect.E.lam > 0
@@ -144,7 +144,7 @@ def _one_case(settings, name):
 
 
 def _families():
-    from ancf_beam.studies.families import families
+    from ancf_beam.studies.defects import families
 
     return {c: families(SPECS[c]) for c in CASES}
 

@@ -1,5 +1,5 @@
 # Mesh convergence per case: static tip deflection and first frequencies over a mesh list,
-# observed order and Richardson-extrapolated values (ancf_beam.studies.core).
+# observed order and Richardson-extrapolated values (ancf_beam.studies.convergence).
 
 
 rule mesh_convergence:

@@ -1,5 +1,5 @@
 # Identification of synthetic defects from noisy frequencies
-# (ancf_beam.studies.families.run_identification_study): truth vs estimate over the grid
+# (ancf_beam.studies.identification.run_identification_study): truth vs estimate over the grid
 # pipeline.identification.lam x n, seeded noise draws, coverage, negative controls.
 
 

@@ -1,4 +1,4 @@
-# Integrator study (ancf_beam.studies.dynamics.run_integrator_study) on the cases of
+# Integrator study (ancf_beam.studies.integrators.run_integrator_study) on the cases of
 # pipeline.integrators.cases (null: the seed case and the straight elastic case with the largest
 # defect.lam): every integrator over t_end, explicit at explicit_safety * dt_critical (read from
 # the case's critical_dt result at the run's mesh), implicit at T1 / N (T1 from the case's modal

@@ -1,4 +1,4 @@
-# Response analysis per case (ancf_beam.studies.families.run_response): spectrum peak, beat
+# Response analysis per case (ancf_beam.studies.response.run_response): spectrum peak, beat
 # detection, envelope decay of the explicit run; curvature distribution and concentration at
 # the static equilibrium and at the largest dynamic displacement; damage fields and the
 # frequencies of the damaged beam for damage cases.

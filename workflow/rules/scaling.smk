@@ -1,4 +1,4 @@
-# Cost against the mesh (ancf_beam.studies.dynamics.run_scaling_study): wall time to simulate
+# Cost against the mesh (ancf_beam.studies.scaling.run_scaling_study): wall time to simulate
 # t_end for the explicit scheme (above full_max_elements projected from a measured window of K
 # steps, labelled so) and for generalized-alpha at the T1/N that meets the tip-error target.
 # Wall times are measured while other jobs may run on the other core.

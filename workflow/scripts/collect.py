@@ -6,7 +6,7 @@ import logging
 import xarray as xr
 
 from ancf_beam.io import write_netcdf
-from ancf_beam.studies.core import collect
+from ancf_beam.studies.collect import collect
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip

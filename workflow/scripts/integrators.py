@@ -10,7 +10,7 @@ import xarray as xr
 
 from ancf_beam.config import resolve_case
 from ancf_beam.io import write_netcdf
-from ancf_beam.studies.dynamics import run_integrator_study
+from ancf_beam.studies.integrators import run_integrator_study
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip

@@ -7,7 +7,7 @@ import xarray as xr
 
 from ancf_beam.config import resolve_case
 from ancf_beam.io import write_netcdf
-from ancf_beam.studies.families import run_response
+from ancf_beam.studies.response import run_response
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip

@@ -5,7 +5,7 @@ import logging
 
 from ancf_beam.config import resolve_case
 from ancf_beam.io import write_netcdf
-from ancf_beam.studies.dynamics import run_scaling_study
+from ancf_beam.studies.scaling import run_scaling_study
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip

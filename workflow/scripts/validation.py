@@ -1,7 +1,7 @@
 """Snakemake adapter: validation checks of one case (from its static/modal/simulate results).
 
-``run_family_validation`` is ``ancf_beam.studies.core.run_validation`` with the dynamic checks of a
-damaged case replaced by the ones that apply to it (ancf_beam.studies.families)."""
+``run_family_validation`` is ``run_validation`` (ancf_beam.studies.validation) with the dynamic
+checks of a damaged case replaced by the ones that apply to it."""
 
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
@@ -10,7 +10,7 @@ import xarray as xr
 
 from ancf_beam.config import resolve_case
 from ancf_beam.io import write_netcdf
-from ancf_beam.studies.families import run_family_validation
+from ancf_beam.studies.validation import run_family_validation
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip

@@ -1,0 +1,223 @@
+"""Response study of one case: spectra, envelopes, beats and curvature concentration of the
+static and dynamic results.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ancf_beam.config import CaseSpec
+from ancf_beam.io import provenance_attrs
+from ancf_beam.studies.defects import (
+    curved_linear_static_tip,
+    damage_at,
+    family_label,
+    frozen_damage_model,
+    gauss_positions,
+    straight_elastic,
+)
+
+_RESPONSE_UNITS = {
+    "tip_y_mean": "m", "tip_y_min": "m", "tip_y_max": "m", "tip_amplitude": "m",
+    "peak_hz": "Hz", "peak_omega": "rad/s", "spectral_resolution_hz": "Hz",
+    "has_beat": "1", "beat_hz": "Hz", "beat_omega": "rad/s", "modulation_depth": "1",
+    "beat_cycles": "1", "envelope_decay_rate": "1/s", "snapshot_time": "s",
+}  # fmt: skip
+
+
+_METRIC_UNITS = {
+    "x_peak": "m", "kappa_peak": "1/m", "abs_kappa_peak": "1/m", "mean_abs_kappa": "1/m",
+    "peak_to_mean": "1", "bending_energy": "J", "energy_fraction_inner": "1",
+    "energy_fraction_outer": "1", "kappa_centroid": "m", "participation_length": "m",
+    "participation_ratio": "1", "gini": "1",
+}  # fmt: skip
+
+
+def _profile_vars(prefix: str, prof, metrics: Mapping[str, float], dim: str) -> dict:
+    out = {
+        f"{prefix}X": (dim, prof.X, {"units": "m", "long_name": "reference position"}),
+        f"{prefix}x": (dim, prof.x, {"units": "m"}),
+        f"{prefix}y": (dim, prof.y, {"units": "m"}),
+        f"{prefix}kappa": (dim, prof.kappa, {"units": "1/m", "long_name": "curvature"}),
+        f"{prefix}kappa_ref": (dim, prof.kappa_ref,
+                               {"units": "1/m", "long_name": "reference curvature"}),
+        f"{prefix}dkappa": (dim, prof.dkappa,
+                            {"units": "1/m", "long_name": "curvature change kappa - kappa_ref"}),
+        f"{prefix}EI": (dim, prof.EI, {"units": "N m^2", "long_name": "effective EI (damage "
+                                                                      "included)"}),
+        f"{prefix}moment": (dim, prof.moment, {"units": "N m", "long_name": "EI dkappa"}),
+        f"{prefix}energy_density": (dim, prof.energy_density,
+                                    {"units": "J/m", "long_name": "EI dkappa^2 / 2"}),
+    }  # fmt: skip
+    for k, v in metrics.items():
+        out[f"{prefix}{k}"] = (
+            (),
+            float(v) if v is not None else math.nan,
+            {
+                "units": _METRIC_UNITS.get(k, "1"),
+                "long_name": f"concentration metric {k} (curvature change)",
+            },
+        )
+    return out
+
+
+def _profile(model, q, damage=None, per_element: int = 8):
+    from ancf_beam.response import CurvatureProfile, curvature_distribution
+
+    prof = curvature_distribution(model, q, per_element=per_element)
+    if damage is not None:
+        ei = prof.EI * (1.0 - damage_at(model, damage, prof.X))
+        prof = CurvatureProfile(X=prof.X, x=prof.x, y=prof.y, kappa=prof.kappa,
+                                kappa_ref=prof.kappa_ref, EI=ei)  # fmt: skip
+    return prof
+
+
+def run_response(
+    case: CaseSpec,
+    static_ds: xr.Dataset,
+    simulate_ds: xr.Dataset,
+    n_modes: int = 3,
+    per_element: int = 8,
+    spectrum_fmax_hz: float = 500.0,
+) -> xr.Dataset:
+    """Response analysis of one case from its ``static`` and ``simulate`` results.
+
+    * ``summarize_run`` of the explicit run (:func:`ancf_beam.response.summarize_run`): tip
+      statistics, dominant tip frequency, beat detection, envelope decay rate; its curvature
+      metrics as ``curv_*``; the text fields as attributes ``beat_reason``,
+      ``curvature_source``;
+    * the tip spectrum (Welch PSD over the whole record, :func:`~ancf_beam.response.tip_spectrum`)
+      up to ``spectrum_fmax_hz``;
+    * the curvature distribution (element curvature, :func:`~ancf_beam.response.
+      curvature_distribution`) and :func:`~ancf_beam.response.concentration_metrics` of the
+      curvature change at the static equilibrium (``static_*``) and at the snapshot of largest
+      tip displacement of the run (``dyn_*``), with the effective ``EI (1 - d)`` when damage is
+      on (the static damage after the last load step; the run's damage at that snapshot);
+    * the linear inextensible tip displacement of the stress-free reference shape by quadrature
+      (:func:`curved_linear_static_tip`; undamaged), ``linear_tip_dx``/``linear_tip_dy``;
+    * with damage: the damage fields along the beam (static, and the run's final one), and the
+      first ``n_modes`` frequencies of the beam with each of them frozen
+      (:func:`frozen_damage_model`; the ``modal`` study gives the undamaged beam's).
+    """
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.response import summarize_run, tip_spectrum
+    from ancf_beam.solvers.modal import modal_analysis
+
+    t0 = time.perf_counter()
+    model = BeamModel(case.with_overrides({"mesh.n_elements": int(simulate_ds.sizes["node"]) - 1}))
+    smodel = BeamModel(case)
+    summ = summarize_run(simulate_ds, case=model.case)
+    data: dict[str, Any] = {}
+    for k, v in summ.items():
+        if isinstance(v, str):
+            continue
+        val = math.nan if v is None else float(v)
+        unit = _RESPONSE_UNITS.get(k, _METRIC_UNITS.get(k[5:], "1") if k.startswith("curv_")
+                                   else "1")  # fmt: skip
+        data[k] = ((), val, {"units": unit, "long_name": f"summarize_run: {k}"})
+    t = simulate_ds["time"].values
+    y = simulate_ds["tip_y"].values
+    spec = tip_spectrum(t, y)
+    keep = spec.f_hz <= spectrum_fmax_hz
+    data["spectrum_psd"] = (
+        "frequency",
+        spec.psd[keep],
+        {"units": "m^2/Hz", "long_name": "tip PSD (Welch, Hann)"},
+    )
+
+    d_static = None
+    if "damage" in static_ds:
+        d_static = np.asarray(static_ds["damage"].values[-1], float)
+    sprof = _profile(smodel, static_ds["q"].values, d_static, per_element)
+    from ancf_beam.response import concentration_metrics
+
+    smet = concentration_metrics(sprof.X, sprof.dkappa, sprof.EI)
+    data.update(_profile_vars("static_", sprof, smet, "s_static"))
+    ref = smodel.sample(smodel.reference(), per_element=per_element)
+    data["static_ref_x"] = ("s_static", ref["x"], {"units": "m", "long_name": "stress-free "
+                                                   "reference shape x"})  # fmt: skip
+    data["static_ref_y"] = ("s_static", ref["y"], {"units": "m", "long_name": "stress-free "
+                                                   "reference shape y"})  # fmt: skip
+    ldx, ldy = curved_linear_static_tip(case)
+    data["linear_tip_dx"] = (
+        (),
+        ldx,
+        {
+            "units": "m",
+            "long_name": "tip displacement x, linear "
+            "inextensible quadrature (curved_linear_static_tip)",
+        },
+    )
+    data["linear_tip_dy"] = (
+        (),
+        ldy,
+        {
+            "units": "m",
+            "long_name": "tip displacement y, linear "
+            "inextensible quadrature (curved_linear_static_tip)",
+        },
+    )
+
+    qs = np.asarray(simulate_ds["q_snapshot"].values, float)
+    tipy = qs[:, -3]
+    j = int(np.argmax(np.abs(tipy - tipy[0])))
+    d_dyn = None
+    if "damage" in simulate_ds:
+        d_dyn = np.asarray(simulate_ds["damage"].values[j], float)
+    dprof = _profile(model, qs[j], d_dyn, per_element)
+    dmet = concentration_metrics(dprof.X, dprof.dkappa, dprof.EI)
+    data.update(_profile_vars("dyn_", dprof, dmet, "s_dyn"))
+    data["dyn_snapshot_time"] = ((), float(simulate_ds["t_snapshot"].values[j]), {"units": "s"})
+
+    coords: dict[str, Any] = {
+        "frequency": ("frequency", spec.f_hz[keep], {"units": "Hz"}),
+        "omega_spectrum": ("frequency", spec.omega[keep], {"units": "rad/s"}),
+    }
+    if case.damage.enabled:
+        d_final = np.asarray(simulate_ds["damage"].values[-1], float)
+        data["damage_static"] = (
+            ("gp",),
+            d_static.ravel(),
+            {"units": "1", "long_name": "damage after the static loading"},
+        )
+        data["damage_final"] = (
+            ("gp_dyn",),
+            d_final.ravel(),
+            {"units": "1", "long_name": "damage at the end of the run"},
+        )
+        coords["x_gp"] = ("gp", gauss_positions(smodel).ravel(), {"units": "m"})
+        coords["x_gp_dyn"] = ("gp_dyn", gauss_positions(model).ravel(), {"units": "m"})
+        om_s = modal_analysis(frozen_damage_model(case, d_static), n_modes=n_modes).omega
+        om_d = modal_analysis(frozen_damage_model(model.case, d_final), n_modes=n_modes).omega
+        data["omega_damaged_static"] = (
+            "mode",
+            om_s,
+            {"units": "rad/s", "long_name": "frequencies with the static damage frozen"},
+        )
+        data["omega_damaged_final"] = (
+            "mode",
+            om_d,
+            {"units": "rad/s", "long_name": "frequencies with the run's final damage frozen"},
+        )
+        coords["mode"] = ("mode", np.arange(1, n_modes + 1))
+    ds = xr.Dataset(data, coords=coords)
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="response",
+            families=family_label(case),
+            straight_elastic=straight_elastic(case),
+            beat_reason=str(summ.get("beat_reason", "")),
+            curvature_source=str(summ.get("curvature_source", "")),
+            sim_n_elements=model.n_el,
+            per_element=per_element,
+            wall_s=time.perf_counter() - t0,
+        )
+    )
+    return ds
