@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -151,3 +152,34 @@ def test_validation_dataset_without_dynamics():
     assert ds.attrs["n_fail"] == 0, checks_frame(ds).to_string()
     assert ds.attrs["n_checks"] == len(ds["check"]) >= 10
     assert ds["exact_x"].attrs["units"] == "m"
+
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "workflow" / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_only_plot_and_display(path):
+    """Check rows, thresholds and the table/figure helpers live in ancf_beam.studies.checks:
+    a report notebook calls its check builder and defines no helpers of its own."""
+    import json
+
+    code = "".join(
+        "".join(c["source"]) + "\n"
+        for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "code"
+    )
+    assert not re.search(r"(?<![_\w])check\(", code), "check rows are built in the library"
+    assert not re.search(r"^def (show_checks|save)\(", code, re.M)
+    assert "show_checks(" in code and "save_figure(" in code
+
+
+def test_report_tolerances_come_from_the_pipeline_defaults():
+    from ancf_beam.config import PIPELINE_DEFAULTS
+    from ancf_beam.studies.checks import report_tolerances
+
+    reports = [k for k, v in PIPELINE_DEFAULTS.items() if "tolerances" in v]
+    assert {"case_report", "comparison", "convergence", "critical_dt", "validation", "defects",
+            "identification", "integrators", "scaling"} == set(reports)  # fmt: skip
+    for r in reports:
+        assert report_tolerances(r) == PIPELINE_DEFAULTS[r]["tolerances"]
+    assert report_tolerances("convergence", {"order_min_rel": 0.5})["order_min_rel"] == 0.5

@@ -80,11 +80,30 @@ TOP_LEVEL_EXTRA = ("cases", "pipeline")
 
 #: Defaults of the workflow's ``pipeline`` section (read by the Snakefile through
 #: :func:`pipeline_settings`; the library's analyses never read it). ``null`` entries mean "the
-#: study's own choice" (documented in ``config/config.yaml``).
+#: study's own choice" (documented in ``config/config.yaml``). Every report's acceptance
+#: thresholds are ``pipeline.<report>.tolerances`` (the check builders of
+#: :mod:`ancf_beam.studies.checks` read them; the reports of the cross-case comparison, the
+#: defect families and each case also use the validation tolerances of the same comparisons).
 PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
-    "critical_dt": {"meshes": [2, 4, 8, 16, 32, 64, 128, 256], "measure_meshes": [4, 16, 64]},
+    "critical_dt": {
+        "meshes": [2, 4, 8, 16, 32, 64, 128, 256],
+        "measure_meshes": [4, 16, 64],
+        "tolerances": {  # relative (see ancf_beam.studies.checks.critical_dt_checks)
+            "split_slope_rel": 0.10,  # slopes of dt_axial (1) and dt_bending (2) vs l_e
+            "governing_slope_rel": 0.15,  # slope of dt_cr on the meshes each regime governs
+            "element_bound_rel": 0.0,  # element-by-element bound above dt_cr by at most this
+            "measured_rel": 0.01,  # measured stability limit (bisection) vs 2 / omega_max
+        },
+    },
     "simulate": {"n_elements": None, "t_end": None},
-    "convergence": {"meshes": [2, 4, 8, 16, 32], "n_modes": 3},
+    "convergence": {
+        "meshes": [2, 4, 8, 16, 32],
+        "n_modes": 3,
+        "tolerances": {  # see ancf_beam.studies.checks.convergence_checks
+            "order_min_rel": 0.25,  # observed order at least 4 (1 - this); higher passes
+            "round_off_rel": 1.0e-7,  # at the noise floor: relative change on the finest mesh
+        },
+    },
     "validation": {
         "segments": None,
         "tolerances": {  # relative unless stated (see ancf_beam.studies.validation)
@@ -100,6 +119,20 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
             "damage_energy_order_rel": 0.2,  # damage: observed order of that drift vs 1
         },
     },
+    "case_report": {  # the per-case report (explicit run, response analysis)
+        "tolerances": {  # see ancf_beam.studies.checks.case_checks; energy drift: validation's
+            "spectral_peak_bins": 1.0,  # FFT tip peak vs omega_1 and vs the Welch peak, in bins
+            "curvature_rms": 2.0e-2,  # RMS static curvature error / RMS exact -M/EI (absolute)
+            "step_load_peak_rel": 5.0e-2,  # peak dynamic tip displacement vs 2 x static
+            "concentration_rel": 1.0e-2,  # uniform beam: curvature peak/mean vs 3, Gini vs 1/2
+            "energy_share_rel": 1.0e-3,  # uniform beam: clamp-side bending energy vs 31/32
+        },
+    },
+    "comparison": {  # the cross-case report; its reference checks use validation's tolerances
+        "tolerances": {
+            "collect_rel": 1.0e-12,  # summary table vs the static result it was collected from
+        },
+    },
     "integrators": {
         "enabled": True,
         "cases": None,
@@ -108,8 +141,27 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
         "per_period": [100.0, 20.0],
         "damping_ratio": 0.05,
         "damped_per_period": 20.0,
+        "tolerances": {  # see ancf_beam.studies.checks.integrators_checks
+            "omega_fit_rel": 1.0e-3,  # explicit reference: fitted omega_1 vs modal omega_1
+            # period error and decay per period vs the linear theory of the scheme (absolute):
+            "theory_rel": 5.0e-2,  # this fraction of |theory| ...
+            "fit_sigmas": 3.0,  # ... plus this many standard errors of the fit ...
+            "theory_abs": 1.0e-6,  # ... plus this floor
+            "final_tip_rel": 1.0e-3,  # damped runs: final tip vs static tip
+            "decay_rate_rel": 1.0e-2,  # damped explicit run: decay rate vs alpha / 2
+            "step_halvings": 0.0,  # Newton step halvings allowed (all implicit runs of a case)
+        },
     },
-    "defects": {"enabled": True, "cases": None},
+    "defects": {
+        "enabled": True,
+        "cases": None,
+        "tolerances": {  # see ancf_beam.studies.checks.defects_checks (+ validation's)
+            "validation_failures": 0.0,  # failed checks allowed in each case's validation table
+            "spectral_peak_bins": 1.0,  # Welch tip peak vs expected omega_1, in spectral bins
+            "curved_tip_rel": 2.0e-3,  # curved reference: tip displacement vs linear quadrature
+            "damage_peak_elements": 1.0,  # largest static damage within this many elements
+        },
+    },
     "identification": {
         "enabled": True,
         "case": None,
@@ -121,6 +173,12 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
         "seed": 20240531,
         "truth_mesh": None,
         "controls": True,
+        "tolerances": {  # see ancf_beam.studies.checks.identification_checks
+            "noise_free_std": 0.25,  # noise-free estimate error in its own standard uncertainties
+            "coverage_alpha": 1.0e-3,  # binomial level of the coverage shortfall allowance
+            "strongest_identifiable": 0.0,  # largest lam: share of draws allowed unidentifiable
+            "control_identifiable": 0.0,  # negative controls: identifiable draws allowed
+        },
     },
     "scaling": {
         "enabled": True,
@@ -135,6 +193,13 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
         "tip_error": 0.01,
         "calibration_mesh": None,
         "fit_min_elements": None,
+        "tolerances": {  # see ancf_beam.studies.checks.scaling_checks
+            "explicit_exponent_rel": 0.25,  # explicit cost exponent at least (1 + p_dt)(1 - this)
+            "implicit_exponent_rel": 0.3,  # implicit cost exponent at most 1 + this
+            "projection_rel": 0.3,  # window projection vs measured full run
+            "projection_min_s": 0.5,  # s; only full runs at least this long are compared
+            "tip_error_rel": 0.0,  # GA tip error above the target by at most this fraction
+        },
     },
 }
 

@@ -176,20 +176,29 @@ def validation_settings():
 
 
 # ---- settings of the optional studies: PIPE[<study>] (defaults in ancf_beam.config) ----------
-def integrators_settings():
+# The compute rules get a study's settings without its report's tolerances (a tolerance change
+# re-renders the report, it does not re-run the study).
+def _study_params(name, *drop):
     return {
-        k: v for k, v in PIPE["integrators"].items() if k not in ("enabled", "cases")
+        k: v for k, v in PIPE[name].items() if k not in ("enabled", "tolerances", *drop)
     }
+
+
+def integrators_settings():
+    return _study_params("integrators", "cases")
 
 
 def identification_settings():
-    return {
-        k: v for k, v in PIPE["identification"].items() if k not in ("enabled", "case")
-    }
+    return _study_params("identification", "case")
 
 
 def scaling_settings():
-    return {k: v for k, v in PIPE["scaling"].items() if k not in ("enabled", "case")}
+    return _study_params("scaling", "case")
+
+
+def tolerances(report):
+    """Acceptance thresholds of a report: ``pipeline.<report>.tolerances``."""
+    return PIPE[report]["tolerances"]
 
 
 # ---- output paths -----------------------------------------------------------------------

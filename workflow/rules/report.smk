@@ -2,7 +2,8 @@
 # nbconvert renders it to HTML. Both run with the interpreter running Snakemake (params.py =
 # sys.executable) and the `python3` kernel (jupyter_client starts it with that same interpreter),
 # so nothing depends on what is first on PATH or on a registered kernel.
-# Every notebook also writes its table of checks (CSV) for reports/index.html.
+# Every notebook also writes its table of checks (CSV) for reports/index.html: the check
+# builders of ancf_beam.studies.checks with the thresholds pipeline.<report>.tolerances.
 
 NB_CMD = (
     "{params.py} -m papermill {input.nb:q} {output.nb:q} -k python3 --no-progress-bar"
@@ -52,7 +53,8 @@ rule report_case:
             validation_nc=input.validation,
             critical_nc=input.critical,
             response_nc=input.response,
-            tolerances=validation_settings()["tolerances"],
+            tolerances=tolerances("case_report"),
+            validation_tolerances=tolerances("validation"),
             checks_csv=output.checks,
             figures=_fig_paths(output, CASE_FIGURES),
         ),
@@ -99,6 +101,8 @@ rule report_comparison:
             modal_nc=dict(zip(CASES, input.modal)),
             simulate_nc=dict(zip(CASES, input.simulate)),
             validation_nc=dict(zip(CASES, input.validation)),
+            tolerances=tolerances("comparison"),
+            validation_tolerances=tolerances("validation"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES["comparison"]),
         ),
@@ -137,6 +141,7 @@ rule report_convergence:
             cases=CASES,
             families=FAMILIES,
             convergence_nc=dict(zip(CASES, input.convergence)),
+            tolerances=tolerances("convergence"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES["convergence"]),
         ),
@@ -176,6 +181,7 @@ rule report_critical_dt:
             families=FAMILIES,
             critical_nc={c: critical_files(c) for c in CASES},
             sim_mesh={c: sim_mesh(c) for c in CASES},
+            tolerances=tolerances("critical_dt"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES["critical_dt"]),
         ),

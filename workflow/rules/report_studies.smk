@@ -36,6 +36,7 @@ rule report_integrators:
             cases=INTEGRATOR_CASES,
             integrators_nc=dict(zip(INTEGRATOR_CASES, input.integrators)),
             scaling_nc=input.scaling[0] if input.scaling else "",
+            tolerances=tolerances("integrators"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES.get("integrators", [])),
         ),
@@ -82,6 +83,8 @@ rule report_defects:
             modal_nc=dict(zip(DEFECT_CASES, input.modal)),
             simulate_nc=dict(zip(DEFECT_CASES, input.simulate)),
             validation_nc=dict(zip(DEFECT_CASES, input.validation)),
+            tolerances=tolerances("defects"),
+            validation_tolerances=tolerances("validation"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES.get("defects", [])),
         ),
@@ -120,6 +123,7 @@ rule report_identification:
         py=PY,
         nb=lambda wc, input, output: nb_params(
             identification_nc=input.identification,
+            tolerances=tolerances("identification"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES.get("identification", [])),
         ),
@@ -156,6 +160,7 @@ rule report_scaling:
         py=PY,
         nb=lambda wc, input, output: nb_params(
             scaling_nc=input.scaling,
+            tolerances=tolerances("scaling"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES.get("scaling", [])),
         ),

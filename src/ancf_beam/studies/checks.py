@@ -1,15 +1,44 @@
 """Tables of checks shared by every study and report: one row per check (reference, computed,
-error, tolerance, PASS/FAIL), as a Dataset or a DataFrame.
+error, tolerance, PASS/FAIL), as a Dataset or a DataFrame; the helpers the report notebooks
+display and save them with; and one check builder per report (``<report>_checks``), which
+turns that report's results into rows. The acceptance thresholds of a report are
+``pipeline.<report>.tolerances`` of the workflow config (defaults in
+:data:`ancf_beam.config.PIPELINE_DEFAULTS`); a builder given none uses those defaults.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import xarray as xr
+
+from ancf_beam.config import PIPELINE_DEFAULTS
+
+__all__ = [
+    "CaseRun",
+    "case_checks",
+    "case_run",
+    "check",
+    "checks_dataset",
+    "checks_frame",
+    "comparison_checks",
+    "convergence_checks",
+    "critical_dt_checks",
+    "critical_dt_table",
+    "defects_checks",
+    "extend_checks",
+    "identification_checks",
+    "integrators_checks",
+    "save_figure",
+    "scaling_checks",
+    "show_checks",
+    "report_tolerances",
+    "validation_checks",
+]
 
 
 def check(
@@ -117,3 +146,524 @@ def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) ->
     out.attrs.update(new.attrs)
     out.attrs.update(attrs)
     return out
+
+
+def validation_checks(validation: Mapping[str, xr.Dataset]) -> xr.Dataset:
+    """The check tables of several cases' validation results, one after the other (in the
+    order of ``validation``), as one check Dataset."""
+    keep = list(checks_dataset([]).data_vars)
+    out = xr.concat([ds[keep] for ds in validation.values()], dim="check")
+    return out.assign_coords(check=np.arange(out.sizes["check"]))
+
+
+# --------------------------------------------------------------------------------------------
+# display (report notebooks)
+# --------------------------------------------------------------------------------------------
+_FORMATS = {"reference": "{:.6g}", "computed": "{:.6g}", "rel. error": "{:.3g}",
+            "tolerance": "{:.3g}"}  # fmt: skip
+
+
+def _status_colour(v: str) -> str:
+    return "color: #060; font-weight: bold" if v == "PASS" else "color: #b00; font-weight: bold"
+
+
+def show_checks(rows_or_ds, path: str | None = None):
+    """Display a table of checks (PASS/FAIL coloured; rows of :func:`check` or a check Dataset)
+    in a notebook, write it to CSV at ``path`` when given, and return it as a DataFrame."""
+    from IPython.display import Markdown, display
+
+    ds = rows_or_ds if isinstance(rows_or_ds, xr.Dataset) else checks_dataset(rows_or_ds)
+    df = checks_frame(ds)
+    if path:
+        df.to_csv(path, index=False)
+    n_pass = int((df["status"] == "PASS").sum())
+    display(Markdown(f"**{n_pass} of {len(df)} checks PASS**"))
+    display(df.style.format(_FORMATS).map(_status_colour, subset=["status"]).hide(axis="index"))
+    return df
+
+
+def save_figure(fig, figures: Mapping[str, str], key: str) -> None:
+    """Save ``fig`` to ``figures[key]`` (the report rule's figure outputs) when it has one."""
+    path = figures.get(key)
+    if path:
+        fig.savefig(path, bbox_inches="tight")
+
+
+def report_tolerances(report: str, given: Mapping[str, float] | None = None) -> dict[str, float]:
+    """``pipeline.<report>.tolerances``: the defaults, updated with ``given``."""
+    out = dict(PIPELINE_DEFAULTS[report]["tolerances"])
+    out.update(given or {})
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# per-case report
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CaseRun:
+    """What the per-case report plots and checks, derived from the case's result files
+    (:func:`case_run`). Times in s, displacements in m, frequencies in rad/s."""
+
+    case: str
+    families: str  # ``'+'``-joined defect families, ``'uniform'`` when none
+    straight: bool  # the straight linear-elastic references apply
+    damaged: bool
+    curved: bool
+    t: np.ndarray  # sample times of the explicit run
+    tip: np.ndarray  # tip y of the run
+    tip_static: float  # static tip y (Newton)
+    drift: np.ndarray  # (E - E0) / max T over the run
+    omega_fft: np.ndarray  # circular frequencies of the tip FFT
+    spectrum: np.ndarray  # tip amplitude spectrum about the mean (Hann window, 8x zero padding)
+    omega: np.ndarray  # expected frequencies: modal, or with the run's final damage frozen
+    peak: float  # FFT peak near omega[0] (parabolic interpolation of the log spectrum)
+    resolution: float  # FFT bin 2 pi / T of the record
+    curvature_error: float  # RMS static curvature error / RMS exact (NaN unless straight)
+
+
+def case_run(
+    case: str,
+    static: xr.Dataset,
+    modal: xr.Dataset,
+    simulate: xr.Dataset,
+    validation: xr.Dataset,
+    response: xr.Dataset,
+) -> CaseRun:
+    """The quantities of the per-case report from the case's ``static``, ``modal``,
+    ``simulate``, ``validation`` and ``response`` results."""
+    fam = str(response.attrs.get("families", ""))
+    straight = bool(int(validation.attrs.get("straight_elastic_references", 1)))
+    damaged = "damage" in fam.split("+")
+    t = simulate["time"].values
+    tip = simulate["tip_y"].values
+    etot = simulate["total_energy"].values
+    drift = (etot - etot[0]) / float(simulate["kinetic"].max())
+    dt_s = float(np.median(np.diff(t)))
+    yy = tip - tip.mean()
+    win = np.hanning(yy.size)
+    nfft = 8 * int(2 ** np.ceil(np.log2(yy.size)))
+    spec = np.abs(np.fft.rfft(yy * win, n=nfft)) * 2 / win.sum()
+    w = 2 * np.pi * np.fft.rfftfreq(nfft, dt_s)
+    omega = response["omega_damaged_final"].values if damaged else modal["omega"].values
+    band = (w > 0.5 * omega[0]) & (w < 1.5 * omega[0])
+    i = int(np.argmax(np.where(band, spec, 0)))
+    a, b, c = np.log(spec[i - 1 : i + 2])  # parabolic interpolation of the log peak
+    peak = float(w[i] + 0.5 * (a - c) / (a - 2 * b + c) * (w[1] - w[0]))
+    curv_err = math.nan
+    if straight:
+        kx = np.interp(static["X"].values, validation["exact_x"].values,
+                       validation["exact_curvature"].values)  # fmt: skip
+        curv_err = float(np.sqrt(np.mean((static["curvature"].values - kx) ** 2))
+                         / np.sqrt(np.mean(kx**2)))  # fmt: skip
+    return CaseRun(
+        case=case, families=fam, straight=straight, damaged=damaged,
+        curved="imperfection" in fam.split("+"), t=t, tip=tip,
+        tip_static=float(static["tip_y"]), drift=drift, omega_fft=w, spectrum=spec,
+        omega=omega, peak=peak, resolution=2 * np.pi / (t[-1] - t[0]), curvature_error=curv_err,
+    )  # fmt: skip
+
+
+def case_checks(
+    run: CaseRun,
+    response: xr.Dataset,
+    tolerances: Mapping[str, float] | None = None,
+    validation_tolerances: Mapping[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """Checks of the per-case report (``pipeline.case_report.tolerances``; the energy drift
+    bounds are the validation study's ``energy_drift`` / ``energy_drift_damage``).
+
+    The FFT tip peak against the expected ``omega_1`` (modal; for damage the beam with the
+    run's final damage frozen) and against the Welch peak of the ``response`` study, in
+    spectral bins ``2 pi / T``; straight elastic beams: the RMS static curvature error against
+    the exact ``-M/EI``; without damage: the peak dynamic tip displacement against twice the
+    static one (suddenly applied gravity); the energy drift of the time series; the uniform
+    beam: the concentration metrics of ``kappa ~ (L - x)^2`` (peak/mean 3, Gini 1/2, clamp-side
+    energy share 31/32).
+    """
+    tol = report_tolerances("case_report", tolerances)
+    vtol = report_tolerances("validation", validation_tolerances)
+    scal = {k: float(response[k]) for k in response.data_vars if response[k].ndim == 0}
+    case = run.case
+    w_ref = float(run.omega[0])
+    ref_name = "damaged beam, final damage frozen" if run.damaged else "modal"
+    bin_width = tol["spectral_peak_bins"] * run.resolution
+    rows = [
+        check(f"spectral peak vs omega_1 ({ref_name})", w_ref, run.peak, bin_width / w_ref,
+              note="rad/s", case=case),
+        check("spectral peak: this FFT vs summarize_run (Welch)", run.peak, scal["peak_omega"],
+              bin_width / run.peak, note="rad/s", case=case),
+    ]  # fmt: skip
+    if run.straight:
+        rows.append(check("static curvature: RMS error vs exact -M/EI", 0.0, run.curvature_error,
+                          tol["curvature_rms"], mode="abs",
+                          note="relative to RMS exact curvature", case=case))  # fmt: skip
+    tip0 = float(run.tip[0])
+    if not run.damaged:
+        rows.append(check("peak dynamic tip displacement vs 2 x static displacement",
+                          2 * (run.tip_static - tip0), float(run.tip.min()) - tip0,
+                          tol["step_load_peak_rel"], note="m; suddenly applied gravity",
+                          case=case))  # fmt: skip
+    drift_tol = vtol["energy_drift_damage"] if run.damaged else vtol["energy_drift"]
+    rows.append(check("energy drift from the time series", 0.0, float(np.max(np.abs(run.drift))),
+                      drift_tol, mode="abs", note="max|E - E0| / max T"
+                      + ("; damage: staggered update, O(dt)" if run.damaged else ""),
+                      case=case))  # fmt: skip
+    if run.families == "uniform":  # no defect: exact concentration metrics of kappa ~ (L - x)^2
+        rows.append(check("static curvature peak/mean vs 3 (kappa ~ (L - x)^2)", 3.0,
+                          scal["static_peak_to_mean"], tol["concentration_rel"],
+                          case=case))  # fmt: skip
+        rows.append(check("static curvature Gini vs 1/2", 0.5, scal["static_gini"],
+                          tol["concentration_rel"], case=case))  # fmt: skip
+        rows.append(check("static bending energy share of the clamp-side half vs 31/32", 31 / 32,
+                          scal["static_energy_fraction_inner"], tol["energy_share_rel"],
+                          case=case))  # fmt: skip
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# reports across cases
+# --------------------------------------------------------------------------------------------
+def comparison_checks(
+    cases: Sequence[str],
+    families: Mapping[str, Sequence[str]],
+    summary,
+    static: Mapping[str, xr.Dataset],
+    validation: Mapping[str, xr.Dataset],
+    tolerances: Mapping[str, float] | None = None,
+    validation_tolerances: Mapping[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """Checks of the comparison report: for every straight elastic case the static tip and
+    ``omega_1`` of the collected ``summary`` (DataFrame indexed by case) against the
+    references stored by the validation study (exact graded quadrature; stepped transfer
+    matrix; validation's ``static_rel`` and ``frequency_rel``), and for every case the summary
+    against the static result it was collected from (``collect_rel``)."""
+    tol = report_tolerances("comparison", tolerances)
+    vtol = report_tolerances("validation", validation_tolerances)
+    elastic = [c for c in cases if not {"imperfection", "damage"} & set(families.get(c, []))]
+    rows = []
+    for c in elastic:
+        rows.append(check("static tip: summary vs exact graded quadrature",
+                          float(validation[c]["exact_w"][-1]), summary.loc[c, "static_tip_y"],
+                          vtol["static_rel"], note="m", case=c))  # fmt: skip
+        rows.append(check("omega_1: summary vs stepped transfer matrix",
+                          float(validation[c]["stepped_omega"][0]), summary.loc[c, "omega_1"],
+                          vtol["frequency_rel"], note="rad/s", case=c))  # fmt: skip
+    for c in cases:
+        rows.append(check("summary table vs static.nc (collect integrity)",
+                          float(static[c]["tip_y"]), summary.loc[c, "static_tip_y"],
+                          tol["collect_rel"], note="m", case=c))  # fmt: skip
+    return rows
+
+
+def convergence_checks(
+    cases: Sequence[str],
+    families: Mapping[str, Sequence[str]],
+    convergence: Mapping[str, xr.Dataset],
+    tolerances: Mapping[str, float] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Checks of the convergence report and the cases left out (local strain-softening damage:
+    mesh-dependent, no convergence expected).
+
+    Per quantity: the observed order at least :data:`~ancf_beam.studies.convergence.
+    EXPECTED_ORDER` ``(1 - order_min_rel)``; a quantity converged to the noise floor
+    (``round-off``) instead passes when its relative change on the finest mesh is below
+    ``round_off_rel``."""
+    from ancf_beam.studies.convergence import EXPECTED_ORDER
+
+    tol = report_tolerances("convergence", tolerances)
+    skipped = [c for c in cases if "damage" in families.get(c, [])]
+    quantities = [str(q) for q in convergence[cases[0]]["quantity"].values]
+    rows = []
+    for c in cases:
+        if c in skipped:
+            continue
+        d = convergence[c]
+        for q in quantities:
+            status = str(d["status"].sel(quantity=q).item())
+            v = d["value"].sel(quantity=q).values
+            if status == "round-off":
+                rows.append(check(f"{q}: converged to round-off (relative change, finest mesh)",
+                                  v[-1], v[-2], tol["round_off_rel"], note=status,
+                                  case=c))  # fmt: skip
+            else:
+                rows.append(check(f"{q}: observed order vs 4 (cubic Hermite)", EXPECTED_ORDER,
+                                  float(d["observed_order"].sel(quantity=q)),
+                                  tol["order_min_rel"], mode="min", note=status,
+                                  case=c))  # fmt: skip
+    return rows, skipped
+
+
+_CRITICAL_COLUMNS = ("element_length", "dt_critical", "dt_axial", "dt_bending",
+                     "dt_element_bound", "dt_formula", "dt_measured", "omega_max")  # fmt: skip
+
+
+def critical_dt_table(critical: Mapping[str, Sequence[xr.Dataset]]):
+    """The critical-step results of every case and mesh as one DataFrame (one row per case
+    and mesh, sorted by case and number of elements)."""
+    import pandas as pd
+
+    frames = []
+    for c, datasets in critical.items():
+        for d in datasets:
+            row = {"case": c, "n_elements": int(d.attrs["param.mesh.n_elements"]),
+                   "governing": d.attrs["governing_mode"]}  # fmt: skip
+            row.update({k: float(d[k]) for k in _CRITICAL_COLUMNS})
+            frames.append(row)
+    return pd.DataFrame(frames).sort_values(["case", "n_elements"]).reset_index(drop=True)
+
+
+def critical_dt_checks(
+    cases: Sequence[str],
+    families: Mapping[str, Sequence[str]],
+    table,
+    tolerances: Mapping[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """Checks of the critical-step report from :func:`critical_dt_table`: per case the slopes
+    of ``dt_axial`` (1) and ``dt_bending`` (2) against ``l_e`` (not for an initially curved
+    reference, whose x- and y-subsystems are coupled by the arc), the slope of ``dt_cr`` on
+    the meshes each regime governs (at least two), the element bound against ``dt_cr``, and
+    every measured stability limit against ``2 / omega_max``."""
+    from ancf_beam.studies.convergence import fit_slope
+
+    tol = report_tolerances("critical_dt", tolerances)
+    rows = []
+    for c in cases:
+        d = table[table.case == c]
+        if "imperfection" not in families.get(c, []):
+            rows.append(check("slope of dt_axial vs l_e", 1.0,
+                              fit_slope(d.element_length, d.dt_axial), tol["split_slope_rel"],
+                              case=c))  # fmt: skip
+            rows.append(check("slope of dt_bending vs l_e", 2.0,
+                              fit_slope(d.element_length, d.dt_bending), tol["split_slope_rel"],
+                              case=c))  # fmt: skip
+        for mode, p in (("axial", 1.0), ("bending", 2.0)):
+            g = d[d.governing == mode]
+            if len(g) >= 2:
+                rows.append(check(f"slope of dt_cr where {mode} governs ({len(g)} meshes)", p,
+                                  fit_slope(g.element_length, g.dt_critical),
+                                  tol["governing_slope_rel"], case=c))  # fmt: skip
+        rows.append(check("element bound <= dt_cr (max ratio over meshes)", 1.0,
+                          float(np.max(d.dt_element_bound / d.dt_critical)),
+                          tol["element_bound_rel"], mode="max", case=c))  # fmt: skip
+        for _, r in d[np.isfinite(d.dt_measured)].iterrows():
+            rows.append(check(f"measured limit vs 2/omega_max ({r.n_elements} elements)",
+                              r.dt_critical, r.dt_measured, tol["measured_rel"], note="s",
+                              case=c))  # fmt: skip
+    return rows
+
+
+def defects_checks(
+    cases: Sequence[str],
+    families: Mapping[str, Sequence[str]],
+    response: Mapping[str, xr.Dataset],
+    static: Mapping[str, xr.Dataset],
+    modal: Mapping[str, xr.Dataset],
+    validation: Mapping[str, xr.Dataset],
+    tolerances: Mapping[str, float] | None = None,
+    validation_tolerances: Mapping[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """Checks of the defect-families report.
+
+    Every case: failed checks of its validation table, and the Welch tip peak of the
+    ``response`` study against the expected ``omega_1`` (modal; for damage the beam with the
+    run's final damage frozen) in spectral bins. Straight elastic cases: static tip against the
+    exact graded quadrature and ``omega_1`` against the stepped transfer matrix (validation's
+    ``static_rel``, ``frequency_rel``). Curved reference: tip displacement from the arc against
+    the linear inextensible quadrature (``curved_tip_rel``). Damage: position of the largest
+    static damage (the clamp, within ``damage_peak_elements`` elements) and the validation
+    study's row of the run's mean tip against the static tip with the final damage frozen.
+    """
+    tol = report_tolerances("defects", tolerances)
+    vtol = report_tolerances("validation", validation_tolerances)
+    rows = []
+    for c in cases:
+        fam = families.get(c, [])
+        rs, va = response[c], validation[c]
+        rows.append(check("validation table: failed checks", 0.0, float(va.attrs["n_fail"]),
+                          tol["validation_failures"], mode="abs",
+                          note=f"{int(va.attrs['n_checks'])} checks", case=c))  # fmt: skip
+        w_exp = (float(rs["omega_damaged_final"][0]) if "omega_damaged_final" in rs
+                 else float(modal[c]["omega"][0]))  # fmt: skip
+        res = tol["spectral_peak_bins"] * 2 * np.pi * _scalar(rs, "spectral_resolution_hz")
+        rows.append(check("tip spectrum peak vs expected omega_1", w_exp,
+                          _scalar(rs, "peak_omega"), res / w_exp, note="rad/s; tolerance one bin"
+                          + ("; damaged beam" if "damage" in fam else ""), case=c))  # fmt: skip
+        if "damage" not in fam and "imperfection" not in fam:
+            rows.append(check("static tip vs exact graded quadrature", float(va["exact_w"][-1]),
+                              float(static[c]["tip_y"]), vtol["static_rel"], note="m",
+                              case=c))  # fmt: skip
+            rows.append(check("omega_1 vs stepped transfer matrix",
+                              float(va["stepped_omega"][0]), float(modal[c]["omega"][0]),
+                              vtol["frequency_rel"], note="rad/s", case=c))  # fmt: skip
+        if "imperfection" in fam:
+            disp = float(static[c]["tip_y"]) - float(rs["static_ref_y"][-1])
+            rows.append(check("curved: tip displacement vs linear curved-beam quadrature",
+                              float(rs["linear_tip_dy"]), disp, tol["curved_tip_rel"],
+                              note="m; inextensible, small displacement", case=c))  # fmt: skip
+        if "damage" in fam:
+            rows.extend(_damage_rows(c, rs, static[c], va, tol))
+    return rows
+
+
+def _scalar(ds: xr.Dataset, key: str) -> float:
+    return float(ds[key]) if key in ds else float("nan")
+
+
+def _damage_rows(c, rs, st, va, tol):
+    dmg = rs["damage_static"].values
+    le = float(rs["x_gp"].values.max()) / max(1, int(st.attrs["param.mesh.n_elements"]))
+    rows = [check("damage: position of the largest static damage (clamp)", 0.0,
+                  float(rs["x_gp"].values[int(np.argmax(dmg))]),
+                  tol["damage_peak_elements"] * le, mode="abs", note="m; tolerance one element",
+                  case=c)]  # fmt: skip
+    hit = [i for i, n in enumerate(va["name"].values) if "final damage frozen" in n]
+    if hit:
+        i = hit[0]
+        rows.append(check("damage: run's mean tip vs static tip, final damage frozen",
+                          float(va["reference"][i]), float(va["computed"][i]),
+                          float(va["tolerance"][i]), note="m (validation study)",
+                          case=c))  # fmt: skip
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# optional studies
+# --------------------------------------------------------------------------------------------
+def identification_checks(
+    ds: xr.Dataset, tolerances: Mapping[str, float] | None = None
+) -> list[dict[str, Any]]:
+    """Checks of the identification report (``ds``: the identification study's result).
+
+    Noise-free data: every identifiable grid point recovered within ``noise_free_std`` of its
+    own standard uncertainty. Coverage of the 2- and 1-std intervals of the identifiable
+    estimates at least the nominal 95.4 % / 68.3 % less the shortfall the number of estimates
+    explains at the ``coverage_alpha`` level (binomial). The largest ``lam`` identifiable in
+    every draw; negative controls never identifiable."""
+    from ancf_beam.studies.identification import coverage_tolerance
+
+    tol = report_tolerances("identification", tolerances)
+    a = ds.attrs
+    rows = []
+    for i in np.flatnonzero(ds["clean_identifiable"].values > 0.5):
+        tag = f"lam = {float(ds['lam_true'][i]):g}, n = {float(ds['n_true'][i]):g}"
+        for p in ("lam", "n"):
+            err = abs(float(ds[f"clean_{p}_est"][i]) - float(ds[f"{p}_true"][i]))
+            rows.append(check(f"noise-free {tag}: |{p} error| / std", 0.0,
+                              err / float(ds[f"clean_{p}_std"][i]), tol["noise_free_std"],
+                              mode="abs", note=f"{p} = {float(ds[f'clean_{p}_est'][i]):.5g}",
+                              case=a["case"]))  # fmt: skip
+    ident = ds["identifiable"].values > 0.5
+    n_ok = int(ident.sum())
+    for level, nominal in ((2, 0.954), (1, 0.683)):
+        cov_tol = coverage_tolerance(n_ok, nominal, alpha=tol["coverage_alpha"])
+        for p in ("lam", "n"):
+            rows.append(check(f"coverage of the {level}-std interval of {p}", nominal,
+                              a[f"coverage_{level}sigma_{p}"], cov_tol, mode="min",
+                              note=f"{n_ok} identifiable estimates; binomial 0.1 % allowance",
+                              case=a["case"]))  # fmt: skip
+    top = ds["lam_true"].values == np.max(ds["lam_true"].values)
+    rows.append(check("largest lam: identifiable fraction of the draws", 1.0,
+                      float(ident[top].mean()), tol["strongest_identifiable"], mode="min",
+                      case=a["case"]))  # fmt: skip
+    if "control" in ds.coords:
+        for k, name in enumerate(ds["control"].values):
+            rows.append(check(f"negative control '{name}': identifiable draws", 0.0,
+                              float(np.sum(ds["control_identifiable"].values[k] > 0.5)),
+                              tol["control_identifiable"], mode="abs", case=a["case"]))  # fmt: skip
+    return rows
+
+
+def integrators_checks(
+    integrators: Mapping[str, xr.Dataset], tolerances: Mapping[str, float] | None = None
+) -> list[dict[str, Any]]:
+    """Checks of the integrators report (one integrator-study result per case).
+
+    Per case: the explicit reference's fitted ``omega_1`` against the modal one; for every
+    implicit run the period error and decay per period against the scheme's linear theory
+    (absolute tolerance ``theory_rel |theory| + fit_sigmas std + theory_abs``); every damped
+    run's final tip against the static tip; the damped explicit run's decay rate against
+    ``alpha / 2``; the Newton step halvings of all implicit runs."""
+    tol = report_tolerances("integrators", tolerances)
+    rows = []
+    for c, d in integrators.items():
+        a = d.attrs
+        rows.append(check("explicit reference: fitted omega_1 vs modal omega_1", a["omega_1"],
+                          a["reference_omega_fit"], tol["omega_fit_rel"], note="rad/s",
+                          case=c))  # fmt: skip
+        for i in range(d.sizes["run"]):
+            rows.extend(_integrator_run_rows(c, d, i, tol))
+        rows.append(check("implicit runs: Newton step halvings", 0.0,
+                          float(np.nansum(d["step_halvings"].values)), tol["step_halvings"],
+                          mode="abs", case=c))  # fmt: skip
+    return rows
+
+
+def _integrator_run_rows(c, d, i, tol):
+    rows = []
+    a = d.attrs
+    run = str(d["run"].values[i])
+    integ = str(d["integrator"].values[i])
+    if integ != "central-difference":
+        for name, key, std_key in (("period error", "period_error", "period_error_std"),
+                                   ("decay per period", "decay_per_period_rel",
+                                    "decay_per_period_std")):  # fmt: skip
+            th = float(d[f"theory_{key}"][i])
+            sd = float(d[std_key][i])
+            note = f"fit std {sd:.1e}"
+            if key == "period_error":
+                note = f"omega_1 dt = {float(d['omega_dt'][i]):.3g}; " + note
+            rows.append(check(f"{run}: {name} vs linear theory", th, float(d[key][i]),
+                              tol["theory_rel"] * abs(th) + tol["fit_sigmas"] * sd
+                              + tol["theory_abs"], mode="abs", note=note, case=c))  # fmt: skip
+    if bool(int(d["damped"][i])):
+        rows.append(check(f"{run}: final tip vs static tip", a["static_tip"],
+                          float(d["final_tip"][i]), tol["final_tip_rel"], note="m",
+                          case=c))  # fmt: skip
+        if integ == "central-difference":
+            rows.append(check(f"{run}: decay rate vs alpha / 2 = zeta omega_1",
+                              a["damping_alpha"] / 2, float(d["decay_rate"][i]),
+                              tol["decay_rate_rel"], note="1/s", case=c))  # fmt: skip
+    return rows
+
+
+def scaling_checks(
+    ds: xr.Dataset, tolerances: Mapping[str, float] | None = None
+) -> list[dict[str, Any]]:
+    """Checks of the scaling report (``ds``: the scaling study's result).
+
+    The explicit cost exponent at least ``1 + p_dt`` (``p_dt``: slope of ``1/dt_cr`` against
+    ``n`` over the fitted meshes) less ``explicit_exponent_rel``; the implicit exponent at most
+    linear plus ``implicit_exponent_rel``; the window projection against the measured full run
+    on the full runs of at least ``projection_min_s``; the chosen generalized-alpha step
+    meets the tip-error target on every mesh; the calibration found such a step."""
+    from ancf_beam.studies.convergence import fit_slope
+
+    tol = report_tolerances("scaling", tolerances)
+    a = ds.attrs
+    case = a["case"]
+    n = ds["mesh"].values
+    sel = n >= a["fit_min_elements"]
+    p_dt = fit_slope(n[sel], 1.0 / ds["dt_critical"].values[sel])
+    rows = [
+        check("explicit cost exponent vs 1 + slope of 1/dt_cr", 1.0 + p_dt,
+              a["explicit_exponent"], tol["explicit_exponent_rel"], mode="min",
+              note=f"fit over n >= {a['fit_min_elements']}; 1/dt_cr ~ n^{p_dt:.2f}", case=case),
+        check("implicit cost exponent at most linear", 1.0, a["implicit_exponent"],
+              tol["implicit_exponent_rel"], mode="max", note="fixed steps, cost per step ~ n",
+              case=case),
+    ]  # fmt: skip
+    meas = ds["explicit_measured_s"].values
+    for i in np.flatnonzero(np.isfinite(meas) & (meas >= tol["projection_min_s"])):
+        rows.append(check(f"window projection vs full run ({n[i]} elements)", meas[i],
+                          ds["explicit_projected_s"].values[i], tol["projection_rel"],
+                          note=f"s; K = {int(ds['explicit_window_steps'][i])} steps",
+                          case=case))  # fmt: skip
+    for i in range(n.size):
+        e_ex = float(ds["implicit_tip_error_explicit"][i])
+        e = e_ex if np.isfinite(e_ex) else float(ds["implicit_tip_error_fine"][i])
+        src = "vs explicit" if np.isfinite(e_ex) else "vs GA dt/4 (Richardson)"
+        rows.append(check(f"GA tip error <= target ({n[i]} elements)", a["tip_error_target"], e,
+                          tol["tip_error_rel"], mode="max", note=src, case=case))  # fmt: skip
+    rows.append(check("calibration found a step meeting the target", 1.0,
+                      float(a["per_period_met_target"]), 0.0, mode="min", case=case))  # fmt: skip
+    return rows
