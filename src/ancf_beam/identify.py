@@ -96,9 +96,6 @@ GRID_LAM = (0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95)
 GRID_N = (0.2, 0.5, 1.0, 1.7, 2.8, 4.5, 7.5)
 
 
-_json = json_ready
-
-
 @dataclass
 class IdentificationResult:
     """Estimate of ``(lam, n[, E0])`` with linearised standard uncertainties.
@@ -140,8 +137,8 @@ class IdentificationResult:
             "message", "method", "params", "sigma", "sigma_source", "omega_measured",
             "omega_fit", "n_data", "n_starts", "nfev", "wall_s",
         )  # fmt: skip
-        out = {k: _json(getattr(self, k)) for k in keys}
-        out["covariance"] = _json(np.asarray(self.covariance))
+        out = {k: json_ready(getattr(self, k)) for k in keys}
+        out["covariance"] = json_ready(np.asarray(self.covariance))
         return out
 
 

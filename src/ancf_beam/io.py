@@ -117,11 +117,6 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     return path
 
 
-def with_attrs(ds: xr.Dataset, attrs: Mapping[str, Any]) -> xr.Dataset:
-    ds.attrs.update({k: _attr_value(v) for k, v in attrs.items()})
-    return ds
-
-
 def package_fingerprint() -> str:
     """``'<version>+<sha256[:12]>'`` of every ``*.py`` file of the installed package source."""
     root = Path(__file__).resolve().parent

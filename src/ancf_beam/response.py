@@ -50,9 +50,6 @@ __all__ = [
 TWO_PI = 2.0 * math.pi
 
 
-_json_float = json_ready
-
-
 def _check_signal(t, y, min_len: int = 8) -> tuple[np.ndarray, np.ndarray, float]:
     """Validate ``t`` (s) and ``y`` (any unit): 1-D, same length, finite, uniformly sampled.
 
@@ -105,7 +102,7 @@ class Spectrum:
     def to_dict(self) -> dict[str, Any]:
         """The scalar fields (no arrays), JSON-ready."""
         keys = ("peak_hz", "peak_omega", "peak_psd", "resolution_hz", "nperseg", "nfft")
-        return {k: _json_float(getattr(self, k)) for k in keys}
+        return {k: json_ready(getattr(self, k)) for k in keys}
 
 
 def _parabolic_peak(f: np.ndarray, p: np.ndarray, i: int) -> tuple[float, float]:
@@ -258,7 +255,7 @@ class BeatResult:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _json_float(v) for k, v in asdict(self).items()}
+        return {k: json_ready(v) for k, v in asdict(self).items()}
 
 
 def _project(tt: np.ndarray, z: np.ndarray, omega: float | None, beta: float):
@@ -714,4 +711,4 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
     if prof is not None:
         m = concentration_metrics(prof.X, prof.dkappa, prof.EI)
         out.update({f"curv_{k}": v for k, v in m.items()})
-    return {k: _json_float(v) for k, v in out.items()}
+    return {k: json_ready(v) for k, v in out.items()}

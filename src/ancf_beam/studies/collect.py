@@ -29,48 +29,56 @@ def collect(per_case: Mapping[str, Mapping[str, xr.Dataset]]):
     """
     import pandas as pd
 
-    records = []
-    for name, d in per_case.items():
-        st, mo, si, cr, va = (d[k] for k in ("static", "modal", "simulate", "critical_dt",
-                                              "validation"))  # fmt: skip
-        rec: dict[str, Any] = {"case": name}
-        rec.update({k: _num(v) for k, v in st.attrs.items() if k.startswith("param.")})
-        rec["sim.n_elements"] = int(si.sizes["node"]) - 1
-        rec["sim.t_end"] = float(si.attrs["t_end"])
-        rec["dt_critical"] = float(cr["dt_critical"])
-        rec["dt_element_bound"] = float(cr["dt_element_bound"])
-        rec["governing_mode"] = str(cr.attrs["governing_mode"])
-        rec["dt"] = float(si.attrs["dt"])
-        rec["dt_over_dt_critical"] = float(si.attrs["dt_safety"])
-        rec["steps"] = int(si.attrs["steps"])
-        rec["static_tip_x"] = float(st["tip_x"])
-        rec["static_tip_y"] = float(st["tip_y"])
-        rec["static_tip_angle_deg"] = float(st["tip_angle_deg"])
-        rec["dynamic_tip_y_min"] = float(si.attrs["tip_y_min"])
-        rec["dynamic_tip_y_mean_2nd_half"] = float(si.attrs["tip_y_mean"])
-        rec["dynamic_tip_y_final"] = float(si["tip_y"].values[-1])
-        for k, w in enumerate(mo["omega"].values, start=1):
-            rec[f"omega_{k}"] = float(w)
-            rec[f"f_{k}_hz"] = float(w) / (2 * math.pi)
-        rec["energy_drift_rel"] = float(si.attrs["energy_drift_rel"])
-        rec["validation_pass"] = int(va.attrs["n_pass"])
-        rec["validation_checks"] = int(va.attrs["n_checks"])
-        cv = d.get("convergence")
-        if cv is not None:
-            for q in cv["quantity"].values:
-                rec[f"conv.{q}.order"] = float(cv["observed_order"].sel(quantity=q))
-                rec[f"conv.{q}.extrapolated"] = float(cv["extrapolated"].sel(quantity=q))
-        rec["wall_s.static"] = float(st.attrs["wall_s"])
-        rec["wall_s.modal"] = float(mo.attrs["wall_s"])
-        rec["wall_s.critical_dt"] = float(cr.attrs["wall_s"])
-        rec["wall_s.simulate"] = float(si.attrs["wall_s"])
-        rec["wall_s.validation"] = float(va.attrs["wall_s"])
-        rec["wall_s.total"] = sum(rec[k] for k in list(rec) if k.startswith("wall_s."))
-        rec["config_hash"] = st.attrs["config_hash"]
-        rec["package_version"] = st.attrs["package_version"]
-        rec["git_commit"] = st.attrs["git_commit"]
-        records.append(rec)
+    records = [_case_record(name, d) for name, d in per_case.items()]
     df = pd.DataFrame.from_records(records)
+    return _summary_dataset(df, records), df
+
+
+def _case_record(name: str, d: Mapping[str, xr.Dataset]) -> dict[str, Any]:
+    """One row of the summary: the case's parameters and results (see :func:`collect`)."""
+    st, mo, si, cr, va = (d[k] for k in ("static", "modal", "simulate", "critical_dt",
+                                          "validation"))  # fmt: skip
+    rec: dict[str, Any] = {"case": name}
+    rec.update({k: _num(v) for k, v in st.attrs.items() if k.startswith("param.")})
+    rec["sim.n_elements"] = int(si.sizes["node"]) - 1
+    rec["sim.t_end"] = float(si.attrs["t_end"])
+    rec["dt_critical"] = float(cr["dt_critical"])
+    rec["dt_element_bound"] = float(cr["dt_element_bound"])
+    rec["governing_mode"] = str(cr.attrs["governing_mode"])
+    rec["dt"] = float(si.attrs["dt"])
+    rec["dt_over_dt_critical"] = float(si.attrs["dt_safety"])
+    rec["steps"] = int(si.attrs["steps"])
+    rec["static_tip_x"] = float(st["tip_x"])
+    rec["static_tip_y"] = float(st["tip_y"])
+    rec["static_tip_angle_deg"] = float(st["tip_angle_deg"])
+    rec["dynamic_tip_y_min"] = float(si.attrs["tip_y_min"])
+    rec["dynamic_tip_y_mean_2nd_half"] = float(si.attrs["tip_y_mean"])
+    rec["dynamic_tip_y_final"] = float(si["tip_y"].values[-1])
+    for k, w in enumerate(mo["omega"].values, start=1):
+        rec[f"omega_{k}"] = float(w)
+        rec[f"f_{k}_hz"] = float(w) / (2 * math.pi)
+    rec["energy_drift_rel"] = float(si.attrs["energy_drift_rel"])
+    rec["validation_pass"] = int(va.attrs["n_pass"])
+    rec["validation_checks"] = int(va.attrs["n_checks"])
+    cv = d.get("convergence")
+    if cv is not None:
+        for q in cv["quantity"].values:
+            rec[f"conv.{q}.order"] = float(cv["observed_order"].sel(quantity=q))
+            rec[f"conv.{q}.extrapolated"] = float(cv["extrapolated"].sel(quantity=q))
+    rec["wall_s.static"] = float(st.attrs["wall_s"])
+    rec["wall_s.modal"] = float(mo.attrs["wall_s"])
+    rec["wall_s.critical_dt"] = float(cr.attrs["wall_s"])
+    rec["wall_s.simulate"] = float(si.attrs["wall_s"])
+    rec["wall_s.validation"] = float(va.attrs["wall_s"])
+    rec["wall_s.total"] = sum(rec[k] for k in list(rec) if k.startswith("wall_s."))
+    rec["config_hash"] = st.attrs["config_hash"]
+    rec["package_version"] = st.attrs["package_version"]
+    rec["git_commit"] = st.attrs["git_commit"]
+    return rec
+
+
+def _summary_dataset(df, records: list[dict[str, Any]]) -> xr.Dataset:
+    """The summary DataFrame as a Dataset along ``case`` with units and collection attributes."""
     units = {
         "dt_critical": "s", "dt_element_bound": "s", "dt": "s", "sim.t_end": "s",
         "static_tip_x": "m", "static_tip_y": "m", "static_tip_angle_deg": "degree",
@@ -108,4 +116,4 @@ def collect(per_case: Mapping[str, Mapping[str, xr.Dataset]]):
             "units": "SI (m, kg, s, N, Pa, rad)",
         }
     )
-    return ds, df
+    return ds

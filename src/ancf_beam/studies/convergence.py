@@ -135,28 +135,48 @@ def run_mesh_convergence(
     model). Frequencies are about the straight reference. Returns a Dataset with dimensions
     ``mesh`` and ``quantity`` (``tip_y``, ``omega_1`` ...).
     """
-    from ancf_beam.beam.model import BeamModel
-    from ancf_beam.solvers.modal import modal_analysis
-    from ancf_beam.solvers.static import solve_static
-
     meshes = sorted({int(m) for m in meshes})
     t0 = time.perf_counter()
-    rows = []
-    for ne in meshes:
-        model = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
-        st = solve_static(model)
-        # a fresh model: with damage enabled the static solve leaves its damage in `model`
-        om = modal_analysis(BeamModel(model.case), n_modes=n_modes, about="reference").omega
-        om = np.pad(om, (0, n_modes - om.size), constant_values=np.nan)
-        rows.append([st.tip_y, *om])
+    vals = np.array([_mesh_values(case, ne, n_modes) for ne in meshes])  # (mesh, quantity)
     wall = time.perf_counter() - t0
-    vals = np.array(rows)  # (mesh, quantity)
     names = ["tip_y"] + [f"omega_{k}" for k in range(1, n_modes + 1)]
     units = ["m"] + ["rad/s"] * n_modes
     le = case.beam.length / np.array(meshes, float)
     res = [convergence_analysis(le, vals[:, j], noise_rel) for j in range(len(names))]
     # convergence_analysis sorts coarse to fine: meshes ascending is already that order
-    ds = xr.Dataset(
+    ds = _convergence_dataset(meshes, le, names, units, vals, res)
+    ds.attrs.update(
+        provenance_attrs(
+            case,
+            study="mesh_convergence",
+            meshes=",".join(map(str, meshes)),
+            expected_order=EXPECTED_ORDER,
+            noise_rel=noise_rel,
+            modal_about="reference",
+            wall_s=wall,
+        )
+    )
+    return ds
+
+
+def _mesh_values(case: CaseSpec, ne: int, n_modes: int) -> list[float]:
+    """Static tip deflection and the first ``n_modes`` frequencies of ``case`` on ``ne``
+    elements (NaN-padded when fewer modes come out)."""
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
+
+    model = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
+    st = solve_static(model)
+    # a fresh model: with damage enabled the static solve leaves its damage in `model`
+    om = modal_analysis(BeamModel(model.case), n_modes=n_modes, about="reference").omega
+    om = np.pad(om, (0, n_modes - om.size), constant_values=np.nan)
+    return [st.tip_y, *om]
+
+
+def _convergence_dataset(meshes, le, names, units, vals, res) -> xr.Dataset:
+    """The mesh study as a Dataset over ``mesh`` and ``quantity`` (:func:`run_mesh_convergence`)."""
+    return xr.Dataset(
         {
             "value": (("mesh", "quantity"), vals, {"long_name": "computed value (see units)"}),
             "error": (
@@ -199,15 +219,3 @@ def run_mesh_convergence(
             "triplet": ("triplet", np.arange(len(meshes) - 2)),
         },
     )
-    ds.attrs.update(
-        provenance_attrs(
-            case,
-            study="mesh_convergence",
-            meshes=",".join(map(str, meshes)),
-            expected_order=EXPECTED_ORDER,
-            noise_rel=noise_rel,
-            modal_about="reference",
-            wall_s=wall,
-        )
-    )
-    return ds

@@ -20,8 +20,7 @@ def families(case: CaseSpec) -> list[str]:
     for key, name in (("rho", "density"), ("width", "width"), ("height", "height")):
         if float(flat.get(f"defect.{key}.lam", 0.0)) > 0:
             out.append(name)
-    imp = getattr(case, "imperfection", None)
-    if imp is not None and imp.active:
+    if case.imperfection.active:
         out.append("imperfection")
     if case.damage.enabled:
         out.append("damage")
@@ -36,9 +35,20 @@ def family_label(case: CaseSpec) -> str:
 
 def straight_elastic(case: CaseSpec) -> bool:
     """True when the straight linear-elastic references apply (no initial curvature, no
-    damage); the same rule as :func:`ancf_beam.studies.validation.run_validation`."""
+    damage): the rule of :func:`ancf_beam.studies.validation.run_validation`."""
     fam = families(case)
     return "imperfection" not in fam and "damage" not in fam
+
+
+def uniform_counterpart(case: CaseSpec) -> CaseSpec:
+    """The same case with every defect removed: no gradients, tables, imperfection or damage."""
+    flat = case.flat()
+    over = {k: 0.0 for k in flat if k.startswith("defect.") and k.endswith(".lam")}
+    over.update({"defect.lam": 0.0})
+    over.update({k: None for k in flat if k.startswith("defect.") and k.endswith("table")})
+    over.update({"imperfection.kappa0": 0.0, "imperfection.tip_offset": None})
+    over["damage.enabled"] = False
+    return case.with_overrides(over)
 
 
 def convergence_expected(case: CaseSpec) -> tuple[bool, str]:
@@ -102,8 +112,8 @@ def curved_linear_static_tip(case: CaseSpec, n: int = 4001) -> tuple[float, floa
     p = SectionProfile(case)
     L = case.beam.length
     s_ = np.linspace(0.0, L, n)
-    imp = getattr(case, "imperfection", None)
-    if imp is not None and imp.active:
+    imp = case.imperfection
+    if imp.active:
         th = tangent_angle(resolved_kappa0(imp, L), imp.profile, s_, L)
     else:
         th = np.zeros_like(s_)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,75 +59,19 @@ def run_identification_study(
     noise-free estimates over ``truth``, and the controls over ``(control, draw)``; attributes
     hold the coverage of the 1- and 2-sigma intervals over the identifiable estimates.
     """
-    from ancf_beam.beam.model import BeamModel
-    from ancf_beam.identify import FrequencyModel, identify_from_frequencies
-    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.identify import FrequencyModel
 
     t0 = time.perf_counter()
     truth_mesh = 2 * case.mesh.n_elements if truth_mesh is None else int(truth_mesh)
     rng = np.random.default_rng(seed)
     grid = [(float(la), float(nn)) for la in lam_values for nn in n_values]
-    fm = FrequencyModel(case, n_modes)
-
-    def truth_omega(lam, n, k):
-        c = case.with_overrides({"defect.lam": lam, "defect.n": n, "mesh.n_elements": truth_mesh,
-                                 "modal.n_modes": k})  # fmt: skip
-        return modal_analysis(BeamModel(c), n_modes=k, about="reference").omega[:k]
-
-    def ident(om, k=n_modes):
-        r = identify_from_frequencies(case, om, sigma_rel=sigma_rel, model=fm if k == n_modes
-                                      else FrequencyModel(case, k, eigen=fm.eigen))  # fmt: skip
-        return [
-            r.lam,
-            r.lam_std,
-            r.n,
-            r.n_std,
-            float(r.identifiable),
-            r.residual,
-            r.cond,
-        ], r.message
-
-    keys = ["lam_est", "lam_std", "n_est", "n_std", "identifiable", "residual", "cond"]
-    est = np.full((len(grid), draws, len(keys)), np.nan)
-    msgs = np.empty((len(grid), draws), dtype=object)
-    clean = np.full((len(grid), len(keys)), np.nan)
-    om_true = np.zeros((len(grid), n_modes))
-    om_meas = np.zeros((len(grid), draws, n_modes))
-    for i, (la, nn) in enumerate(grid):
-        om = truth_omega(la, nn, n_modes)
-        om_true[i] = om
-        clean[i], _ = ident(om)
-        for j in range(draws):
-            noisy = om * (1.0 + sigma_rel * rng.standard_normal(n_modes))
-            om_meas[i, j] = noisy
-            est[i, j], msgs[i, j] = ident(noisy)
-
-    data: dict[str, Any] = {}
-    units = {"lam_est": "1", "lam_std": "1", "n_est": "1", "n_std": "1", "identifiable": "1",
-             "residual": "1", "cond": "1"}  # fmt: skip
-    for k, key in enumerate(keys):
-        data[key] = (("truth", "draw"), est[:, :, k], {"units": units[key]})
-        data[f"clean_{key}"] = (
-            "truth",
-            clean[:, k],
-            {"units": units[key], "long_name": f"{key}, noise-free data"},
-        )
-    data["message"] = (("truth", "draw"), msgs)
+    fwd = _Forward(case, truth_mesh, sigma_rel, n_modes, FrequencyModel(case, n_modes))
+    est, msgs, clean, om_true, om_meas = _grid_runs(fwd, grid, draws, rng)
     lam_t = np.array([g[0] for g in grid])
     n_t = np.array([g[1] for g in grid])
-    data["lam_z"] = (
-        ("truth", "draw"),
-        (est[:, :, 0] - lam_t[:, None]) / est[:, :, 1],
-        {"units": "1", "long_name": "(lam_est - lam) / lam_std"},
-    )
-    data["n_z"] = (
-        ("truth", "draw"),
-        (est[:, :, 2] - n_t[:, None]) / est[:, :, 3],
-        {"units": "1", "long_name": "(n_est - n) / n_std"},
-    )
-    data["omega_true"] = (("truth", "mode"), om_true, {"units": "rad/s"})
-    data["omega_measured"] = (("truth", "draw", "mode"), om_meas, {"units": "rad/s"})
-
+    lam_z = (est[:, :, 0] - lam_t[:, None]) / est[:, :, 1]
+    n_z = (est[:, :, 2] - n_t[:, None]) / est[:, :, 3]
+    data = _grid_vars(est, msgs, clean, lam_z, n_z, om_true, om_meas)
     coords: dict[str, Any] = {
         "truth": ("truth", np.arange(len(grid))),
         "lam_true": ("truth", lam_t, {"units": "1"}),
@@ -135,34 +80,10 @@ def run_identification_study(
         "mode": ("mode", np.arange(1, n_modes + 1)),
     }
     if controls:
-        ctrl_names = ["lam = 0 (uniform beam)", "single frequency"]
-        la_c, n_c = float(np.median(lam_values)), float(np.median(n_values))
-        cest = np.full((2, draws, len(keys)), np.nan)
-        cmsg = np.empty((2, draws), dtype=object)
-        om0 = truth_omega(0.0, n_c, n_modes)
-        om1 = truth_omega(la_c, n_c, n_modes)
-        for j in range(draws):
-            noisy = om0 * (1.0 + sigma_rel * rng.standard_normal(n_modes))
-            cest[0, j], cmsg[0, j] = ident(noisy)
-            noisy1 = om1[:1] * (1.0 + sigma_rel * rng.standard_normal(1))
-            cest[1, j], cmsg[1, j] = ident(noisy1, k=1)
-        for k, key in enumerate(keys):
-            data[f"control_{key}"] = (("control", "draw"), cest[:, :, k], {"units": units[key]})
-        data["control_message"] = (("control", "draw"), cmsg)
-        coords["control"] = ("control", np.array(ctrl_names, dtype=object))
-        coords["control_lam_true"] = ("control", np.array([0.0, la_c]), {"units": "1"})
-        coords["control_n_true"] = ("control", np.array([n_c, n_c]), {"units": "1"})
-        coords["control_n_modes"] = ("control", np.array([n_modes, 1]), {"units": "1"})
-
+        cdata, ccoords = _control_vars(fwd, lam_values, n_values, draws, rng)
+        data.update(cdata)
+        coords.update(ccoords)
     ok = est[:, :, 4] > 0.5
-    zl = np.abs(data["lam_z"][1][ok])
-    zn = np.abs(data["n_z"][1][ok])
-    n_ok = int(ok.sum())
-    cov1 = float(np.mean((zl <= 1) & (zn <= 1))) if n_ok else math.nan
-    cov2_l = float(np.mean(zl <= 2)) if n_ok else math.nan
-    cov2_n = float(np.mean(zn <= 2)) if n_ok else math.nan
-    cov1_l = float(np.mean(zl <= 1)) if n_ok else math.nan
-    cov1_n = float(np.mean(zn <= 1)) if n_ok else math.nan
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update(
         provenance_attrs(
@@ -178,13 +99,127 @@ def run_identification_study(
             lam_values=",".join(f"{v:g}" for v in lam_values),
             n_values=",".join(f"{v:g}" for v in n_values),
             n_estimates=int(est.shape[0] * est.shape[1]),
-            n_identifiable=n_ok,
-            coverage_1sigma_lam=cov1_l,
-            coverage_1sigma_n=cov1_n,
-            coverage_1sigma_both=cov1,
-            coverage_2sigma_lam=cov2_l,
-            coverage_2sigma_n=cov2_n,
+            n_identifiable=int(ok.sum()),
+            **_coverage(np.abs(lam_z[ok]), np.abs(n_z[ok])),
             wall_s=time.perf_counter() - t0,
         )
     )
     return ds
+
+
+#: Per-estimate quantities of the study (all dimensionless).
+_KEYS = ("lam_est", "lam_std", "n_est", "n_std", "identifiable", "residual", "cond")
+
+
+@dataclass(frozen=True)
+class _Forward:
+    """The study's forward model: the case, the mesh of the synthetic data and the identifier."""
+
+    case: CaseSpec
+    truth_mesh: int
+    sigma_rel: float
+    n_modes: int
+    model: Any  # ancf_beam.identify.FrequencyModel of the case with n_modes frequencies
+
+    def truth_omega(self, lam: float, n: float, k: int) -> np.ndarray:
+        """First ``k`` frequencies of the graded beam on the data mesh (the "measurement")."""
+        from ancf_beam.beam.model import BeamModel
+        from ancf_beam.solvers.modal import modal_analysis
+
+        c = self.case.with_overrides({"defect.lam": lam, "defect.n": n,
+                                      "mesh.n_elements": self.truth_mesh,
+                                      "modal.n_modes": k})  # fmt: skip
+        return modal_analysis(BeamModel(c), n_modes=k, about="reference").omega[:k]
+
+    def identify(self, om: np.ndarray, k: int | None = None) -> tuple[list[float], str]:
+        """``[lam, lam_std, n, n_std, identifiable, residual, cond]`` and the message."""
+        from ancf_beam.identify import FrequencyModel, identify_from_frequencies
+
+        k = self.n_modes if k is None else k
+        model = self.model
+        if k != self.n_modes:
+            model = FrequencyModel(self.case, k, eigen=self.model.eigen)
+        r = identify_from_frequencies(self.case, om, sigma_rel=self.sigma_rel, model=model)
+        return [r.lam, r.lam_std, r.n, r.n_std, float(r.identifiable), r.residual, r.cond], (
+            r.message
+        )
+
+
+def _grid_runs(fwd: _Forward, grid, draws: int, rng):
+    """Noise-free and ``draws`` noisy identifications of every ``(lam, n)`` of ``grid``."""
+    nm = fwd.n_modes
+    est = np.full((len(grid), draws, len(_KEYS)), np.nan)
+    msgs = np.empty((len(grid), draws), dtype=object)
+    clean = np.full((len(grid), len(_KEYS)), np.nan)
+    om_true = np.zeros((len(grid), nm))
+    om_meas = np.zeros((len(grid), draws, nm))
+    for i, (la, nn) in enumerate(grid):
+        om = fwd.truth_omega(la, nn, nm)
+        om_true[i] = om
+        clean[i], _ = fwd.identify(om)
+        for j in range(draws):
+            noisy = om * (1.0 + fwd.sigma_rel * rng.standard_normal(nm))
+            om_meas[i, j] = noisy
+            est[i, j], msgs[i, j] = fwd.identify(noisy)
+    return est, msgs, clean, om_true, om_meas
+
+
+def _grid_vars(est, msgs, clean, lam_z, n_z, om_true, om_meas) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for k, key in enumerate(_KEYS):
+        data[key] = (("truth", "draw"), est[:, :, k], {"units": "1"})
+        data[f"clean_{key}"] = (
+            "truth",
+            clean[:, k],
+            {"units": "1", "long_name": f"{key}, noise-free data"},
+        )
+    data["message"] = (("truth", "draw"), msgs)
+    data["lam_z"] = (("truth", "draw"), lam_z,
+                     {"units": "1", "long_name": "(lam_est - lam) / lam_std"})  # fmt: skip
+    data["n_z"] = (("truth", "draw"), n_z, {"units": "1", "long_name": "(n_est - n) / n_std"})
+    data["omega_true"] = (("truth", "mode"), om_true, {"units": "rad/s"})
+    data["omega_measured"] = (("truth", "draw", "mode"), om_meas, {"units": "rad/s"})
+    return data
+
+
+def _control_vars(fwd: _Forward, lam_values, n_values, draws: int, rng):
+    """Negative controls: ``lam = 0`` (``n`` undetermined) and a single frequency (one datum,
+    two parameters), ``draws`` noisy draws each; variables and coordinates."""
+    nm = fwd.n_modes
+    ctrl_names = ["lam = 0 (uniform beam)", "single frequency"]
+    la_c, n_c = float(np.median(lam_values)), float(np.median(n_values))
+    cest = np.full((2, draws, len(_KEYS)), np.nan)
+    cmsg = np.empty((2, draws), dtype=object)
+    om0 = fwd.truth_omega(0.0, n_c, nm)
+    om1 = fwd.truth_omega(la_c, n_c, nm)
+    for j in range(draws):
+        noisy = om0 * (1.0 + fwd.sigma_rel * rng.standard_normal(nm))
+        cest[0, j], cmsg[0, j] = fwd.identify(noisy)
+        noisy1 = om1[:1] * (1.0 + fwd.sigma_rel * rng.standard_normal(1))
+        cest[1, j], cmsg[1, j] = fwd.identify(noisy1, k=1)
+    data: dict[str, Any] = {}
+    for k, key in enumerate(_KEYS):
+        data[f"control_{key}"] = (("control", "draw"), cest[:, :, k], {"units": "1"})
+    data["control_message"] = (("control", "draw"), cmsg)
+    coords = {
+        "control": ("control", np.array(ctrl_names, dtype=object)),
+        "control_lam_true": ("control", np.array([0.0, la_c]), {"units": "1"}),
+        "control_n_true": ("control", np.array([n_c, n_c]), {"units": "1"}),
+        "control_n_modes": ("control", np.array([nm, 1]), {"units": "1"}),
+    }
+    return data, coords
+
+
+def _coverage(zl: np.ndarray, zn: np.ndarray) -> dict[str, float]:
+    """Share of the identifiable estimates whose ``|z|`` is within 1 and 2 (NaN when none)."""
+    if not zl.size:
+        return {k: math.nan for k in ("coverage_1sigma_lam", "coverage_1sigma_n",
+                                      "coverage_1sigma_both", "coverage_2sigma_lam",
+                                      "coverage_2sigma_n")}  # fmt: skip
+    return {
+        "coverage_1sigma_lam": float(np.mean(zl <= 1)),
+        "coverage_1sigma_n": float(np.mean(zn <= 1)),
+        "coverage_1sigma_both": float(np.mean((zl <= 1) & (zn <= 1))),
+        "coverage_2sigma_lam": float(np.mean(zl <= 2)),
+        "coverage_2sigma_n": float(np.mean(zn <= 2)),
+    }

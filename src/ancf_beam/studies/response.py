@@ -106,106 +106,24 @@ def run_response(
       (:func:`frozen_damage_model`; the ``modal`` study gives the undamaged beam's).
     """
     from ancf_beam.beam.model import BeamModel
-    from ancf_beam.response import summarize_run, tip_spectrum
-    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.response import summarize_run
 
     t0 = time.perf_counter()
     model = BeamModel(case.with_overrides({"mesh.n_elements": int(simulate_ds.sizes["node"]) - 1}))
     smodel = BeamModel(case)
     summ = summarize_run(simulate_ds, case=model.case)
-    data: dict[str, Any] = {}
-    for k, v in summ.items():
-        if isinstance(v, str):
-            continue
-        val = math.nan if v is None else float(v)
-        unit = _RESPONSE_UNITS.get(k, _METRIC_UNITS.get(k[5:], "1") if k.startswith("curv_")
-                                   else "1")  # fmt: skip
-        data[k] = ((), val, {"units": unit, "long_name": f"summarize_run: {k}"})
-    t = simulate_ds["time"].values
-    y = simulate_ds["tip_y"].values
-    spec = tip_spectrum(t, y)
-    keep = spec.f_hz <= spectrum_fmax_hz
-    data["spectrum_psd"] = (
-        "frequency",
-        spec.psd[keep],
-        {"units": "m^2/Hz", "long_name": "tip PSD (Welch, Hann)"},
-    )
-
+    data = _summary_vars(summ)
+    psd, coords = _spectrum_vars(simulate_ds, spectrum_fmax_hz)
+    data["spectrum_psd"] = psd
     d_static = None
     if "damage" in static_ds:
         d_static = np.asarray(static_ds["damage"].values[-1], float)
-    sprof = _profile(smodel, static_ds["q"].values, d_static, per_element)
-    from ancf_beam.response import concentration_metrics
-
-    smet = concentration_metrics(sprof.X, sprof.dkappa, sprof.EI)
-    data.update(_profile_vars("static_", sprof, smet, "s_static"))
-    ref = smodel.sample(smodel.reference(), per_element=per_element)
-    data["static_ref_x"] = ("s_static", ref["x"], {"units": "m", "long_name": "stress-free "
-                                                   "reference shape x"})  # fmt: skip
-    data["static_ref_y"] = ("s_static", ref["y"], {"units": "m", "long_name": "stress-free "
-                                                   "reference shape y"})  # fmt: skip
-    ldx, ldy = curved_linear_static_tip(case)
-    data["linear_tip_dx"] = (
-        (),
-        ldx,
-        {
-            "units": "m",
-            "long_name": "tip displacement x, linear "
-            "inextensible quadrature (curved_linear_static_tip)",
-        },
-    )
-    data["linear_tip_dy"] = (
-        (),
-        ldy,
-        {
-            "units": "m",
-            "long_name": "tip displacement y, linear "
-            "inextensible quadrature (curved_linear_static_tip)",
-        },
-    )
-
-    qs = np.asarray(simulate_ds["q_snapshot"].values, float)
-    tipy = qs[:, -3]
-    j = int(np.argmax(np.abs(tipy - tipy[0])))
-    d_dyn = None
-    if "damage" in simulate_ds:
-        d_dyn = np.asarray(simulate_ds["damage"].values[j], float)
-    dprof = _profile(model, qs[j], d_dyn, per_element)
-    dmet = concentration_metrics(dprof.X, dprof.dkappa, dprof.EI)
-    data.update(_profile_vars("dyn_", dprof, dmet, "s_dyn"))
-    data["dyn_snapshot_time"] = ((), float(simulate_ds["t_snapshot"].values[j]), {"units": "s"})
-
-    coords: dict[str, Any] = {
-        "frequency": ("frequency", spec.f_hz[keep], {"units": "Hz"}),
-        "omega_spectrum": ("frequency", spec.omega[keep], {"units": "rad/s"}),
-    }
+    data.update(_static_vars(case, smodel, static_ds["q"].values, d_static, per_element))
+    data.update(_dynamic_vars(model, simulate_ds, per_element))
     if case.damage.enabled:
-        d_final = np.asarray(simulate_ds["damage"].values[-1], float)
-        data["damage_static"] = (
-            ("gp",),
-            d_static.ravel(),
-            {"units": "1", "long_name": "damage after the static loading"},
-        )
-        data["damage_final"] = (
-            ("gp_dyn",),
-            d_final.ravel(),
-            {"units": "1", "long_name": "damage at the end of the run"},
-        )
-        coords["x_gp"] = ("gp", gauss_positions(smodel).ravel(), {"units": "m"})
-        coords["x_gp_dyn"] = ("gp_dyn", gauss_positions(model).ravel(), {"units": "m"})
-        om_s = modal_analysis(frozen_damage_model(case, d_static), n_modes=n_modes).omega
-        om_d = modal_analysis(frozen_damage_model(model.case, d_final), n_modes=n_modes).omega
-        data["omega_damaged_static"] = (
-            "mode",
-            om_s,
-            {"units": "rad/s", "long_name": "frequencies with the static damage frozen"},
-        )
-        data["omega_damaged_final"] = (
-            "mode",
-            om_d,
-            {"units": "rad/s", "long_name": "frequencies with the run's final damage frozen"},
-        )
-        coords["mode"] = ("mode", np.arange(1, n_modes + 1))
+        dvars, dcoords = _damage_vars(case, model, smodel, d_static, simulate_ds, n_modes)
+        data.update(dvars)
+        coords.update(dcoords)
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update(
         provenance_attrs(
@@ -221,3 +139,95 @@ def run_response(
         )
     )
     return ds
+
+
+def _summary_vars(summ: Mapping[str, Any]) -> dict[str, Any]:
+    """The numbers of :func:`~ancf_beam.response.summarize_run` as scalar variables (None ->
+    NaN; its text fields become attributes of the study)."""
+    data: dict[str, Any] = {}
+    for k, v in summ.items():
+        if isinstance(v, str):
+            continue
+        val = math.nan if v is None else float(v)
+        unit = _RESPONSE_UNITS.get(k, _METRIC_UNITS.get(k[5:], "1") if k.startswith("curv_")
+                                   else "1")  # fmt: skip
+        data[k] = ((), val, {"units": unit, "long_name": f"summarize_run: {k}"})
+    return data
+
+
+def _spectrum_vars(simulate_ds: xr.Dataset, fmax_hz: float):
+    """Welch PSD of the tip history up to ``fmax_hz`` and its frequency coordinates."""
+    from ancf_beam.response import tip_spectrum
+
+    spec = tip_spectrum(simulate_ds["time"].values, simulate_ds["tip_y"].values)
+    keep = spec.f_hz <= fmax_hz
+    psd = ("frequency", spec.psd[keep], {"units": "m^2/Hz", "long_name": "tip PSD (Welch, Hann)"})
+    coords: dict[str, Any] = {
+        "frequency": ("frequency", spec.f_hz[keep], {"units": "Hz"}),
+        "omega_spectrum": ("frequency", spec.omega[keep], {"units": "rad/s"}),
+    }
+    return psd, coords
+
+
+def _static_vars(case, smodel, q, d_static, per_element) -> dict[str, Any]:
+    """Curvature distribution and concentration metrics at the static equilibrium ``q``
+    (``static_*``), the stress-free reference shape and the linear curved-beam tip."""
+    from ancf_beam.response import concentration_metrics
+
+    sprof = _profile(smodel, q, d_static, per_element)
+    smet = concentration_metrics(sprof.X, sprof.dkappa, sprof.EI)
+    data = _profile_vars("static_", sprof, smet, "s_static")
+    ref = smodel.sample(smodel.reference(), per_element=per_element)
+    data["static_ref_x"] = ("s_static", ref["x"], {"units": "m", "long_name": "stress-free "
+                                                   "reference shape x"})  # fmt: skip
+    data["static_ref_y"] = ("s_static", ref["y"], {"units": "m", "long_name": "stress-free "
+                                                   "reference shape y"})  # fmt: skip
+    ldx, ldy = curved_linear_static_tip(case)
+    for key, val, axis in (("linear_tip_dx", ldx, "x"), ("linear_tip_dy", ldy, "y")):
+        data[key] = ((), val, {"units": "m", "long_name": f"tip displacement {axis}, linear "
+                               "inextensible quadrature (curved_linear_static_tip)"})  # fmt: skip
+    return data
+
+
+def _dynamic_vars(model, simulate_ds, per_element) -> dict[str, Any]:
+    """Curvature distribution and metrics (``dyn_*``) at the snapshot of the run with the
+    largest tip displacement from the first one."""
+    from ancf_beam.response import concentration_metrics
+
+    qs = np.asarray(simulate_ds["q_snapshot"].values, float)
+    tipy = qs[:, -3]
+    j = int(np.argmax(np.abs(tipy - tipy[0])))
+    d_dyn = None
+    if "damage" in simulate_ds:
+        d_dyn = np.asarray(simulate_ds["damage"].values[j], float)
+    dprof = _profile(model, qs[j], d_dyn, per_element)
+    dmet = concentration_metrics(dprof.X, dprof.dkappa, dprof.EI)
+    data = _profile_vars("dyn_", dprof, dmet, "s_dyn")
+    data["dyn_snapshot_time"] = ((), float(simulate_ds["t_snapshot"].values[j]), {"units": "s"})
+    return data
+
+
+def _damage_vars(case, model, smodel, d_static, simulate_ds, n_modes):
+    """Damage fields after the static loading and at the end of the run, and the first
+    ``n_modes`` frequencies with each of them frozen; variables and their coordinates."""
+    from ancf_beam.solvers.modal import modal_analysis
+
+    d_final = np.asarray(simulate_ds["damage"].values[-1], float)
+    om_s = modal_analysis(frozen_damage_model(case, d_static), n_modes=n_modes).omega
+    om_d = modal_analysis(frozen_damage_model(model.case, d_final), n_modes=n_modes).omega
+    data = {
+        "damage_static": (("gp",), d_static.ravel(),
+                          {"units": "1", "long_name": "damage after the static loading"}),
+        "damage_final": (("gp_dyn",), d_final.ravel(),
+                         {"units": "1", "long_name": "damage at the end of the run"}),
+        "omega_damaged_static": ("mode", om_s, {"units": "rad/s", "long_name":
+                                                "frequencies with the static damage frozen"}),
+        "omega_damaged_final": ("mode", om_d, {"units": "rad/s", "long_name":
+                                               "frequencies with the run's final damage frozen"}),
+    }  # fmt: skip
+    coords = {
+        "x_gp": ("gp", gauss_positions(smodel).ravel(), {"units": "m"}),
+        "x_gp_dyn": ("gp_dyn", gauss_positions(model).ravel(), {"units": "m"}),
+        "mode": ("mode", np.arange(1, n_modes + 1)),
+    }
+    return data, coords

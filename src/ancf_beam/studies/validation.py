@@ -16,7 +16,7 @@ import xarray as xr
 from ancf_beam.config import PIPELINE_DEFAULTS, CaseSpec
 from ancf_beam.io import provenance_attrs
 from ancf_beam.studies.checks import check, checks_dataset, extend_checks
-from ancf_beam.studies.defects import frozen_damage_model
+from ancf_beam.studies.defects import frozen_damage_model, straight_elastic, uniform_counterpart
 
 #: Default tolerances of the validation checks (relative unless stated; see :func:`run_validation`),
 #: from the one home of defaults, ``ancf_beam.config.PIPELINE_DEFAULTS['validation']``.
@@ -47,26 +47,6 @@ def whole_period_mean(
     ys = np.concatenate([[np.interp(start, t, y)], y[sel]])
     area = float(np.sum(0.5 * (ys[1:] + ys[:-1]) * np.diff(ts)))
     return area / float(ts[-1] - ts[0]), n
-
-
-def _uniform_counterpart(case: CaseSpec) -> CaseSpec:
-    """The same case with every defect removed: no gradients, tables, imperfection or damage."""
-    flat = case.flat()
-    over = {k: 0.0 for k in flat if k.startswith("defect.") and k.endswith(".lam")}
-    over.update({"defect.lam": 0.0})
-    over.update({k: None for k in flat if k.startswith("defect.") and k.endswith("table")})
-    if "imperfection.kappa0" in flat:
-        over.update({"imperfection.kappa0": 0.0, "imperfection.tip_offset": None})
-    if "damage.enabled" in flat:
-        over["damage.enabled"] = False
-    return case.with_overrides(over)
-
-
-def _straight_elastic(case: CaseSpec) -> bool:
-    """True when the linear straight-beam references apply (no initial curvature, no damage)."""
-    imp = getattr(case, "imperfection", None)
-    dmg = getattr(case, "damage", None)
-    return not (imp is not None and imp.active) and not (dmg is not None and dmg.enabled)
 
 
 def run_validation(
@@ -110,7 +90,6 @@ def run_validation(
     from ancf_beam.beam.defects import SectionProfile
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.references import transfer
-    from ancf_beam.solvers.modal import modal_analysis
     from ancf_beam.solvers.static import solve_static
 
     tol = dict(DEFAULT_TOLERANCES)
@@ -125,17 +104,13 @@ def run_validation(
     # ---- statics: exact graded quadrature, stepped transfer matrix, ANCF linear + nonlinear
     exact = transfer.exact_graded_static(L, p.EI, p.q)
     w_ex, s_ex = exact["tip_deflection"], exact["tip_slope"]
-    straight = _straight_elastic(case)
+    straight = straight_elastic(case)
     lin_model = BeamModel(case.with_overrides({"mesh.strain": "linear"}))
     lin = solve_static(lin_model)
     if straight:
         rows.extend(_static_reference_checks(name, static_ds, lin, w_ex, s_ex, tol))
     rows.extend(_stepped_checks(case, p, L, segments, w_ex, tol))
-    om = np.asarray(modal_ds["omega"].values, float)
-    about = str(modal_ds.attrs.get("about", "reference"))
-    if about != "reference":  # the TM reference is the straight beam
-        om = modal_analysis(BeamModel(case), n_modes=om.size, about="reference").omega
-    om_tm = np.asarray(transfer.stepped_frequencies(L, p.EI, p.rhoA, segments, om.size))
+    om, om_tm = _ancf_and_stepped_frequencies(case, modal_ds, p, segments)
     if straight:
         for k in range(om.size):
             rows.append(check(
@@ -145,6 +120,22 @@ def run_validation(
     if simulate_ds is not None:
         rows.extend(_dynamics_checks(case, static_ds, simulate_ds, tol))
     return _validation_dataset(case, rows, exact, p, om, om_tm, segments, tol, t0)
+
+
+def _ancf_and_stepped_frequencies(case, modal_ds, p, segments):
+    """The modal study's frequencies about the straight reference (recomputed when it was run
+    about the static state) and the stepped transfer-matrix frequencies of the same beam."""
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.references import transfer
+    from ancf_beam.solvers.modal import modal_analysis
+
+    om = np.asarray(modal_ds["omega"].values, float)
+    about = str(modal_ds.attrs.get("about", "reference"))
+    if about != "reference":  # the TM reference is the straight beam
+        om = modal_analysis(BeamModel(case), n_modes=om.size, about="reference").omega
+    L = case.beam.length
+    om_tm = np.asarray(transfer.stepped_frequencies(L, p.EI, p.rhoA, segments, om.size))
+    return om, om_tm
 
 
 def _static_reference_checks(name, static_ds, lin, w_ex, s_ex, tol):
@@ -197,7 +188,7 @@ def _uniform_checks(case, n_modes, tol):
     name = case.name
     rows = []
     L = case.beam.length
-    uc = _uniform_counterpart(case)
+    uc = uniform_counterpart(case)
     pu = SectionProfile(uc)
     EI0, rhoA0 = float(pu.EI(0.0)), float(pu.rhoA(0.0))
     w_u, _ = transfer.uniform_static_tip(rhoA0 * case.load.g, L, EI0)
@@ -218,9 +209,9 @@ def _uniform_checks(case, n_modes, tol):
 
 
 def _dynamics_checks(case, static_ds, simulate_ds, tol):
-    from ancf_beam.analyses import run_static
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
 
     name = case.name
     rows = []
@@ -236,7 +227,7 @@ def _dynamics_checks(case, static_ds, simulate_ds, tol):
         sim_case = case
     else:
         sim_case = case.with_overrides({"mesh.n_elements": ne_sim})
-        tip_static = run_static(sim_case)[0]["tip_y"]
+        tip_static = solve_static(BeamModel(sim_case)).tip_y
     w1 = float(modal_analysis(BeamModel(sim_case), n_modes=1, about="static").omega[0])
     t = simulate_ds["time"].values
     y = simulate_ds["tip_y"].values
@@ -248,10 +239,7 @@ def _dynamics_checks(case, static_ds, simulate_ds, tol):
         note=f"m; {nper} periods of omega_1 = {w1:.4g} rad/s; plain 2nd-half mean "
              f"{half_mean:.6g} m", case=name))  # fmt: skip
     if case.dynamics.dt is None:
-        rows.append(check(
-            "explicit run: dt / dt_critical = dynamics.dt_safety", case.dynamics.dt_safety,
-            float(a["dt"]) / float(a["dt_critical"]), tol["dt_safety_rel"],
-            note="dt_critical read from the critical_dt result", case=name))  # fmt: skip
+        rows.append(_dt_safety_check(case, a, tol["dt_safety_rel"]))
     return rows
 
 
@@ -279,7 +267,7 @@ def _validation_dataset(case, rows, exact, p, om, om_tm, segments, tol, t0):
             n_checks=len(rows),
             n_pass=n_pass,
             n_fail=len(rows) - n_pass,
-            straight_elastic_references=_straight_elastic(case),
+            straight_elastic_references=straight_elastic(case),
             wall_s=wall,
             **{f"tolerance.{k}": v for k, v in tol.items()},
         )
@@ -303,7 +291,8 @@ def damage_dynamics_checks(
     tolerances: Mapping[str, float] | None = None,
     order_t_end: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Checks of the explicit run of a case with damage (rows of :func:`~.core.check`).
+    """Checks of the explicit run of a case with damage (rows of
+    :func:`~ancf_beam.studies.checks.check`).
 
     The straight-beam checks of the explicit run do not carry over: the damage grows during the
     first swing, where the fibre strain overshoots the static one (about twice for a suddenly
@@ -322,43 +311,55 @@ def damage_dynamics_checks(
       0);
     * ``dt / dt_critical`` equal to ``dynamics.dt_safety`` (as for every case).
     """
-    from ancf_beam.analyses import run_simulate
-    from ancf_beam.solvers.modal import modal_analysis
-    from ancf_beam.solvers.static import solve_static
-    from ancf_beam.studies.checks import check
-
     tol = dict(DAMAGE_TOLERANCES)
     tol.update({k: v for k, v in (tolerances or {}).items() if k in DAMAGE_TOLERANCES})
     dt_safety_rel = float((tolerances or {}).get("dt_safety_rel", 1e-9))
     name = case.name
     a = simulate_ds.attrs
-    rows = []
-    drift = float(a["energy_drift_rel"])
-    rows.append(
+    sim_case = case.with_overrides({"mesh.n_elements": int(simulate_ds.sizes["node"]) - 1})
+    rows = [
         check(
             "explicit run with damage: energy drift max|E - E0| / max T",
             0.0,
-            drift,
+            float(a["energy_drift_rel"]),
             tol["energy_drift_damage"],
             mode="abs",
             note="released energy counted as dissipated; staggered update: O(dt)",
             case=name,
-        )
-    )
-    ne = int(simulate_ds.sizes["node"]) - 1
-    sim_case = case.with_overrides({"mesh.n_elements": ne})
-    dt = float(a["dt"])
-    dt_cr = float(a["dt_critical"])
-    t_short = float(order_t_end) if order_t_end is not None else min(0.25, float(a["t_end"]))
+        ),
+        _damage_drift_order_check(sim_case, a, tol, order_t_end),
+        _frozen_damage_mean_tip_check(sim_case, simulate_ds, tol),
+        _damage_irreversible_check(name, simulate_ds),
+    ]
+    if case.dynamics.dt is None:
+        rows.append(_dt_safety_check(case, a, dt_safety_rel))
+    return rows
+
+
+def _damage_drift_order_check(sim_case, attrs, tol, order_t_end):
+    """Observed order of the damage energy drift under ``dt -> dt/2`` (two short runs)."""
+    from ancf_beam.analyses import run_simulate
+
+    dt = float(attrs["dt"])
+    dt_cr = float(attrs["dt_critical"])
+    t_short = float(order_t_end) if order_t_end is not None else min(0.25, float(attrs["t_end"]))
     drifts = []
     for h in (dt, 0.5 * dt):
         s, _ = run_simulate(sim_case, dt=h, dt_critical=dt_cr, t_end=t_short, progress=False)
         drifts.append(float(s["energy_drift_rel"]))
     order = math.log(drifts[0] / drifts[1]) / math.log(2.0) if drifts[1] > 0 else math.nan
-    rows.append(check(
+    return check(
         f"damage energy drift: observed order under dt -> dt/2 (first {t_short:g} s)", 1.0,
         order, tol["damage_energy_order_rel"],
-        note=f"drift {drifts[0]:.3g} at dt, {drifts[1]:.3g} at dt/2", case=name))  # fmt: skip
+        note=f"drift {drifts[0]:.3g} at dt, {drifts[1]:.3g} at dt/2",
+        case=sim_case.name)  # fmt: skip
+
+
+def _frozen_damage_mean_tip_check(sim_case, simulate_ds, tol):
+    """Mean tip over whole periods of the damaged beam vs its static tip, final damage frozen."""
+    from ancf_beam.solvers.modal import modal_analysis
+    from ancf_beam.solvers.static import solve_static
+
     d_final = np.asarray(simulate_ds["damage"].values[-1], float)
     frozen = frozen_damage_model(sim_case, d_final)
     tip_frozen = solve_static(frozen).tip_y
@@ -366,28 +367,31 @@ def damage_dynamics_checks(
     t = simulate_ds["time"].values
     y = simulate_ds["tip_y"].values
     mean, nper = whole_period_mean(t, y, 2 * math.pi / w1)
-    rows.append(
-        check(
-            "explicit run with damage: mean tip over whole periods (2nd half) vs static tip with "
-            "the final damage frozen",
-            tip_frozen,
-            mean,
-            tol["mean_tip_rel"],
-            note=f"m; {nper} periods of the damaged omega_1 = {w1:.4g} rad/s",
-            case=name,
-        )
+    return check(
+        "explicit run with damage: mean tip over whole periods (2nd half) vs static tip with "
+        "the final damage frozen",
+        tip_frozen,
+        mean,
+        tol["mean_tip_rel"],
+        note=f"m; {nper} periods of the damaged omega_1 = {w1:.4g} rad/s",
+        case=sim_case.name,
     )
+
+
+def _damage_irreversible_check(name, simulate_ds):
     dmg = np.asarray(simulate_ds["damage"].values, float)
     decrease = float(np.max(dmg[:-1] - dmg[1:])) if dmg.shape[0] > 1 else 0.0
-    rows.append(check(
+    return check(
         "damage irreversible: largest decrease between snapshots", 0.0, max(decrease, 0.0), 0.0,
-        mode="abs", note=f"max damage {dmg.max():.3g}", case=name))  # fmt: skip
-    if case.dynamics.dt is None:
-        rows.append(check(
-            "explicit run: dt / dt_critical = dynamics.dt_safety", case.dynamics.dt_safety,
-            dt / dt_cr, dt_safety_rel, note="dt_critical read from the critical_dt result",
-            case=name))  # fmt: skip
-    return rows
+        mode="abs", note=f"max damage {dmg.max():.3g}", case=name)  # fmt: skip
+
+
+def _dt_safety_check(case, attrs, tolerance):
+    """``dt / dt_critical`` of the run against ``dynamics.dt_safety``."""
+    return check(
+        "explicit run: dt / dt_critical = dynamics.dt_safety", case.dynamics.dt_safety,
+        float(attrs["dt"]) / float(attrs["dt_critical"]), tolerance,
+        note="dt_critical read from the critical_dt result", case=case.name)  # fmt: skip
 
 
 def run_family_validation(
