@@ -341,9 +341,19 @@ def _estimate(
     chosen = [cands[i] for i in order[:n_starts]] + [full(s) for s in starts]
     if fixed_starts and fit_E0:  # the given starts at the nominal E0 as well
         chosen += [np.clip(np.array([*s[:2], 1.0]), lo, hi) for s in starts]
+    best, nfev = _best_fit(stages, chosen, lo, hi, fit_E0)
+    est = _assess(fun, best.x.copy(), lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max,
+                  e0_case)  # fmt: skip
+    est.update(n_starts=len(chosen), nfev=len(cands) + nfev + len(cands))
+    return est
+
+
+def _best_fit(stages, chosen, lo, hi, fit_E0: bool):
+    """Least squares from every start through the ``stages`` in turn; the best final solution
+    and the number of function evaluations."""
     x_scale = np.array([0.1, 0.5] + ([0.1] if fit_E0 else []))
     best = None
-    nfev = len(cands)
+    nfev = 0
     for p0 in chosen:
         x = p0
         sol = None
@@ -363,12 +373,14 @@ def _estimate(
             best = sol
     if best is None:  # pragma: no cover - every start failed
         raise RuntimeError("identification failed from every starting point")
-    p = best.x.copy()
+    return best, nfev
+
+
+def _assess(fun, p, lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max, e0_case):
+    """Covariance, noise level and identifiability decision at the optimum ``p``."""
     r, jac = _jacobian(fun, p, lo, hi)
     m, k = jac.shape
     rnorm = float(np.linalg.norm(r))
-
-    problems = []
     if sigma is not None:
         sig, source = float(sigma), "given"
     elif m > k:
@@ -376,32 +388,14 @@ def _estimate(
         source = "residual" if sig > sigma_floor else "floor"
     else:
         sig, source = sigma_floor, "floor"
-    norms = np.linalg.norm(jac, axis=0)
-    if m < k:
-        problems.append(f"{m} data for {k} parameters (underdetermined)")
-    if np.any(norms == 0.0):
-        names = [("lam", "n", "E0")[j] for j in np.flatnonzero(norms == 0.0)]
-        problems.append(f"data do not depend on {', '.join(names)} here")
-        cond = math.inf
-    else:
-        s = np.linalg.svd(jac / norms, compute_uv=False)
-        cond = float(s[0] / s[-1]) if m >= k and s[-1] > 0 else math.inf
-    if cond > cond_max and not (m < k):
-        problems.append(f"ill-conditioned Jacobian (cond {cond:.3g} > {cond_max:.3g})")
+    problems, cond = _conditioning(jac, cond_max)
     cov = np.full((k, k), np.inf)
     if math.isfinite(cond):
         jinv = np.linalg.pinv(jac.T @ jac)
         cov = sig**2 * jinv
     std = np.sqrt(np.abs(np.diag(cov)))
     names = ("lam", "n", "E0")[:k]
-    span = hi - lo
-    for j, nm in enumerate(names):
-        if p[j] <= lo[j] + 1e-6 * span[j] or p[j] >= hi[j] - 1e-6 * span[j]:
-            problems.append(f"{nm} = {p[j]:.4g} on its bound")
-    for j, nm in enumerate(names):
-        rel = std[j] / abs(p[j]) if p[j] != 0 else math.inf
-        if not rel <= rel_std_max:
-            problems.append(f"relative uncertainty of {nm} {rel:.3g} > {rel_std_max}")
+    problems += _bound_and_spread_problems(p, std, lo, hi, names, rel_std_max)
     identifiable = not problems
     e0 = e0_case * (p[2] if fit_E0 else 1.0)
     e0_std = e0_case * std[2] if fit_E0 else math.nan
@@ -414,22 +408,68 @@ def _estimate(
         else "not identifiable: " + "; ".join(problems)
     )
     return {
-        "p": p,
-        "std": std,
-        "e0": e0,
-        "e0_std": e0_std,
-        "r": r,
-        "rnorm": rnorm,
-        "cond": cond,
-        "cov": cov,
-        "sigma": sig,
-        "source": source,
-        "identifiable": identifiable,
-        "message": msg,
-        "n_starts": len(chosen),
-        "nfev": nfev + len(cands),
-        "names": names,
-    }
+        "p": p, "std": std, "e0": e0, "e0_std": e0_std, "r": r, "rnorm": rnorm, "cond": cond,
+        "cov": cov, "sigma": sig, "source": source, "identifiable": identifiable,
+        "message": msg, "names": names,
+    }  # fmt: skip
+
+
+def _conditioning(jac: np.ndarray, cond_max: float) -> tuple[list[str], float]:
+    """Problems of the Jacobian (too few data, a parameter without effect, ill-conditioning)
+    and the condition number of its column-normalised form."""
+    m, k = jac.shape
+    problems = []
+    norms = np.linalg.norm(jac, axis=0)
+    if m < k:
+        problems.append(f"{m} data for {k} parameters (underdetermined)")
+    if np.any(norms == 0.0):
+        names = [("lam", "n", "E0")[j] for j in np.flatnonzero(norms == 0.0)]
+        problems.append(f"data do not depend on {', '.join(names)} here")
+        cond = math.inf
+    else:
+        s = np.linalg.svd(jac / norms, compute_uv=False)
+        cond = float(s[0] / s[-1]) if m >= k and s[-1] > 0 else math.inf
+    if cond > cond_max and not (m < k):
+        problems.append(f"ill-conditioned Jacobian (cond {cond:.3g} > {cond_max:.3g})")
+    return problems, cond
+
+
+def _bound_and_spread_problems(p, std, lo, hi, names, rel_std_max) -> list[str]:
+    problems = []
+    span = hi - lo
+    for j, nm in enumerate(names):
+        if p[j] <= lo[j] + 1e-6 * span[j] or p[j] >= hi[j] - 1e-6 * span[j]:
+            problems.append(f"{nm} = {p[j]:.4g} on its bound")
+    for j, nm in enumerate(names):
+        rel = std[j] / abs(p[j]) if p[j] != 0 else math.inf
+        if not rel <= rel_std_max:
+            problems.append(f"relative uncertainty of {nm} {rel:.3g} > {rel_std_max}")
+    return problems
+
+
+def _result(est: dict, fm: FrequencyModel, fit_E0: bool, t0: float, **fields):
+    """The :class:`IdentificationResult` of an estimate (``fields``: what differs between the
+    methods: ``residual``, ``method``, ``sigma``, ``omega_measured``, ``n_data``)."""
+    p = est["p"]
+    return IdentificationResult(
+        lam=float(p[0]),
+        n=float(p[1]),
+        E0=float(est["e0"]),
+        lam_std=float(est["std"][0]),
+        n_std=float(est["std"][1]),
+        E0_std=float(est["e0_std"]),
+        identifiable=est["identifiable"],
+        cond=est["cond"],
+        message=est["message"],
+        params=est["names"],
+        covariance=est["cov"],
+        sigma_source=est["source"],
+        omega_fit=fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0),
+        n_starts=est["n_starts"],
+        nfev=est["nfev"],
+        wall_s=time.perf_counter() - t0,
+        **fields,
+    )
 
 
 def identify_from_frequencies(
@@ -472,17 +512,7 @@ def identify_from_frequencies(
         ``residual`` is ``||omega_fit / omega_measured - 1||_2``.
     """
     t0 = time.perf_counter()
-    om = np.asarray(omega_measured, dtype=float).ravel()
-    if n_modes is not None:
-        if not 1 <= n_modes <= om.size:
-            raise ValueError(f"n_modes = {n_modes} must be in [1, {om.size}] (measured values)")
-        om = om[:n_modes]
-    if om.size == 0 or not np.all(np.isfinite(om)) or np.any(om <= 0):
-        raise ValueError(f"omega_measured must be positive finite frequencies (rad/s), got {om}")
-    if np.any(np.diff(om) <= 0):
-        raise ValueError("omega_measured must be strictly ascending (mode 1 first)")
-    if sigma_rel is not None and not sigma_rel > 0:
-        raise ValueError(f"sigma_rel must be > 0, got {sigma_rel}")
+    om = _measured_frequencies(omega_measured, n_modes, sigma_rel)
     fm = model if model is not None and model.n_modes == om.size else None
     if fm is None:
         fm = FrequencyModel(case, om.size, eigen=model.eigen if model is not None else None)
@@ -495,36 +525,51 @@ def identify_from_frequencies(
         a = fm.omega(p2[0], p2[1]) / om
         return (a.sum() / (a @ a)) ** 2
 
-    d = case.defect.E
-    start = (min(max(d.lam, 0.01), 0.98), min(max(d.n, 0.06), 9.9))
+    start = _case_start(case)
     est = _estimate(
         fun, fit_E0, [start], n_starts, sigma_rel, sigma_floor, cond_max, rel_std_max,
         case.material.E0, e0_guess,
     )  # fmt: skip
-    p = est["p"]
-    return IdentificationResult(
-        lam=float(p[0]),
-        n=float(p[1]),
-        E0=float(est["e0"]),
-        lam_std=float(est["std"][0]),
-        n_std=float(est["std"][1]),
-        E0_std=float(est["e0_std"]),
-        residual=est["rnorm"],
-        identifiable=est["identifiable"],
-        cond=est["cond"],
-        message=est["message"],
-        method="frequencies",
-        params=est["names"],
-        covariance=est["cov"],
-        sigma=est["sigma"],
-        sigma_source=est["source"],
-        omega_measured=om,
-        omega_fit=fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0),
-        n_data=int(om.size),
-        n_starts=est["n_starts"],
-        nfev=est["nfev"],
-        wall_s=time.perf_counter() - t0,
-    )
+    return _result(est, fm, fit_E0, t0, residual=est["rnorm"], method="frequencies",
+                   sigma=est["sigma"], omega_measured=om, n_data=int(om.size))  # fmt: skip
+
+
+def _measured_frequencies(omega_measured, n_modes, sigma_rel) -> np.ndarray:
+    """The measured frequencies to fit (the first ``n_modes``), checked."""
+    om = np.asarray(omega_measured, dtype=float).ravel()
+    if n_modes is not None:
+        if not 1 <= n_modes <= om.size:
+            raise ValueError(f"n_modes = {n_modes} must be in [1, {om.size}] (measured values)")
+        om = om[:n_modes]
+    if om.size == 0 or not np.all(np.isfinite(om)) or np.any(om <= 0):
+        raise ValueError(f"omega_measured must be positive finite frequencies (rad/s), got {om}")
+    if np.any(np.diff(om) <= 0):
+        raise ValueError("omega_measured must be strictly ascending (mode 1 first)")
+    if sigma_rel is not None and not sigma_rel > 0:
+        raise ValueError(f"sigma_rel must be > 0, got {sigma_rel}")
+    return om
+
+
+def _tip_record(t, tip_y, t_max, sigma_y) -> tuple[np.ndarray, np.ndarray]:
+    """The measured tip history up to ``t_max``, checked."""
+    t = np.asarray(t, dtype=float).ravel()
+    y = np.asarray(tip_y, dtype=float).ravel()
+    if t.size != y.size or t.size < 4:
+        raise ValueError(f"t and tip_y must have the same length >= 4, got {t.size}, {y.size}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(y))):
+        raise ValueError("t and tip_y must be finite")
+    if t_max is not None:
+        keep = t <= t_max
+        t, y = t[keep], y[keep]
+    if sigma_y is not None and not sigma_y > 0:
+        raise ValueError(f"sigma_y must be > 0 m, got {sigma_y}")
+    return t, y
+
+
+def _case_start(case: CaseSpec) -> tuple[float, float]:
+    """The case's own ``(lam, n)``, moved inside the bounds: one of the starting points."""
+    d = case.defect.E
+    return (min(max(d.lam, 0.01), 0.98), min(max(d.n, 0.06), 9.9))
 
 
 def identify_from_tip_history(
@@ -561,17 +606,7 @@ def identify_from_tip_history(
     ``omega_fit`` holds the first three bending frequencies (rad/s) of the fitted beam.
     """
     t0 = time.perf_counter()
-    t = np.asarray(t, dtype=float).ravel()
-    y = np.asarray(tip_y, dtype=float).ravel()
-    if t.size != y.size or t.size < 4:
-        raise ValueError(f"t and tip_y must have the same length >= 4, got {t.size}, {y.size}")
-    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(y))):
-        raise ValueError("t and tip_y must be finite")
-    if t_max is not None:
-        keep = t <= t_max
-        t, y = t[keep], y[keep]
-    if sigma_y is not None and not sigma_y > 0:
-        raise ValueError(f"sigma_y must be > 0 m, got {sigma_y}")
+    t, y = _tip_record(t, tip_y, t_max, sigma_y)
     eig = _Eigen(case)
     tm = TipHistoryModel(case, n_modes=n_modes, eigen=eig)
     # residual scale: the largest tip displacement from the reference (m)
@@ -579,41 +614,10 @@ def identify_from_tip_history(
     if not scale > 0:
         raise ValueError("tip_y never leaves the reference: nothing to fit (is gravity on?)")
 
-    def fun(p):
-        return (tm.tip_y(t, p[0], p[1], p[2] if fit_E0 else 1.0) - y) / scale
-
-    w1_meas = math.nan
-    if fit_E0:
-        from ancf_beam.response import tip_spectrum
-
-        try:
-            w1_meas = tip_spectrum(t, y).peak_omega
-        except ValueError:  # non-uniform sampling: fall back to the mean deflection
-            pass
-
-    def e0_guess(p2):
-        # omega ~ sqrt(E0): match the dominant (fundamental) frequency of the record, which
-        # keeps the start inside the basin of the phase; else the mean (static) deflection
-        if math.isfinite(w1_meas):
-            w = tm.modal(p2[0], p2[1])[0]
-            return float((w1_meas / w[0]) ** 2)
-        ym = tm.tip_y(t, p2[0], p2[1])
-        return float(np.mean(ym) / np.mean(y)) if np.mean(y) != 0 else 1.0
-
-    d = case.defect.E
-    start = (min(max(d.lam, 0.01), 0.98), min(max(d.n, 0.06), 9.9))
+    fun, pre = _tip_residuals(tm, t, y, scale, fit_E0)
+    e0_guess = _tip_e0_guess(tm, t, y, fit_E0)
+    start = _case_start(case)
     sig = None if sigma_y is None else sigma_y / scale
-    # continuation: fit the first quarter of the record first (wider basins of the phases of
-    # the higher modes), then the whole record
-    short = t <= t[0] + 0.25 * (t[-1] - t[0])
-    pre = []
-    if np.count_nonzero(short) >= 16:
-        ts, ys = t[short], y[short]
-
-        def fun_short(p):
-            return (tm.tip_y(ts, p[0], p[1], p[2] if fit_E0 else 1.0) - ys) / scale
-
-        pre.append(fun_short)
     starts = [start]
     if fit_E0:
         # continuation in the parameter set: the fit at the nominal E0 is a start of the full
@@ -628,31 +632,53 @@ def identify_from_tip_history(
         fun, fit_E0, starts, n_starts, sig, sigma_floor, cond_max, rel_std_max,
         case.material.E0, e0_guess, pre_stages=pre, fixed_starts=fit_E0,
     )  # fmt: skip
-    p = est["p"]
     fm = FrequencyModel(case, min(3, eig.n_free // 2), eigen=eig)
-    return IdentificationResult(
-        lam=float(p[0]),
-        n=float(p[1]),
-        E0=float(est["e0"]),
-        lam_std=float(est["std"][0]),
-        n_std=float(est["std"][1]),
-        E0_std=float(est["e0_std"]),
-        residual=est["rnorm"] / math.sqrt(t.size),
-        identifiable=est["identifiable"],
-        cond=est["cond"],
-        message=est["message"],
-        method="tip_history",
-        params=est["names"],
-        covariance=est["cov"],
-        sigma=est["sigma"] * scale,
-        sigma_source=est["source"],
-        omega_measured=None,
-        omega_fit=fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0),
-        n_data=int(t.size),
-        n_starts=est["n_starts"],
-        nfev=est["nfev"],
-        wall_s=time.perf_counter() - t0,
-    )
+    return _result(est, fm, fit_E0, t0, residual=est["rnorm"] / math.sqrt(t.size),
+                   method="tip_history", sigma=est["sigma"] * scale, omega_measured=None,
+                   n_data=int(t.size))  # fmt: skip
+
+
+def _tip_residuals(tm: TipHistoryModel, t, y, scale: float, fit_E0: bool):
+    """Residual of the whole record and the continuation's earlier stages: the first quarter
+    of the record first (wider basins of the phases of the higher modes), when it holds at
+    least 16 samples."""
+
+    def fun(p):
+        return (tm.tip_y(t, p[0], p[1], p[2] if fit_E0 else 1.0) - y) / scale
+
+    short = t <= t[0] + 0.25 * (t[-1] - t[0])
+    pre = []
+    if np.count_nonzero(short) >= 16:
+        ts, ys = t[short], y[short]
+
+        def fun_short(p):
+            return (tm.tip_y(ts, p[0], p[1], p[2] if fit_E0 else 1.0) - ys) / scale
+
+        pre.append(fun_short)
+    return fun, pre
+
+
+def _tip_e0_guess(tm: TipHistoryModel, t, y, fit_E0: bool):
+    """Start of the E0 factor for given ``(lam, n)``: ``omega ~ sqrt(E0)`` matched to the
+    dominant (fundamental) frequency of the record, which keeps the start inside the basin of
+    the phase; else (non-uniform sampling) the mean (static) deflection."""
+    w1_meas = math.nan
+    if fit_E0:
+        from ancf_beam.response import tip_spectrum
+
+        try:
+            w1_meas = tip_spectrum(t, y).peak_omega
+        except ValueError:  # non-uniform sampling: fall back to the mean deflection
+            pass
+
+    def e0_guess(p2):
+        if math.isfinite(w1_meas):
+            w = tm.modal(p2[0], p2[1])[0]
+            return float((w1_meas / w[0]) ** 2)
+        ym = tm.tip_y(t, p2[0], p2[1])
+        return float(np.mean(ym) / np.mean(y)) if np.mean(y) != 0 else 1.0
+
+    return e0_guess
 
 
 def run_identify(
