@@ -319,30 +319,12 @@ def detect_beat(
     ``t`` in s (uniformly sampled), ``y`` in any unit (e.g. m for ``tip_y``).
     """
     t, y, dt = _check_signal(t, y, min_len=16)
-    nan = float("nan")
-    spec = tip_spectrum(t, y)
-    carrier = spec.peak_hz
+    carrier = tip_spectrum(t, y).peak_hz
     env = envelope(t, y)
     amp_mean = float(np.mean(env.amplitude))
 
-    def result(has, fb=nan, m=nan, cycles=nan, r2=nan, reason=""):
-        a = nan
-        if math.isfinite(m) and m > 0:
-            mm = min(m, 1.0)
-            a = (1.0 - math.sqrt(1.0 - mm * mm)) / mm
-        return BeatResult(
-            has_beat=bool(has),
-            beat_hz=fb,
-            beat_omega=TWO_PI * fb,
-            beat_period_s=1.0 / fb if fb and math.isfinite(fb) and fb > 0 else nan,
-            modulation_depth=m,
-            amplitude_ratio=a,
-            carrier_hz=carrier,
-            envelope_mean=amp_mean,
-            cycles=cycles,
-            r2=r2,
-            reason=reason,
-        )
+    def result(has, fb=math.nan, m=math.nan, cycles=math.nan, r2=math.nan, reason=""):
+        return _beat_result(has, fb, m, cycles, r2, reason, carrier, amp_mean)
 
     if not math.isfinite(carrier) or amp_mean == 0.0:
         return result(False, reason="no oscillation (zero or constant signal)")
@@ -353,28 +335,16 @@ def detect_beat(
     a2 = env.amplitude[keep] ** 2
     if tt.size < 16:
         return result(False, reason="record too short after trimming the Hilbert edge effects")
-    window = tt[-1] - tt[0]
     # exponential trend of the envelope (damping), removed before the spectral search
     tm = 0.5 * (tt[0] + tt[-1])
     log_a2 = np.log(np.maximum(a2, 1e-12 * a2.max()))
     beta0, l0 = np.polyfit(tt - tm, log_a2, 1)
     a2n = a2 / np.exp(l0 + beta0 * (tt - tm))
     es = tip_spectrum(tt, a2n, detrend="linear", fmax_hz=max_ratio * carrier)
-    fb0 = es.peak_hz
-    if not math.isfinite(fb0):
+    if not math.isfinite(es.peak_hz):
         return result(False, reason="flat envelope: no modulation below max_ratio * carrier")
-    # refine (w_b, decay) by the modulated-exponential fit, starting within one bin
-    w0 = TWO_PI * fb0
-    dw = TWO_PI * es.resolution_hz
-    wb, beta, c, rss = _fit_modulated(tt, a2, w0, dw, beta0)
-    fb = wb / TWO_PI
-    depth = float(math.hypot(c[1], c[2]) / c[0]) if c[0] > 0 else nan
-    # share of the variance about the best pure exponential trend that the beat explains
-    fit0 = optimize.least_squares(lambda p: _project(tt, a2, None, p[0])[1], x0=[beta0])
-    r0 = fit0.fun
-    sst = float(r0 @ r0)
-    r2 = 1.0 - rss / sst if sst > 0 else 0.0
-    cycles = float(fb * window)
+    fb, depth, r2 = _beat_fit(tt, a2, es, beta0)
+    cycles = float(fb * (tt[-1] - tt[0]))
     reasons = []
     if not depth >= min_depth:
         reasons.append(f"modulation depth {depth:.3g} < {min_depth}")
@@ -391,6 +361,43 @@ def detect_beat(
         else "; ".join(reasons)
     )
     return result(has, fb, depth, cycles, r2, reason)
+
+
+def _beat_fit(tt, a2, es: Spectrum, beta0: float) -> tuple[float, float, float]:
+    """Beat frequency (Hz), modulation depth and explained variance share of the squared
+    envelope ``a2``: the modulated-exponential fit started within one bin of the envelope
+    spectrum's peak, against the best pure exponential trend."""
+    w0 = TWO_PI * es.peak_hz
+    dw = TWO_PI * es.resolution_hz
+    wb, beta, c, rss = _fit_modulated(tt, a2, w0, dw, beta0)
+    depth = float(math.hypot(c[1], c[2]) / c[0]) if c[0] > 0 else math.nan
+    fit0 = optimize.least_squares(lambda p: _project(tt, a2, None, p[0])[1], x0=[beta0])
+    r0 = fit0.fun
+    sst = float(r0 @ r0)
+    r2 = 1.0 - rss / sst if sst > 0 else 0.0
+    return wb / TWO_PI, depth, r2
+
+
+def _beat_result(has, fb, m, cycles, r2, reason, carrier, amp_mean) -> BeatResult:
+    """A :class:`BeatResult`; the two-tone amplitude ratio follows from the depth ``m``."""
+    nan = math.nan
+    a = nan
+    if math.isfinite(m) and m > 0:
+        mm = min(m, 1.0)
+        a = (1.0 - math.sqrt(1.0 - mm * mm)) / mm
+    return BeatResult(
+        has_beat=bool(has),
+        beat_hz=fb,
+        beat_omega=TWO_PI * fb,
+        beat_period_s=1.0 / fb if fb and math.isfinite(fb) and fb > 0 else nan,
+        modulation_depth=m,
+        amplitude_ratio=a,
+        carrier_hz=carrier,
+        envelope_mean=amp_mean,
+        cycles=cycles,
+        r2=r2,
+        reason=reason,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -647,6 +654,18 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
     """
     t = np.asarray(ds["time"].values, dtype=float)
     y = np.asarray(ds["tip_y"].values, dtype=float)
+    out = _tip_summary(t, y)
+    if case is None:
+        case = _case_from_attrs(ds.attrs)
+    prof = _snapshot_profile(ds, case, per_element, out)
+    if prof is not None:
+        m = concentration_metrics(prof.X, prof.dkappa, prof.EI)
+        out.update({f"curv_{k}": v for k, v in m.items()})
+    return {k: json_ready(v) for k, v in out.items()}
+
+
+def _tip_summary(t: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """Tip statistics, dominant frequency, beat detection and envelope decay rate of a run."""
     out: dict[str, Any] = {
         "tip_y_mean": float(np.mean(y)),
         "tip_y_min": float(np.min(y)),
@@ -674,10 +693,13 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
         if np.count_nonzero(keep) > 8:
             rate = -float(np.polyfit(t[keep], np.log(env.amplitude[keep]), 1)[0])
     out["envelope_decay_rate"] = rate
+    return out
 
-    if case is None:
-        case = _case_from_attrs(ds.attrs)
-    prof = None
+
+def _snapshot_profile(ds, case, per_element: int, out: dict[str, Any]):
+    """Curvature distribution at the snapshot of largest tip displacement from the first one
+    (element curvature from ``q_snapshot``, else a spline through the nodes), or None; records
+    ``snapshot_time`` and ``curvature_source`` in ``out``."""
     if "q_snapshot" in ds and case is not None:
         from ancf_beam.beam.model import BeamModel
 
@@ -688,27 +710,24 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
         prof = curvature_distribution(model, qs[j], per_element=per_element)
         out["snapshot_time"] = float(ds["t_snapshot"].values[j])
         out["curvature_source"] = "element (q_snapshot)"
-    elif "node_x" in ds and "node_y" in ds:
-        nx = np.asarray(ds["node_x"].values, dtype=float)
-        ny = np.asarray(ds["node_y"].values, dtype=float)
-        Xn = np.asarray(ds["x_node"].values, dtype=float)
-        j = int(np.argmax(np.abs(ny[:, -1] - ny[0, -1])))
-        ei = kref = None
-        if case is not None:
-            from ancf_beam.beam.defects import SectionProfile
-            from ancf_beam.beam.model import BeamModel
+        return prof
+    if not ("node_x" in ds and "node_y" in ds):
+        return None
+    nx = np.asarray(ds["node_x"].values, dtype=float)
+    ny = np.asarray(ds["node_y"].values, dtype=float)
+    Xn = np.asarray(ds["x_node"].values, dtype=float)
+    j = int(np.argmax(np.abs(ny[:, -1] - ny[0, -1])))
+    ei = kref = None
+    if case is not None:
+        from ancf_beam.beam.defects import SectionProfile
+        from ancf_beam.beam.model import BeamModel
 
-            ei = SectionProfile(case).EI
-            model = BeamModel(case)
-            ref = model.reference()
-            if np.any(ref[1::4] != 0.0):  # initially curved reference
-                k0 = curvature_from_nodes(Xn, ref[0::4], ref[1::4])
-                kref = k0.kappa
-        prof = curvature_from_nodes(Xn, nx[j], ny[j], EI=ei, kappa_ref=kref)
-        if "t_snapshot" in ds:
-            out["snapshot_time"] = float(ds["t_snapshot"].values[j])
-        out["curvature_source"] = "spline through nodes"
-    if prof is not None:
-        m = concentration_metrics(prof.X, prof.dkappa, prof.EI)
-        out.update({f"curv_{k}": v for k, v in m.items()})
-    return {k: json_ready(v) for k, v in out.items()}
+        ei = SectionProfile(case).EI
+        ref = BeamModel(case).reference()
+        if np.any(ref[1::4] != 0.0):  # initially curved reference
+            kref = curvature_from_nodes(Xn, ref[0::4], ref[1::4]).kappa
+    prof = curvature_from_nodes(Xn, nx[j], ny[j], EI=ei, kappa_ref=kref)
+    if "t_snapshot" in ds:
+        out["snapshot_time"] = float(ds["t_snapshot"].values[j])
+    out["curvature_source"] = "spline through nodes"
+    return prof
