@@ -56,9 +56,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_bvp
+
+__all__ = ["solve_elastica"]
 
 logger = logging.getLogger(__name__)
 
@@ -151,32 +154,54 @@ def solve_elastica(
     rhoA_f = _as_function(rhoA, "rhoA")
     inextensible = (not extensible) or _is_inextensible(EA)
     EA_f = None if inextensible else _as_function(EA, "EA")
-
-    EI_ref = float(EI_f(np.zeros(1))[0])
-    if EI_ref <= 0.0:
+    problem = _Elastica(L=L, EI=EI_f, EA=EA_f, rhoA=rhoA_f, EI_ref=float(EI_f(np.zeros(1))[0]))
+    if problem.EI_ref <= 0.0:
         raise ValueError("EI(0) must be positive")
+    sol, n_steps = _continuation(problem, g, n_nodes, tol)
+    logger.info(
+        "elastica solved: %d load steps, %d mesh nodes, tip = (%.6g, %.6g) m",
+        n_steps,
+        sol.x.size,
+        L * sol.y[0, -1],
+        L * sol.y[1, -1],
+    )
+    return problem.output(sol, n_nodes, n_steps)
 
-    def coefficients(s: np.ndarray, load: float):
+
+@dataclass(frozen=True)
+class _Elastica:
+    """The cantilever elastica in dimensionless form: arc length ``s = X / L`` in [0, 1] and
+    unknowns ``u = (x/L, y/L, theta, m, w)`` (moment ``M = m EI_ref / L``, vertical section
+    force ``W = w EI_ref / L^2``)."""
+
+    L: float  # m
+    EI: Callable[[np.ndarray], np.ndarray]  # N m^2
+    EA: Callable[[np.ndarray], np.ndarray] | None  # N; None: inextensible
+    rhoA: Callable[[np.ndarray], np.ndarray]  # kg/m
+    EI_ref: float  # N m^2, EI at the clamp
+
+    def coefficients(self, s: np.ndarray, load: float):
         """Dimensionless coefficients at ``s``: EI_ref/EI, EI_ref/(L^2 EA), q L^3/EI_ref."""
+        L = self.L
         X = L * s
-        c_ei = EI_ref / EI_f(X)
-        c_ea = np.zeros_like(s) if EA_f is None else EI_ref / (L**2 * EA_f(X))
-        p = load * rhoA_f(X) * L**3 / EI_ref
+        c_ei = self.EI_ref / self.EI(X)
+        c_ea = np.zeros_like(s) if self.EA is None else self.EI_ref / (L**2 * self.EA(X))
+        p = load * self.rhoA(X) * L**3 / self.EI_ref
         return c_ei, c_ea, p
 
-    def make_problem(load: float):
-        """ODE right-hand side, Jacobian and BCs for gravity ``load`` (m/s^2)."""
+    def rhs(self, load: float):
+        """ODE right-hand side and its Jacobian for gravity ``load`` (m/s^2)."""
 
         def fun(s, u):
             _, _, th, m, w = u
-            c_ei, c_ea, p = coefficients(s, load)
+            c_ei, c_ea, p = self.coefficients(s, load)
             c, sn = np.cos(th), np.sin(th)
             stretch = 1.0 - c_ea * w * sn  # 1 + eps
             return np.vstack([stretch * c, stretch * sn, c_ei * m, stretch * w * c, -p])
 
         def fun_jac(s, u):
             _, _, th, m, w = u
-            c_ei, c_ea, _ = coefficients(s, load)
+            c_ei, c_ea, _ = self.coefficients(s, load)
             c, sn = np.cos(th), np.sin(th)
             stretch = 1.0 - c_ea * w * sn
             deps_dth = -c_ea * w * c
@@ -191,43 +216,83 @@ def solve_elastica(
             jac[3, 4] = stretch * c + w * deps_dw * c
             return jac
 
-        def bc(ua, ub):
-            return np.array([ua[0], ua[1], ua[2], ub[3], ub[4]])
+        return fun, fun_jac
 
-        def bc_jac(ua, ub):
-            dua = np.zeros((5, 5))
-            dub = np.zeros((5, 5))
-            dua[0, 0] = dua[1, 1] = dua[2, 2] = 1.0
-            dub[3, 3] = dub[4, 4] = 1.0
-            return dua, dub
-
-        return fun, fun_jac, bc, bc_jac
-
-    def attempt(load: float, mesh: np.ndarray, guess: np.ndarray, step_tol: float):
-        fun, fun_jac, bc, bc_jac = make_problem(load)
+    def attempt(self, load: float, mesh: np.ndarray, guess: np.ndarray, step_tol: float):
+        """One :func:`~scipy.integrate.solve_bvp` at gravity ``load``; (solution, success)."""
+        fun, fun_jac = self.rhs(load)
         # Give the initial guess the correct weight distribution at this load level.
         guess = guess.copy()
-        guess[4] = _weight_profile(mesh, lambda s: coefficients(s, load)[2])
+        guess[4] = _weight_profile(mesh, lambda s: self.coefficients(s, load)[2])
         with np.errstate(over="ignore", invalid="ignore"):
             sol = solve_bvp(
                 fun,
-                bc,
+                _bc,
                 mesh,
                 guess,
                 fun_jac=fun_jac,
-                bc_jac=bc_jac,
+                bc_jac=_bc_jac,
                 tol=step_tol,
                 max_nodes=_MAX_NODES,
             )
         ok = sol.success and np.all(np.isfinite(sol.y))
         return sol, ok
 
-    # Initial guess: straight, unloaded rod.
+    def output(self, sol, n_nodes: int, n_steps: int) -> dict:
+        """The result dict of :func:`solve_elastica` on ``n_nodes`` uniform points."""
+        L = self.L
+        s_out = np.linspace(0.0, 1.0, n_nodes)
+        u = sol.sol(s_out)
+        u[:, 0] = sol.y[:, 0]
+        u[:, -1] = sol.y[:, -1]
+        X = L * s_out
+        theta = u[2]
+        W = u[4] * self.EI_ref / L**2
+        if self.EA is None:
+            eps = np.zeros_like(X)
+            axial = -W * np.sin(theta)  # reaction force in the inextensible limit
+        else:
+            eps = -W * np.sin(theta) / self.EA(X)
+            axial = self.EA(X) * eps
+        tip_theta = float(sol.y[2, -1])
+        return {
+            "X": X,
+            "x": L * u[0],
+            "y": L * u[1],
+            "theta": theta,
+            "eps": eps,
+            "moment": u[3] * self.EI_ref / L,
+            "axial_force": axial,
+            "tip_x": float(L * sol.y[0, -1]),
+            "tip_y": float(L * sol.y[1, -1]),
+            "tip_angle_deg": float(np.degrees(tip_theta)),
+            "converged": bool(sol.success),
+            "n_load_steps": n_steps,
+            "n_mesh": int(sol.x.size),
+        }
+
+
+def _bc(ua, ub):
+    """Clamp (x = y = theta = 0 at s = 0), free end (m = w = 0 at s = 1)."""
+    return np.array([ua[0], ua[1], ua[2], ub[3], ub[4]])
+
+
+def _bc_jac(ua, ub):
+    dua = np.zeros((5, 5))
+    dub = np.zeros((5, 5))
+    dua[0, 0] = dua[1, 1] = dua[2, 2] = 1.0
+    dub[3, 3] = dub[4, 4] = 1.0
+    return dua, dub
+
+
+def _continuation(problem: _Elastica, g: float, n_nodes: int, tol: float):
+    """Load continuation from the straight, unloaded rod to gravity ``g`` (step doubled after
+    a success, halved after a failure) at a loose tolerance, then a final solve at ``tol``.
+    Returns the solution and the number of solves."""
     mesh = np.linspace(0.0, 1.0, n_nodes)
     guess = np.zeros((5, n_nodes))
     guess[0] = mesh
-
-    p_max = float(np.max(coefficients(mesh, g)[2])) if g != 0.0 else 0.0
+    p_max = float(np.max(problem.coefficients(mesh, g)[2])) if g != 0.0 else 0.0
     fraction = 0.0
     step = 1.0 if p_max <= _FIRST_LOAD_PARAMETER else _FIRST_LOAD_PARAMETER / p_max
     loose_tol = max(tol, _CONTINUATION_TOL)
@@ -239,7 +304,7 @@ def solve_elastica(
                 f"elastica continuation exceeded {_MAX_STEPS} steps at load fraction {fraction:.3g}"
             )
         trial = min(1.0, fraction + step)
-        sol_t, ok = attempt(trial * g, mesh, guess, loose_tol)
+        sol_t, ok = problem.attempt(trial * g, mesh, guess, loose_tol)
         n_steps += 1
         if ok:
             fraction = trial
@@ -255,54 +320,15 @@ def solve_elastica(
                     "elastica continuation failed: step below "
                     f"{_MIN_STEP:g} at load fraction {fraction:.6g} ({sol_t.message})"
                 )
-
     if tol < loose_tol or sol is None:
-        sol, ok = attempt(g, mesh, guess, tol)
+        sol, ok = problem.attempt(g, mesh, guess, tol)
         n_steps += 1
         if not ok:
             raise RuntimeError(
                 f"elastica final solve at tol={tol:g} failed ({sol.message}); the continuation "
                 f"converged at tol={loose_tol:g}, so a looser tol may be adequate"
             )
-
-    logger.info(
-        "elastica solved: %d load steps, %d mesh nodes, tip = (%.6g, %.6g) m",
-        n_steps,
-        sol.x.size,
-        L * sol.y[0, -1],
-        L * sol.y[1, -1],
-    )
-
-    s_out = np.linspace(0.0, 1.0, n_nodes)
-    u = sol.sol(s_out)
-    u[:, 0] = sol.y[:, 0]
-    u[:, -1] = sol.y[:, -1]
-    X = L * s_out
-    theta = u[2]
-    W = u[4] * EI_ref / L**2
-    if EA_f is None:
-        eps = np.zeros_like(X)
-        axial = -W * np.sin(theta)  # reaction force in the inextensible limit
-    else:
-        eps = -W * np.sin(theta) / EA_f(X)
-        axial = EA_f(X) * eps
-
-    tip_theta = float(sol.y[2, -1])
-    return {
-        "X": X,
-        "x": L * u[0],
-        "y": L * u[1],
-        "theta": theta,
-        "eps": eps,
-        "moment": u[3] * EI_ref / L,
-        "axial_force": axial,
-        "tip_x": float(L * sol.y[0, -1]),
-        "tip_y": float(L * sol.y[1, -1]),
-        "tip_angle_deg": float(np.degrees(tip_theta)),
-        "converged": bool(sol.success),
-        "n_load_steps": n_steps,
-        "n_mesh": int(sol.x.size),
-    }
+    return sol, n_steps
 
 
 def _weight_profile(s: np.ndarray, p: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:

@@ -214,56 +214,23 @@ def exact_graded_static(L: float, EI: Profile, q: Profile, n_points: int = 1001)
     x = np.linspace(0.0, L, n_points)
     a, b = x[:-1], x[1:]
     h = b - a
-    n_pan = n_points - 1
     xi, wgt = np.polynomial.legendre.leggauss(_GL_ORDER)
-    u, wu = 0.5 * (1.0 + xi), 0.5 * wgt  # rule on [0, 1]
-
-    # ---- load integrals per panel: int q ds and int q(s)(s - a) ds
-    s = a[:, None] + h[:, None] * u[None, :]
-    qs = _evaluate(q, s)
-    i_q0 = h * (qs @ wu)
-    i_q1 = h * ((qs * (s - a[:, None])) @ wu)
-    q_sc = _scalar(q)
-    end_panels = sorted({0, n_pan - 1})
-    for j in end_panels:
-        i_q0[j] = _quad(q_sc, a[j], b[j])
-        i_q1[j] = _quad(lambda t, aj=a[j]: q_sc(t) * (t - aj), a[j], b[j])
-
-    # ---- backward recurrence for V and M at the nodes (free end: M = V = 0)
+    rule = (0.5 * (1.0 + xi), 0.5 * wgt)  # Gauss-Legendre on [0, 1]
+    end_panels = sorted({0, n_points - 2})
+    i_q0, i_q1 = _panel_load_integrals(q, a, b, rule, end_panels)
+    # backward recurrence for V and M at the nodes (free end: M = V = 0)
     V = np.zeros(n_points)
     M = np.zeros(n_points)
-    for j in range(n_pan - 1, -1, -1):
+    for j in range(n_points - 2, -1, -1):
         V[j] = V[j + 1] + i_q0[j]
         M[j] = M[j + 1] + h[j] * V[j + 1] + i_q1[j]
-
-    # ---- moment at the Gauss points of every panel
-    t = a[:, None] + h[:, None] * u[None, :]  # (n_pan, p)
-    span = b[:, None] - t  # length of [t, b]
-    ss = t[:, :, None] + span[:, :, None] * u[None, None, :]  # (n_pan, p, p)
-    local = span**2 * ((_evaluate(q, ss) * u[None, None, :]) @ wu)  # int_t^b q(s)(s-t) ds
-    m_t = M[1:, None] + span * V[1:, None] + local
-    kappa = m_t / _evaluate(EI, t)  # curvature magnitude M/EI (1/m)
-    i_k0 = h * (kappa @ wu)
-    i_k1 = h * ((kappa * span) @ wu)
-
-    ei_sc = _scalar(EI)
-    for j in end_panels:
-        aj, bj, mb, vb = a[j], b[j], M[j + 1], V[j + 1]
-
-        def m_scalar(tt: float, bj: float = bj, mb: float = mb, vb: float = vb) -> float:
-            loc = _quad(lambda ss_: q_sc(ss_) * (ss_ - tt), tt, bj)
-            return mb + (bj - tt) * vb + loc
-
-        i_k0[j] = _quad(lambda tt: m_scalar(tt) / ei_sc(tt), aj, bj)
-        i_k1[j] = _quad(lambda tt, bj=bj: (bj - tt) * m_scalar(tt) / ei_sc(tt), aj, bj)
-
-    # ---- forward recurrence for slope and deflection from the clamp
+    i_k0, i_k1 = _panel_curvature_integrals(q, EI, a, b, rule, end_panels, M, V)
+    # forward recurrence for slope and deflection from the clamp
     slope = np.zeros(n_points)
     w = np.zeros(n_points)
-    for j in range(n_pan):
+    for j in range(n_points - 1):
         slope[j + 1] = slope[j] - i_k0[j]
         w[j + 1] = w[j] + h[j] * slope[j] - i_k1[j]
-
     logger.debug(
         "exact_graded_static: n_points=%d, tip w=%.12e m, tip slope=%.12e rad",
         n_points,
@@ -279,6 +246,49 @@ def exact_graded_static(L: float, EI: Profile, q: Profile, n_points: int = 1001)
         "tip_deflection": float(w[-1]),
         "tip_slope": float(slope[-1]),
     }
+
+
+def _panel_load_integrals(q: Profile, a, b, rule, end_panels):
+    """``int_a^b q ds`` and ``int_a^b q(s) (s - a) ds`` of every panel (Gauss-Legendre; adaptive
+    quadrature on the end panels)."""
+    u, wu = rule
+    h = b - a
+    s = a[:, None] + h[:, None] * u[None, :]
+    qs = _evaluate(q, s)
+    i_q0 = h * (qs @ wu)
+    i_q1 = h * ((qs * (s - a[:, None])) @ wu)
+    q_sc = _scalar(q)
+    for j in end_panels:
+        i_q0[j] = _quad(q_sc, a[j], b[j])
+        i_q1[j] = _quad(lambda t, aj=a[j]: q_sc(t) * (t - aj), a[j], b[j])
+    return i_q0, i_q1
+
+
+def _panel_curvature_integrals(q: Profile, EI: Profile, a, b, rule, end_panels, M, V):
+    """``int_a^b M / EI dt`` and ``int_a^b (b - t) M(t) / EI(t) dt`` of every panel, with the
+    moment inside the panel from its value and the shear at ``b`` plus the local load."""
+    u, wu = rule
+    h = b - a
+    t = a[:, None] + h[:, None] * u[None, :]  # (n_pan, p)
+    span = b[:, None] - t  # length of [t, b]
+    ss = t[:, :, None] + span[:, :, None] * u[None, None, :]  # (n_pan, p, p)
+    local = span**2 * ((_evaluate(q, ss) * u[None, None, :]) @ wu)  # int_t^b q(s)(s-t) ds
+    m_t = M[1:, None] + span * V[1:, None] + local
+    kappa = m_t / _evaluate(EI, t)  # curvature magnitude M/EI (1/m)
+    i_k0 = h * (kappa @ wu)
+    i_k1 = h * ((kappa * span) @ wu)
+    q_sc = _scalar(q)
+    ei_sc = _scalar(EI)
+    for j in end_panels:
+        aj, bj, mb, vb = a[j], b[j], M[j + 1], V[j + 1]
+
+        def m_scalar(tt: float, bj: float = bj, mb: float = mb, vb: float = vb) -> float:
+            loc = _quad(lambda ss_: q_sc(ss_) * (ss_ - tt), tt, bj)
+            return mb + (bj - tt) * vb + loc
+
+        i_k0[j] = _quad(lambda tt: m_scalar(tt) / ei_sc(tt), aj, bj)
+        i_k1[j] = _quad(lambda tt, bj=bj: (bj - tt) * m_scalar(tt) / ei_sc(tt), aj, bj)
+    return i_k0, i_k1
 
 
 # --------------------------------------------------------------------------------------------
@@ -540,6 +550,41 @@ def _frequency_determinant(
     return y[..., _MV, 0]
 
 
+def _determinant_roots(omega_hi, n_grid, n_sub, h, ei, rhoa, L) -> list[float]:
+    """Roots of the frequency determinant below ``omega_hi``: sign changes on a grid uniform in
+    ``sqrt(omega)`` refined by :func:`scipy.optimize.brentq` (a refined ``|det|`` not small
+    against the bracket values is a pole and rejected)."""
+
+    def det(om: float) -> float:
+        return float(_frequency_determinant(np.array([om]), h, ei, rhoa, L, n_sub)[0])
+
+    grid = np.linspace(0.0, math.sqrt(omega_hi), n_grid + 1) ** 2
+    f = _frequency_determinant(grid, h, ei, rhoa, L, n_sub)
+    roots = []
+    for i in range(n_grid):
+        fa, fb = f[i], f[i + 1]
+        if fa == 0.0:
+            if i > 0:
+                roots.append(float(grid[i]))
+            continue
+        if fa * fb > 0.0 or fb == 0.0:
+            continue
+        r = optimize.brentq(det, grid[i], grid[i + 1], xtol=1e-14 * grid[i + 1], rtol=1e-15)
+        fr = abs(det(r))
+        if fr > 1e-6 * max(abs(fa), abs(fb)):
+            logger.warning(
+                "stepped_frequencies: rejected sign change at omega=%.6e rad/s "
+                "(|det|=%.2e, bracket %.2e, %.2e): pole",
+                r,
+                fr,
+                fa,
+                fb,
+            )
+            continue
+        roots.append(r)
+    return roots
+
+
 def stepped_frequencies(
     L: float, EI: Profile, rhoA: Profile, n_segments: int, k: int
 ) -> np.ndarray:
@@ -590,11 +635,6 @@ def stepped_frequencies(
     if np.any(ei <= 0.0) or np.any(rhoa <= 0.0):
         raise ValueError("EI and rhoA must be positive on [0, L]")
 
-    n_sub = 1
-
-    def det(om: float) -> float:
-        return float(_frequency_determinant(np.array([om]), h, ei, rhoa, L, n_sub)[0])
-
     omega_hi = float(uniform_frequencies(L, ei.max(), rhoa.min(), k)[-1]) * 1.05
     phase_per_sqrt_omega = float(np.sum(h * (rhoa / ei) ** 0.25))
     points_per_pi = 64
@@ -604,41 +644,12 @@ def stepped_frequencies(
             200,
             int(math.ceil(points_per_pi * phase_per_sqrt_omega * math.sqrt(omega_hi) / math.pi)),
         )
-        grid = np.linspace(0.0, math.sqrt(omega_hi), n_grid + 1) ** 2
         n_sub = _n_substeps(omega_hi, h, ei, rhoa)
-        f = _frequency_determinant(grid, h, ei, rhoa, L, n_sub)
-        roots = []
-        for i in range(n_grid):
-            fa, fb = f[i], f[i + 1]
-            if fa == 0.0:
-                if i > 0:
-                    roots.append(float(grid[i]))
-                continue
-            if fa * fb > 0.0 or fb == 0.0:
-                continue
-            r = optimize.brentq(det, grid[i], grid[i + 1], xtol=1e-14 * grid[i + 1], rtol=1e-15)
-            fr = abs(det(r))
-            if fr > 1e-6 * max(abs(fa), abs(fb)):
-                logger.warning(
-                    "stepped_frequencies: rejected sign change at omega=%.6e rad/s "
-                    "(|det|=%.2e, bracket %.2e, %.2e): pole",
-                    r,
-                    fr,
-                    fa,
-                    fb,
-                )
-                continue
-            roots.append(r)
+        roots = _determinant_roots(omega_hi, n_grid, n_sub, h, ei, rhoa, L)
         logger.debug(
             "stepped_frequencies: N=%d (x%d sub-steps), attempt %d, grid %d points up to "
-            "%.4e rad/s, %d roots",
-            n_segments,
-            n_sub,
-            attempt,
-            n_grid,
-            omega_hi,
-            len(roots),
-        )
+            "%.4e rad/s, %d roots", n_segments, n_sub, attempt, n_grid, omega_hi, len(roots),
+        )  # fmt: skip
         if len(roots) >= k:
             break
         omega_hi *= 2.0
