@@ -25,6 +25,14 @@ import xarray as xr
 from ancf_beam import __version__
 from ancf_beam.config import CaseSpec
 
+__all__ = [
+    "git_commit",
+    "json_ready",
+    "package_fingerprint",
+    "provenance_attrs",
+    "write_netcdf",
+]
+
 
 @lru_cache(maxsize=1)
 def git_commit() -> str:

@@ -27,6 +27,12 @@ from numba import njit
 from ancf_beam.beam.defects import mapped_values
 from ancf_beam.beam.model import BeamModel, gauss01
 
+__all__ = [
+    "DamageState",
+    "half_heights",
+    "update_damage",
+]
+
 
 def half_heights(model: BeamModel) -> np.ndarray:
     """``h(x_g) / 2`` (m) at the integration points, shape (n_el, n_gauss), mapped like EI."""

@@ -14,6 +14,14 @@ from scipy import optimize
 
 from ancf_beam.config import ImperfectionSpec
 
+__all__ = [
+    "centre_line",
+    "kappa0_for_tip_offset",
+    "reference_coordinates",
+    "resolved_kappa0",
+    "tangent_angle",
+]
+
 
 def tangent_angle(kappa0: float, profile: str, x: np.ndarray, length: float) -> np.ndarray:
     """``theta0(x)`` (rad) of the reference for clamp curvature ``kappa0`` (1/m)."""

@@ -11,6 +11,8 @@ import xarray as xr
 
 from ancf_beam import __version__
 
+__all__ = ["collect"]
+
 
 def _num(v: Any) -> Any:
     if isinstance(v, np.generic):

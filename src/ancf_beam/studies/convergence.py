@@ -15,6 +15,15 @@ import xarray as xr
 from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
 
+__all__ = [
+    "EXPECTED_ORDER",
+    "convergence_analysis",
+    "fit_slope",
+    "observed_order",
+    "richardson",
+    "run_mesh_convergence",
+]
+
 #: Expected order of convergence of the cubic Hermite (ANCF) element for the static tip deflection
 #: and the natural frequencies (eigenvalue error ~ h^(2(p+1-m)) = h^4 for p = 3, m = 2).
 EXPECTED_ORDER = 4.0

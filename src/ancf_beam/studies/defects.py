@@ -6,6 +6,18 @@ import numpy as np
 
 from ancf_beam.config import CaseSpec
 
+__all__ = [
+    "convergence_expected",
+    "curved_linear_static_tip",
+    "damage_at",
+    "families",
+    "family_label",
+    "frozen_damage_model",
+    "gauss_positions",
+    "straight_elastic",
+    "uniform_counterpart",
+]
+
 
 def families(case: CaseSpec) -> list[str]:
     """Active defect families of ``case``: ``E`` (power law on the modulus), ``table``

@@ -14,6 +14,11 @@ import xarray as xr
 from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
 
+__all__ = [
+    "coverage_tolerance",
+    "run_identification_study",
+]
+
 
 def coverage_tolerance(n: int, nominal: float, alpha: float = 1e-3) -> float:
     """Relative shortfall of an observed coverage below ``nominal`` that ``n`` Bernoulli trials

@@ -23,6 +23,8 @@ from ancf_beam.studies.defects import (
     straight_elastic,
 )
 
+__all__ = ["run_response"]
+
 _RESPONSE_UNITS = {
     "tip_y_mean": "m", "tip_y_min": "m", "tip_y_max": "m", "tip_amplitude": "m",
     "peak_hz": "Hz", "peak_omega": "rad/s", "spectral_resolution_hz": "Hz",

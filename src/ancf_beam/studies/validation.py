@@ -18,6 +18,15 @@ from ancf_beam.io import provenance_attrs
 from ancf_beam.studies.checks import check, checks_dataset, extend_checks
 from ancf_beam.studies.defects import frozen_damage_model, straight_elastic, uniform_counterpart
 
+__all__ = [
+    "DAMAGE_TOLERANCES",
+    "DEFAULT_TOLERANCES",
+    "damage_dynamics_checks",
+    "run_family_validation",
+    "run_validation",
+    "whole_period_mean",
+]
+
 #: Default tolerances of the validation checks (relative unless stated; see :func:`run_validation`),
 #: from the one home of defaults, ``ancf_beam.config.PIPELINE_DEFAULTS['validation']``.
 DEFAULT_TOLERANCES: dict[str, float] = {
