@@ -8,7 +8,8 @@ import pytest
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
 
-# Seed case (the built-in defaults, ancf_beam.config.DEFAULTS): L = 1 m, b = h = 0.02 m, rho = 7850 kg/m^3, E0 = 2.07e11 Pa
+# Seed case, the built-in defaults (ancf_beam.config.DEFAULTS): L = 1 m, b = h = 0.02 m,
+# rho = 7850 kg/m^3, E0 = 2.07e11 Pa, g = 9.81 m/s^2
 L, B, H, RHO, E0, G = 1.0, 0.02, 0.02, 7850.0, 2.07e11, 9.81
 A = B * H
 I_SEC = B * H**3 / 12
