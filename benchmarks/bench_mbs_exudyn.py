@@ -21,7 +21,14 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from benchcommon import best_of, exudyn_settings, import_exudyn, machine_note
+from benchcommon import (
+    best_of,
+    exudyn_beam,
+    exudyn_settings,
+    exudyn_tip,
+    import_exudyn,
+    machine_note,
+)
 
 PENDULUM = {
     "length": 1.2,  # m
@@ -75,47 +82,9 @@ def ours(n_el: int, t_end: float, dt: float, rho_inf: float):
     return mech, run
 
 
-def exudyn_pendulum(n_el: int):
-    exu = import_exudyn()
-    from exudyn import itemInterface as ii
-
-    p = PENDULUM
-    area = p["width"] * p["height"]
-    inertia = p["width"] * p["height"] ** 3 / 12.0
-    le = p["length"] / n_el
-    sc = exu.SystemContainer()
-    mbs = sc.AddSystem()
-    nodes = [
-        mbs.AddNode(ii.NodePoint2DSlope1(referenceCoordinates=[k * le, 0.0, 1.0, 0.0]))
-        for k in range(n_el + 1)
-    ]
-    for e in range(n_el):
-        obj = mbs.AddObject(
-            ii.ObjectANCFCable2D(
-                length=le,
-                massPerLength=p["rho"] * area,
-                bendingStiffness=p["E0"] * inertia,
-                axialStiffness=p["E0"] * area,
-                nodeNumbers=[nodes[e], nodes[e + 1]],
-            )
-        )
-        mk = mbs.AddMarker(ii.MarkerBodyMass(bodyNumber=obj))
-        mbs.AddLoad(ii.LoadMassProportional(markerNumber=mk, loadVector=[0.0, -p["g"], 0.0]))
-    ground = mbs.AddNode(ii.NodePointGround())
-    mg = mbs.AddMarker(ii.MarkerNodeCoordinate(nodeNumber=ground, coordinate=0))
-    for c in (0, 1):  # a pin: node 0's position only, the slope stays free
-        mc = mbs.AddMarker(ii.MarkerNodeCoordinate(nodeNumber=nodes[0], coordinate=c))
-        mbs.AddObject(ii.CoordinateConstraint(markerNumbers=[mg, mc]))
-    mbs.Assemble()
-    return exu, mbs, nodes
-
-
 def main() -> None:
     args = _parse()
-    import sys
-
-    if args.exudyn_module == "fast":
-        sys.exudynFast = True
+    exu = import_exudyn(args.exudyn_module)
     n_steps = int(round(args.t_end / args.dt))
     print(f"Berzeri-Shabana pendulum, {args.elements} elements, generalized-alpha rho_inf = "
           f"{args.rho_inf}, dt = {args.dt:g} s, {args.t_end:g} s ({n_steps} steps)")  # fmt: skip
@@ -127,7 +96,8 @@ def main() -> None:
     res = t_o.result
     tip_o = mech.beam.node(-1).position(res.q[-1])
 
-    exu, mbs, nodes = exudyn_pendulum(args.elements)
+    beam = exudyn_beam(args.elements, "pin", params=PENDULUM)
+    mbs = beam.mbs
     s = exudyn_settings("EigenSparse")
     ti = s.timeIntegration
     ti.numberOfSteps = n_steps
@@ -136,13 +106,10 @@ def main() -> None:
     ti.generalizedAlpha.spectralRadius = args.rho_inf
     ti.newton.absoluteTolerance = NEWTON_ATOL_EXUDYN
 
-    def run_x():
-        mbs.systemData.SetSystemState(mbs.systemData.GetSystemState(exu.ConfigurationType.Initial),
-                                      exu.ConfigurationType.Current)  # fmt: skip
+    def run_x():  # every solve starts from the initial state
         if not mbs.SolveDynamic(s, solverType=exu.DynamicSolverType.GeneralizedAlpha):
             raise RuntimeError("Exudyn generalized-alpha failed")
-        pos = mbs.GetNodeOutput(nodes[-1], exu.OutputVariableType.Position)
-        return np.array([pos[0], pos[1]])
+        return np.array(exudyn_tip(beam))
 
     t_x = best_of(run_x, args.repeat)
     tip_x = t_x.result

@@ -21,6 +21,7 @@ provenance (every resolved parameter, case, version, commit, config hash) and so
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -39,25 +40,14 @@ __all__ = ["midspan_deflection", "run_mechanism", "settings_from_spec"]
 def settings_from_spec(
     spec: MechanismSpec, t_end: float | None = None, integrator: str | None = None
 ) -> IntegratorSettings:
-    s = spec.solver
+    """Integrator settings of a mechanism case (``t_end``, ``integrator``: overrides)."""
     return IntegratorSettings(
         integrator=integrator or spec.integrator,
         t_end=spec.t_end if t_end is None else float(t_end),
-        dt=s.dt,
         sample_dt=spec.sample_dt,
         alpha=spec.baumgarte.alpha,
         beta=spec.baumgarte.beta,
-        rho_inf=s.rho_inf,
-        newmark_beta=s.newmark_beta,
-        newmark_gamma=s.newmark_gamma,
-        max_iter=s.max_iter,
-        tol=s.tol,
-        max_halvings=s.max_halvings,
-        newton=s.newton,
-        projection=s.projection,
-        method=s.method,
-        rtol=s.rtol,
-        atol=s.atol,
+        **dataclasses.asdict(spec.solver),
     )
 
 

@@ -61,6 +61,7 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.beam.damage import update_damage
+from ancf_beam.config import IVP_METHODS, MECHANISM_INTEGRATORS, MechanismSolverSpec
 from ancf_beam.linalg import (
     BANDWIDTH,
     NO_FACTOR,
@@ -89,9 +90,10 @@ __all__ = [
     "integrate",
 ]
 
-INTEGRATORS = ("generalized-alpha", "newmark", "central-difference", "adaptive")
-IVP_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
+INTEGRATORS = MECHANISM_INTEGRATORS  # generalized-alpha (default), newmark, central-difference,
+# adaptive
 NEWTON_VARIANTS = ("modified", "full")
+_SOLVER = MechanismSolverSpec()  # the defaults (ancf_beam.config holds them)
 
 _BW = BANDWIDTH
 _ROUNDOFF = 64 * np.finfo(float).eps
@@ -111,25 +113,26 @@ class IntegratorSettings:
     ``max_iter``, ``tol`` (relative residual), ``max_halvings``, ``newton`` (``modified`` or
     ``full``) for the index-3 Newton; ``projection``: project positions (central difference) and
     velocities (central difference, index-3) onto the constraint manifold after every step;
-    ``method``, ``rtol``, ``atol``: the adaptive integrator."""
+    ``method``, ``rtol``, ``atol``: the adaptive integrator. The solver fields and their
+    defaults are those of :class:`ancf_beam.config.MechanismSolverSpec`."""
 
-    integrator: str = "generalized-alpha"
+    integrator: str = INTEGRATORS[0]
     t_end: float = 1.0
-    dt: float | None = None
     sample_dt: float = 1e-3
     alpha: float = 0.0
     beta: float = 0.0
-    rho_inf: float = 0.8
-    newmark_beta: float = 0.25
-    newmark_gamma: float = 0.5
-    max_iter: int = 20
-    tol: float = 1e-8
-    max_halvings: int = 4
-    newton: str = "modified"
-    projection: bool = False
-    method: str = "DOP853"
-    rtol: float = 1e-8
-    atol: float = 1e-10
+    dt: float | None = _SOLVER.dt
+    rho_inf: float = _SOLVER.rho_inf
+    newmark_beta: float = _SOLVER.newmark_beta
+    newmark_gamma: float = _SOLVER.newmark_gamma
+    max_iter: int = _SOLVER.max_iter
+    tol: float = _SOLVER.tol
+    max_halvings: int = _SOLVER.max_halvings
+    newton: str = _SOLVER.newton
+    projection: bool = _SOLVER.projection
+    method: str = _SOLVER.method
+    rtol: float = _SOLVER.rtol
+    atol: float = _SOLVER.atol
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
