@@ -5,3 +5,15 @@ See DESIGN.md section 7. Bodies (:mod:`.bodies`), joints (:mod:`.joints`) and fo
 time, :mod:`.statics` finds equilibria and linearised modes, :mod:`.mechanisms` builds the
 configured mechanisms and :mod:`.analysis` runs them for the CLI.
 """
+
+__all__ = [
+    "analysis",
+    "bodies",
+    "core",
+    "forces",
+    "integrators",
+    "joints",
+    "mechanisms",
+    "statics",
+    "system",
+]
