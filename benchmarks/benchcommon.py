@@ -183,18 +183,22 @@ class ExudynBeam:
     n_el: int
 
 
-def exudyn_beam(n_el: int, clamp: str, E0: float | None = None) -> ExudynBeam:
+def exudyn_beam(
+    n_el: int, clamp: str, E0: float | None = None, params: dict | None = None
+) -> ExudynBeam:
     """The seed cantilever in Exudyn: ``n_el`` ObjectANCFCable2D on NodePoint2DSlope1 nodes,
-    gravity as LoadMassProportional on every element.
+    gravity as LoadMassProportional on every element (``params``: another beam with the keys
+    of :data:`SEED`).
 
     ``clamp``: ``'constraint'`` (CoordinateConstraint of node 0's four coordinates to ground),
-    ``'mass'`` (an ObjectGenericODE2 adding ``CLAMP_MASS`` to node 0's four coordinates: the
-    form its explicit solvers handle correctly) or ``'none'`` (free; for the eigenvalue call,
-    which removes the clamped coordinates itself)."""
+    ``'pin'`` (the same for node 0's position only: the slope stays free), ``'mass'`` (an
+    ObjectGenericODE2 adding ``CLAMP_MASS`` to node 0's four coordinates: the form its explicit
+    solvers handle correctly) or ``'none'`` (free; for the eigenvalue call, which removes the
+    clamped coordinates itself)."""
     exu = import_exudyn()
     from exudyn import itemInterface as ii
 
-    p = SEED
+    p = SEED if params is None else params
     area = p["width"] * p["height"]
     inertia = p["width"] * p["height"] ** 3 / 12.0
     E = p["E0"] if E0 is None else E0
@@ -217,10 +221,10 @@ def exudyn_beam(n_el: int, clamp: str, E0: float | None = None) -> ExudynBeam:
         )
         mk = mbs.AddMarker(ii.MarkerBodyMass(bodyNumber=obj))
         mbs.AddLoad(ii.LoadMassProportional(markerNumber=mk, loadVector=[0.0, -p["g"], 0.0]))
-    if clamp == "constraint":
+    if clamp in ("constraint", "pin"):
         ground = mbs.AddNode(ii.NodePointGround())
         mg = mbs.AddMarker(ii.MarkerNodeCoordinate(nodeNumber=ground, coordinate=0))
-        for c in range(4):
+        for c in range(4 if clamp == "constraint" else 2):
             mc = mbs.AddMarker(ii.MarkerNodeCoordinate(nodeNumber=nodes[0], coordinate=c))
             mbs.AddObject(ii.CoordinateConstraint(markerNumbers=[mg, mc]))
     elif clamp == "mass":
@@ -235,7 +239,7 @@ def exudyn_beam(n_el: int, clamp: str, E0: float | None = None) -> ExudynBeam:
             )
         )
     elif clamp != "none":
-        raise ValueError(f"clamp must be 'constraint', 'mass' or 'none', got {clamp!r}")
+        raise ValueError(f"clamp must be 'constraint', 'pin', 'mass' or 'none', got {clamp!r}")
     mbs.Assemble()
     return ExudynBeam(sc, mbs, nodes, n_el)
 

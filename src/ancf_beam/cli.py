@@ -177,6 +177,21 @@ def cmd_identify(args):
         raise UsageError(str(exc)) from exc
 
 
+def cmd_mechanism(args):
+    from ancf_beam.config import mechanism_from_file
+    from ancf_beam.mbs.analysis import run_mechanism
+    from ancf_beam.results import RedundantConstraintError
+
+    if args.t_end is not None and not args.t_end > 0:
+        raise UsageError(f"--t-end must be > 0, got {args.t_end}")
+    spec = mechanism_from_file(args.config, args.case, args.set)
+    try:
+        return run_mechanism(spec, t_end=args.t_end, integrator=args.integrator,
+                             progress=not args.quiet)  # fmt: skip
+    except RedundantConstraintError as exc:  # a modelling error in the input, not a solver one
+        raise UsageError(str(exc)) from exc
+
+
 COMMANDS: dict[str, tuple[Callable, str]] = {
     "static": (cmd_static, "static equilibrium under gravity (Newton, load stepping)"),
     "modal": (cmd_modal, "natural frequencies and mode shapes"),
@@ -184,6 +199,7 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
     "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit or implicit)"),
     "critical-dt": (cmd_critical_dt, "critical explicit time step: eigenvalue, bounds, measured"),
     "identify": (cmd_identify, "estimate the defect (lam, n) from measured natural frequencies"),
+    "mechanism": (cmd_mechanism, "planar mechanism run (pendulum, slider-crank) from mechanisms:"),
 }
 
 
@@ -301,6 +317,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fit-E0", action="store_true", help="also estimate E0")
     p.add_argument("--modes", type=int, metavar="K", help="number of modes to use (default: all)")
     _common(p)
+
+    text = COMMANDS["mechanism"][1]
+    p = sub.add_parser(
+        "mechanism",
+        help=text,
+        description="integrate a mechanism of the config's mechanisms: section (a pendulum "
+        "beam pinned at node 0, or a slider-crank with a rigid or ANCF connecting rod)",
+    )
+    from ancf_beam.config import MECHANISM_INTEGRATORS
+
+    p.add_argument(
+        "--case", metavar="NAME", required=True, help="mechanism name (a key of mechanisms:)"
+    )
+    p.add_argument("--config", metavar="FILE", help="config YAML (default: config/config.yaml)")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a key of the mechanism, e.g. --set rod.mesh.n_elements=16 (repeatable)",
+    )
+    p.add_argument("--t-end", type=float, metavar="T", help="end time, s (default: t_end)")
+    p.add_argument(
+        "--integrator",
+        choices=MECHANISM_INTEGRATORS,
+        help="time integrator (default: the mechanism's integrator)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", metavar="FILE.nc", help="write the time histories to NetCDF")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress or info on stderr")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     return parser
 
 

@@ -76,7 +76,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 SECTIONS = tuple(DEFAULTS)
-TOP_LEVEL_EXTRA = ("cases", "pipeline")
+TOP_LEVEL_EXTRA = ("cases", "pipeline", "mechanisms")
 
 #: Defaults of the workflow's ``pipeline`` section (read by the Snakefile through
 #: :func:`pipeline_settings`; the library's analyses never read it). ``null`` entries mean "the
@@ -579,7 +579,8 @@ def load_config(path: str | Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"config file '{p}' must hold a mapping at the top level")
     for k in data:
         if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
-            raise ConfigError(_unknown_key_message(str(k), {**DEFAULTS, "cases": 0, "pipeline": 0}))
+            allowed = {**DEFAULTS, **dict.fromkeys(TOP_LEVEL_EXTRA, 0)}
+            raise ConfigError(_unknown_key_message(str(k), allowed))
     return data
 
 
@@ -613,7 +614,8 @@ def resolve_case(
     sections = {k: v for k, v in config.items() if k in SECTIONS}
     for k in config:
         if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
-            raise ConfigError(_unknown_key_message(str(k), {**DEFAULTS, "cases": 0, "pipeline": 0}))
+            allowed = {**DEFAULTS, **dict.fromkeys(TOP_LEVEL_EXTRA, 0)}
+            raise ConfigError(_unknown_key_message(str(k), allowed))
     _deep_merge(merged, sections, "")
     name = "default"
     if case is not None:
@@ -704,3 +706,317 @@ def _float_like_defaults(merged: dict, defaults: Mapping) -> None:
             merged[k] = float(v)
         elif isinstance(d, list) and d and isinstance(d[0], float) and isinstance(v, list):
             merged[k] = [float(x) for x in v]
+
+
+# ============================================================================================
+# Mechanisms (planar multibody, ancf_beam.mbs): the `mechanisms:` section
+# ============================================================================================
+# One block per mechanism case, ``kind`` selecting its keys. Mechanism-level keys are checked
+# against MECHANISM_RULES (dotted keys relative to the block); an ANCF beam inside a mechanism
+# (the pendulum, a slider-crank's ``rod: {model: ancf}``) is a beam case: its sections
+# (BEAM_CASE_SECTIONS) start from the built-in DEFAULTS, not from the config's top-level
+# cantilever defaults, and are validated by build_case with RULES (gradients, imperfection and
+# damage included). Gravity is the mechanism's ``g`` (the beam case's ``load.g`` follows it).
+MECHANISM_KINDS = ("pendulum", "slider-crank")
+MECHANISM_INTEGRATORS = ("generalized-alpha", "newmark", "central-difference", "adaptive")
+ROD_MODELS = ("rigid", "ancf")
+IVP_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
+BEAM_CASE_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
+
+
+def _beam_sections() -> dict[str, Any]:
+    return {k: copy.deepcopy(DEFAULTS[k]) for k in BEAM_CASE_SECTIONS}
+
+
+_MECHANISM_COMMON: dict[str, Any] = {
+    "kind": None,
+    "t_end": 1.0,
+    "integrator": "generalized-alpha",
+    "sample_dt": 1.0e-3,
+    "g": 9.81,
+    "baumgarte": {"alpha": 0.0, "beta": 0.0},
+    "solver": {
+        "dt": None,
+        "rho_inf": 0.8,
+        "newmark_beta": 0.25,
+        "newmark_gamma": 0.5,
+        "max_iter": 20,
+        "tol": 1.0e-8,
+        "max_halvings": 4,
+        "newton": "modified",
+        "projection": False,
+        "method": "DOP853",
+        "rtol": 1.0e-8,
+        "atol": 1.0e-10,
+    },
+}
+
+#: Built-in defaults of every mechanism kind (slider-crank: the rigid benchmark, 5000 rpm).
+MECHANISM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "pendulum": {**copy.deepcopy(_MECHANISM_COMMON), **_beam_sections()},
+    "slider-crank": {
+        **copy.deepcopy(_MECHANISM_COMMON),
+        "t_end": 0.024,
+        "sample_dt": 1.0e-5,
+        "crank": {"length": 0.05, "mass": 0.30, "inertia": 1.0e-5},
+        "rod": None,  # filled from ROD_DEFAULTS[rod.model]
+        "slider": {"mass": 0.14, "inertia": 1.0e-5},
+        "drive": {"omega": 5000.0 * 2.0 * math.pi / 60.0},
+        "clearance": None,
+    },
+}
+ROD_DEFAULTS: dict[str, dict[str, Any]] = {
+    "rigid": {"model": "rigid", "length": 0.12, "mass": 0.21, "inertia": 2.5e-4},
+    "ancf": {"model": "ancf", **_beam_sections()},
+}
+
+
+def _bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+MECHANISM_RULES: dict[str, tuple[str, Any]] = {
+    "kind": (f"one of {', '.join(MECHANISM_KINDS)}", _one_of(MECHANISM_KINDS)),
+    "t_end": ("a number > 0 (s)", _positive),
+    "integrator": (f"one of {', '.join(MECHANISM_INTEGRATORS)}",
+                   _one_of(MECHANISM_INTEGRATORS)),  # fmt: skip
+    "sample_dt": ("a number > 0 (s)", _positive),
+    "g": ("a number >= 0 (m/s^2, along -y)", _nonnegative),
+    "baumgarte.alpha": ("a number >= 0 (1/s)", _nonnegative),
+    "baumgarte.beta": ("a number >= 0 (1/s)", _nonnegative),
+    "solver.dt": ("null or a number > 0 (s)", _positive_or_none),
+    "solver.rho_inf": ("a number in [0, 1]", lambda v: _is_number(v) and 0 <= v <= 1),
+    "solver.newmark_beta": ("a number in (0, 0.5]", lambda v: _positive(v) and v <= 0.5),
+    "solver.newmark_gamma": ("a number in [0.5, 1]", lambda v: _is_number(v) and 0.5 <= v <= 1),
+    "solver.max_iter": ("an integer >= 1", _int_at_least(1)),
+    "solver.tol": ("a number in (0, 1e-2]", lambda v: _positive(v) and v <= 1e-2),
+    "solver.max_halvings": ("an integer >= 0", _int_at_least(0)),
+    "solver.newton": ("one of modified, full", _one_of(("modified", "full"))),
+    "solver.projection": ("true or false", _bool),
+    "solver.method": (f"one of {', '.join(IVP_METHODS)}", _one_of(IVP_METHODS)),
+    "solver.rtol": ("a number in (0, 1e-2]", lambda v: _positive(v) and v <= 1e-2),
+    "solver.atol": ("a number > 0", _positive),
+    "crank.length": ("a number > 0 (m)", _positive),
+    "crank.mass": ("a number > 0 (kg)", _positive),
+    "crank.inertia": ("a number > 0 (kg m^2, about the centre of mass)", _positive),
+    "rod.model": (f"one of {', '.join(ROD_MODELS)}", _one_of(ROD_MODELS)),
+    "rod.length": ("a number > crank.length (m)", _positive),
+    "rod.mass": ("a number > 0 (kg)", _positive),
+    "rod.inertia": ("a number > 0 (kg m^2, about the centre of mass)", _positive),
+    "slider.mass": ("a number > 0 (kg)", _positive),
+    "slider.inertia": ("a number > 0 (kg m^2)", _positive),
+    "drive.omega": ("a number (rad/s, constant crank speed)", _is_number),
+    "clearance": ("null (revolute clearance joints are not available yet)", lambda v: v is None),
+}
+
+
+@dataclass(frozen=True)
+class RigidLinkSpec:
+    """Rigid link: length (m, between its two joints), mass (kg), centroidal inertia (kg m^2);
+    the centre of mass is at mid-length."""
+
+    length: float
+    mass: float
+    inertia: float
+
+
+@dataclass(frozen=True)
+class RigidPartSpec:
+    mass: float  # kg
+    inertia: float  # kg m^2
+
+
+@dataclass(frozen=True)
+class BaumgarteSpec:
+    """Baumgarte stabilisation ``Phi'' + 2 alpha Phi' + beta^2 Phi = 0`` (1/s) of the index-1
+    integrators (central-difference, adaptive)."""
+
+    alpha: float = 0.0
+    beta: float = 0.0
+
+
+@dataclass(frozen=True)
+class MechanismSolverSpec:
+    dt: float | None = None  # s; null: ancf_beam.mbs.integrators.default_dt
+    rho_inf: float = 0.8
+    newmark_beta: float = 0.25
+    newmark_gamma: float = 0.5
+    max_iter: int = 20
+    tol: float = 1e-8
+    max_halvings: int = 4
+    newton: str = "modified"
+    projection: bool = False
+    method: str = "DOP853"  # adaptive integrator
+    rtol: float = 1e-8
+    atol: float = 1e-10
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """One resolved mechanism case. ``beam`` is the pendulum's beam case or the slider-crank's
+    ANCF rod (None for a rigid rod, then ``rod`` holds it)."""
+
+    name: str
+    kind: str
+    t_end: float
+    integrator: str
+    sample_dt: float
+    g: float
+    baumgarte: BaumgarteSpec
+    solver: MechanismSolverSpec
+    beam: CaseSpec | None = None
+    crank: RigidLinkSpec | None = None
+    rod: RigidLinkSpec | None = None
+    slider: RigidPartSpec | None = None
+    omega: float | None = None
+    resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def rod_model(self) -> str | None:
+        if self.kind != "slider-crank":
+            return None
+        return "ancf" if self.beam is not None else "rigid"
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.resolved)
+
+    def flat(self) -> dict[str, Any]:
+        """Resolved parameters as a flat ``{dotted.key: value}`` dict."""
+        return flatten(self.resolved)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> MechanismSpec:
+        """A copy with dotted-key overrides (relative to the block) applied and validated."""
+        return resolve_mechanism({"mechanisms": {self.name: dict(self.resolved)}}, self.name,
+                                 overrides)  # fmt: skip
+
+
+def mechanism_names(config: Mapping[str, Any]) -> list[str]:
+    return list(config.get("mechanisms") or {})
+
+
+def _mechanism_key_error(name: str, key: str, value: Any, desc: str) -> ConfigError:
+    return ConfigError(
+        f"config key 'mechanisms.{name}.{key}' = {value!r} is invalid: expected {desc}"
+    )
+
+
+def _validate_mechanism(name: str, merged: dict[str, Any], skip: tuple[str, ...]) -> None:
+    """Check every mechanism-level key of ``merged`` (sections in ``skip`` are beam cases)."""
+    if merged.get("clearance") is not None:
+        raise _mechanism_key_error(name, "clearance", merged["clearance"],
+                                   MECHANISM_RULES["clearance"][0])  # fmt: skip
+    for key, value in flatten({k: v for k, v in merged.items() if k not in skip}).items():
+        if key.startswith("rod.") and key.split(".")[1] in BEAM_CASE_SECTIONS:
+            continue
+        if key not in MECHANISM_RULES:
+            raise ConfigError(f"unknown config key 'mechanisms.{name}.{key}'")
+        desc, ok = MECHANISM_RULES[key]
+        if desc.startswith("an integer") and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif desc.startswith(("a number", "null or a number")) and isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if not ok(value):
+            raise _mechanism_key_error(name, key, value, desc)
+        _set_dotted(merged, key, value)
+
+
+def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):
+    """A beam case from the mechanism block's beam sections (over the built-in DEFAULTS)."""
+    full = copy.deepcopy(DEFAULTS)
+    try:
+        _deep_merge(full, {k: sections[k] for k in BEAM_CASE_SECTIONS}, "")
+        full["load"]["g"] = g
+        return build_case(full, f"{name}{where}")
+    except ConfigError as exc:
+        prefix = f"mechanisms.{name}{where}"
+        raise ConfigError(f"{prefix}: {exc}") from exc
+
+
+def resolve_mechanism(
+    config: Mapping[str, Any] | None,
+    name: str,
+    overrides: Mapping[str, Any] | None = None,
+) -> MechanismSpec:
+    """Mechanism ``name`` of ``config['mechanisms']``: kind defaults <- block <- dotted
+    overrides (relative to the block, e.g. ``rod.mesh.n_elements``), validated."""
+    mechs = (config or {}).get("mechanisms") or {}
+    if not isinstance(mechs, Mapping):
+        raise ConfigError("config key 'mechanisms' must be a mapping of named mechanisms")
+    if name not in mechs:
+        avail = ", ".join(mechs) or "(none defined)"
+        raise ConfigError(f"unknown mechanism '{name}' (available mechanisms: {avail})")
+    block = mechs[name] or {}
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"mechanism '{name}' must be a mapping")
+    overrides = dict(overrides or {})
+    kind = overrides.get("kind", block.get("kind"))
+    if kind not in MECHANISM_KINDS:
+        raise _mechanism_key_error(name, "kind", kind, MECHANISM_RULES["kind"][0])
+    merged = copy.deepcopy(MECHANISM_DEFAULTS[kind])
+    if kind == "slider-crank":
+        rod_block = block.get("rod") or {}
+        if not isinstance(rod_block, Mapping):
+            raise ConfigError(f"config key 'mechanisms.{name}.rod' must be a mapping")
+        model = overrides.get("rod.model", rod_block.get("model", "rigid"))
+        if model not in ROD_MODELS:
+            raise _mechanism_key_error(name, "rod.model", model, MECHANISM_RULES["rod.model"][0])
+        merged["rod"] = copy.deepcopy(ROD_DEFAULTS[model])
+    _deep_merge(merged, block, f"mechanisms.{name}")
+    for key, value in overrides.items():
+        try:
+            _set_dotted(merged, key, value)
+        except ConfigError as exc:
+            raise ConfigError(f"mechanism '{name}': {exc}") from exc
+    skip = BEAM_CASE_SECTIONS if kind == "pendulum" else ()
+    _validate_mechanism(name, merged, skip)
+    common = {
+        "name": name,
+        "kind": kind,
+        "t_end": float(merged["t_end"]),
+        "integrator": merged["integrator"],
+        "sample_dt": float(merged["sample_dt"]),
+        "g": float(merged["g"]),
+        "baumgarte": BaumgarteSpec(**{k: float(v) for k, v in merged["baumgarte"].items()}),
+        "solver": MechanismSolverSpec(**merged["solver"]),
+    }
+    if kind == "pendulum":
+        beam = _mechanism_beam_case(name, "", merged, common["g"])
+        resolved = {k: merged[k] for k in merged if k not in BEAM_CASE_SECTIONS}
+        resolved.update({k: beam.resolved[k] for k in BEAM_CASE_SECTIONS})
+        return MechanismSpec(**common, beam=beam, resolved=resolved)
+    crank = RigidLinkSpec(**{k: float(v) for k, v in merged["crank"].items()})
+    rod = merged["rod"]
+    beam = rigid = None
+    if rod["model"] == "ancf":
+        beam = _mechanism_beam_case(name, ".rod", rod, common["g"])
+        chord = beam.beam.length
+        merged["rod"] = {"model": "ancf", **{k: beam.resolved[k] for k in BEAM_CASE_SECTIONS}}
+        rod_key = "rod.beam.length"
+    else:
+        rigid = RigidLinkSpec(**{k: float(v) for k, v in rod.items() if k != "model"})
+        chord = rigid.length
+        rod_key = "rod.length"
+    if not chord > crank.length:
+        raise _mechanism_key_error(
+            name, rod_key, chord, f"a rod longer than the crank (crank.length = {crank.length} m)"
+        )
+    return MechanismSpec(
+        **common,
+        beam=beam,
+        crank=crank,
+        rod=rigid,
+        slider=RigidPartSpec(**{k: float(v) for k, v in merged["slider"].items()}),
+        omega=float(merged["drive"]["omega"]),
+        resolved=merged,
+    )
+
+
+def mechanism_from_file(
+    path: str | Path | None, name: str, sets: Iterable[str] = ()
+) -> MechanismSpec:
+    """Convenience for the CLI: file + mechanism name + ``KEY=VALUE`` strings."""
+    return resolve_mechanism(load_config(path), name, parse_set(sets))

@@ -149,3 +149,66 @@ class DynamicsResult:
         if tmax <= 0.0:
             return 0.0
         return float(np.max(np.abs(tot - tot[0])) / tmax)
+
+
+# ------------------------------------------------------------------------------------------
+# planar multibody (ancf_beam.mbs)
+# ------------------------------------------------------------------------------------------
+__all__ += ["ConstraintSingularityError", "MechanismResult", "RedundantConstraintError"]
+
+
+class RedundantConstraintError(ValueError):
+    """The constraint Jacobian of a multibody system is rank deficient; ``rows`` names the
+    dependent equations (``joint.equation``) and ``joints`` their joints."""
+
+    def __init__(self, message: str, *, rows: list[str], joints: list[str]):
+        super().__init__(message)
+        self.rows = rows
+        self.joints = joints
+
+
+class ConstraintSingularityError(RuntimeError):
+    """The constraint Jacobian became singular during a run (a kinematic singularity, e.g. a
+    slider-crank whose rod is shorter than its crank reaching a dead point)."""
+
+
+@dataclass
+class MechanismResult:
+    """Sampled trajectory of a multibody run (``ancf_beam.mbs.integrators``).
+
+    ``q``, ``v``, ``a``: (n_samples, n) coordinates (m, rad, -), velocities and accelerations;
+    ``lam``: (n_samples, m) Lagrange multipliers (N or N m, sign convention of
+    :mod:`ancf_beam.mbs.joints`); ``phi_max``/``dphi_max``: largest position- and
+    velocity-level constraint violation at each sample; energies in J (``strain`` includes the
+    force-element potential, ``dissipated`` the work released by damage)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    lam: np.ndarray
+    phi_max: np.ndarray
+    dphi_max: np.ndarray
+    kinetic: np.ndarray
+    strain: np.ndarray
+    gravity: np.ndarray
+    dissipated: np.ndarray
+    integrator: str
+    dt: float  # s; nan for the adaptive integrator
+    steps: int  # accepted steps
+    wall_s: float
+    cpu_s: float = math.nan
+    newton_iterations: np.ndarray | None = None  # per step, index-3 integrators
+    stats: dict | None = None
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.kinetic + self.strain + self.gravity + self.dissipated
+
+    def energy_drift_rel(self) -> float:
+        """``max |E(t) - E(0)| / max T`` (damage work included in E)."""
+        tmax = float(np.max(self.kinetic)) if self.kinetic.size else 0.0
+        if tmax <= 0.0:
+            return 0.0
+        tot = self.total
+        return float(np.max(np.abs(tot - tot[0])) / tmax)

@@ -1,0 +1,617 @@
+"""Numba kernels of the multibody system (allocation-free; the integrators' hot loops call them).
+
+Data travel as two tuples built by :class:`ancf_beam.mbs.system.System`:
+
+* ``S`` (constant data): ``(mlb, mfac, qg, beams, nonbeam, ei, ef, fei, fef, const_jac)`` --
+  system mass in symmetric lower band storage ``(8, n)`` (half-bandwidth 7, bodies stacked on the
+  diagonal), its banded Cholesky factor (:func:`ancf_beam.linalg.band_cholesky` layout), the
+  constant gravity force, one tuple per beam body ``(offset, n_dof, kernel_args, damage_on,
+  damage_args)``, the indices of the non-beam coordinates, the constraint row tables
+  (:func:`ancf_beam.mbs.joints.encode_rows`), the force element tables
+  (:mod:`ancf_beam.mbs.forces`) and whether the constraint Jacobian is constant;
+* ``W`` (work arrays and per-run state): see :func:`ancf_beam.mbs.system.System.work`.
+
+Constraint Jacobians are stored by rows: ``jc[r, k]`` (column) and ``jv[r, k]`` (value) for
+``k < jn[r]``; a column may repeat (the entries add up).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ancf_beam.beam import kernels
+from ancf_beam.linalg import BANDWIDTH, CHOLESKY, band_factor_solve
+
+__all__ = [
+    "FE_FORCE",
+    "FE_SPRING",
+    "FE_TORQUE",
+    "MAX_ROW_NNZ",
+    "accel_index1",
+    "constraint_hessian_band",
+    "eval_constraints",
+    "force_elements",
+    "force_elements_tangent",
+    "jac_mul",
+    "jac_tmul_add",
+    "lu_factor",
+    "lu_solve",
+    "system_forces",
+    "system_tangent",
+]
+
+MAX_ROW_NNZ = 12  # Jacobian entries per constraint row (two beam points: 8; a line: 7)
+
+_E_POS, _E_LINE, _E_ANGLE, _E_DRIVER = 0, 1, 2, 3
+_PT_GROUND, _PT_LINEAR, _PT_RIGID = 0, 1, 2
+FE_FORCE, FE_TORQUE, FE_SPRING = 0, 1, 2
+_BW = BANDWIDTH
+
+
+# ------------------------------------------------------------------------------------------
+# points
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def point_eval(kind, off, n, w, q, v, out):
+    """``out[0:2]`` position, ``[2:4]`` velocity, ``[4:6]`` the velocity-quadratic part ``h`` of
+    the acceleration (``r'' = J q'' + h``), ``[6:8]`` ``dr/dtheta`` (rigid markers)."""
+    if kind == _PT_GROUND:
+        out[0] = w[0]
+        out[1] = w[1]
+        for i in range(2, 8):
+            out[i] = 0.0
+    elif kind == _PT_RIGID:
+        th = q[off + 2]
+        om = v[off + 2]
+        c = math.cos(th)
+        s = math.sin(th)
+        ax = c * w[0] - s * w[1]  # A s
+        ay = s * w[0] + c * w[1]
+        out[0] = q[off] + ax
+        out[1] = q[off + 1] + ay
+        out[6] = -ay  # A_theta s
+        out[7] = ax
+        out[2] = v[off] + om * out[6]
+        out[3] = v[off + 1] + om * out[7]
+        out[4] = -om * om * ax
+        out[5] = -om * om * ay
+    else:
+        px = 0.0
+        py = 0.0
+        vx = 0.0
+        vy = 0.0
+        for a in range(n):
+            i = off + 2 * a
+            px += w[a] * q[i]
+            py += w[a] * q[i + 1]
+            vx += w[a] * v[i]
+            vy += w[a] * v[i + 1]
+        out[0] = px
+        out[1] = py
+        out[2] = vx
+        out[3] = vy
+        for i in range(4, 8):
+            out[i] = 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def point_jac(kind, off, n, w, pv, cx, cy, sign, cols, vals, k):
+    """Append the gradient of ``sign * (cx P_x + cy P_y)`` to ``cols``/``vals`` from position
+    ``k``; return the new count (``pv``: the point's :func:`point_eval` output)."""
+    if kind == _PT_GROUND:
+        return k
+    if kind == _PT_RIGID:
+        if cx != 0.0:
+            cols[k] = off
+            vals[k] = sign * cx
+            k += 1
+        if cy != 0.0:
+            cols[k] = off + 1
+            vals[k] = sign * cy
+            k += 1
+        cols[k] = off + 2
+        vals[k] = sign * (cx * pv[6] + cy * pv[7])
+        return k + 1
+    for a in range(n):
+        i = off + 2 * a
+        if cx != 0.0:
+            cols[k] = i
+            vals[k] = sign * cx * w[a]
+            k += 1
+        if cy != 0.0:
+            cols[k] = i + 1
+            vals[k] = sign * cy * w[a]
+            k += 1
+    return k
+
+
+# ------------------------------------------------------------------------------------------
+# constraints
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def _line_normal(ei_r, ef_r, q, v):
+    """Unit normal ``n`` of a line row, its rotation rate ``omega_L`` and the line body's
+    angle index (-1: ground)."""
+    lo = ei_r[8]
+    nlx = ef_r[8]
+    nly = ef_r[9]
+    if lo >= 0:
+        c = math.cos(q[lo])
+        s = math.sin(q[lo])
+        return c * nlx - s * nly, s * nlx + c * nly, v[lo], lo
+    return nlx, nly, 0.0, lo
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq):
+    """Rows ``Phi``, Jacobian (row storage), ``gamma`` and ``Phi_t`` at ``(q, v, t)``."""
+    for r in range(ei.shape[0]):
+        et = ei[r, 0]
+        cols = jc[r]
+        vals = jv[r]
+        k = 0
+        ft = 0.0
+        if et == _E_POS or et == _E_LINE:
+            point_eval(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], q, v, pp)
+            point_eval(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], q, v, pq)
+            if et == _E_POS:
+                c = ei[r, 1]
+                cx = 1.0 if c == 0 else 0.0
+                cy = 1.0 - cx
+                phi[r] = pp[c] - pq[c]
+                gam[r] = -(pp[4 + c] - pq[4 + c])
+            else:
+                nx, ny, om, lo = _line_normal(ei[r], ef[r], q, v)
+                dx = pp[0] - pq[0]
+                dy = pp[1] - pq[1]
+                ddx = pp[2] - pq[2]
+                ddy = pp[3] - pq[3]
+                phi[r] = nx * dx + ny * dy
+                gam[r] = -(
+                    nx * (pp[4] - pq[4]) + ny * (pp[5] - pq[5])
+                    + 2.0 * om * (-ny * ddx + nx * ddy) - om * om * phi[r]
+                )  # fmt: skip
+                cx = nx
+                cy = ny
+                if lo >= 0:
+                    cols[k] = lo
+                    vals[k] = -ny * dx + nx * dy  # (dn/dtheta) . d
+                    k += 1
+            k = point_jac(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], pp, cx, cy, 1.0, cols, vals, k)
+            k = point_jac(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], pq, cx, cy, -1.0, cols, vals,
+                          k)  # fmt: skip
+        elif et == _E_ANGLE:
+            i = ei[r, 9]
+            j = ei[r, 10]
+            x = q[i] - ef[r, 10]
+            cols[0] = i
+            vals[0] = 1.0
+            k = 1
+            if j >= 0:
+                x -= q[j]
+                cols[1] = j
+                vals[1] = -1.0
+                k = 2
+            phi[r] = x
+            gam[r] = 0.0
+        else:  # driver
+            i = ei[r, 9]
+            d = ei[r, 11]
+            if d < 0:
+                f0 = ef[r, 10] + ef[r, 11] * t
+                f1 = ef[r, 11]
+                f2 = 0.0
+            else:
+                f0 = dext[d, 0]
+                f1 = dext[d, 1]
+                f2 = dext[d, 2]
+            phi[r] = q[i] - f0
+            cols[0] = i
+            vals[0] = 1.0
+            k = 1
+            ft = -f1
+            gam[r] = f2
+        jn[r] = k
+        phit[r] = ft
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jac_mul(jc, jv, jn, x, y):
+    """``y = J x``."""
+    for r in range(jn.shape[0]):
+        s = 0.0
+        for k in range(jn[r]):
+            s += jv[r, k] * x[jc[r, k]]
+        y[r] = s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jac_tmul_add(jc, jv, jn, lam, y, scale):
+    """``y += scale J^T lam``."""
+    for r in range(jn.shape[0]):
+        c = scale * lam[r]
+        for k in range(jn[r]):
+            y[jc[r, k]] += jv[r, k] * c
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _band_add(ab, i, j, x):
+    """``K[i, j] += x`` in general band storage (ignored outside the band)."""
+    d = i - j
+    if -_BW <= d <= _BW:
+        ab[_BW + d, j] += x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def constraint_hessian_band(q, v, ei, ef, lam, ab, pp, pq):
+    """Add ``sum_r lam_r d2 Phi_r / dq2`` (the in-band part: the rigid angles' diagonal terms;
+    the line rows' cross terms between the line body's angle and the point's coordinates are
+    left out) to the general band ``ab``."""
+    for r in range(ei.shape[0]):
+        et = ei[r, 0]
+        if et != _E_POS and et != _E_LINE:
+            continue
+        lr = lam[r]
+        point_eval(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], q, v, pp)
+        point_eval(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], q, v, pq)
+        if et == _E_POS:
+            c = ei[r, 1]
+            # d2 P_c / dtheta2 = -(A s)_c, and A s = (dP/dtheta rotated back) = (pv[7], -pv[6])
+            if ei[r, 2] == _PT_RIGID:
+                i = ei[r, 3] + 2
+                asc = pp[7] if c == 0 else -pp[6]
+                ab[_BW, i] -= lr * asc
+            if ei[r, 5] == _PT_RIGID:
+                i = ei[r, 6] + 2
+                asc = pq[7] if c == 0 else -pq[6]
+                ab[_BW, i] += lr * asc
+        else:
+            nx, ny, _, lo = _line_normal(ei[r], ef[r], q, v)
+            if ei[r, 2] == _PT_RIGID:
+                i = ei[r, 3] + 2
+                ab[_BW, i] -= lr * (nx * pp[7] - ny * pp[6])
+            if lo >= 0:
+                dx = pp[0] - pq[0]
+                dy = pp[1] - pq[1]
+                h = -(nx * dx + ny * dy)
+                if ei[r, 5] == _PT_RIGID:  # the line point moves with the line body
+                    h -= 2.0 * (-ny * pq[6] + nx * pq[7])
+                    h += nx * pq[7] - ny * pq[6]
+                ab[_BW, lo] += lr * h
+
+
+# ------------------------------------------------------------------------------------------
+# force elements (pluggable: a new kind adds a branch here and in force_elements_tangent)
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def _spring_state(fei_r, fef_r, q, v, pp, pq):
+    point_eval(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v, pp)
+    point_eval(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], q, v, pq)
+    dx = pp[0] - pq[0]
+    dy = pp[1] - pq[1]
+    ln = math.sqrt(dx * dx + dy * dy)
+    ux = dx / ln
+    uy = dy / ln
+    ldot = ux * (pp[2] - pq[2]) + uy * (pp[3] - pq[3])
+    f = fef_r[8] * (ln - fef_r[10]) + fef_r[9] * ldot  # tension positive (N)
+    return ux, uy, ln, ldot, f
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
+    """Add the generalized forces of the force elements to ``f``; return their potential
+    energy (J; conservative parts only).
+
+    Kinds: ``FE_FORCE`` constant force ``(F_x, F_y)`` (N, ``fef[8:10]``) at point P;
+    ``FE_TORQUE`` constant torque (N m, ``fef[8]``) on the rigid body whose angle index is
+    ``fei[7]``; ``FE_SPRING`` linear spring-damper between P and Q, stiffness ``k`` (N/m),
+    damping ``c`` (N s/m), free length ``l0`` (m) in ``fef[8:11]``. ``fst`` holds per-element
+    state an integrator carries from step to step (unused by these kinds)."""
+    energy = 0.0
+    for e in range(fei.shape[0]):
+        kind = fei[e, 0]
+        if kind == FE_FORCE:
+            point_eval(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], q, v, pp)
+            fx = fef[e, 8]
+            fy = fef[e, 9]
+            k = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, fx, cols,
+                          vals, 0)  # fmt: skip
+            k = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, fy, cols,
+                          vals, k)  # fmt: skip
+            for i in range(k):
+                f[cols[i]] += vals[i]
+            energy -= fx * pp[0] + fy * pp[1]
+        elif kind == FE_TORQUE:
+            i = fei[e, 7]
+            f[i] += fef[e, 8]
+            energy -= fef[e, 8] * q[i]
+        elif kind == FE_SPRING:
+            ux, uy, ln, _, fs = _spring_state(fei[e], fef[e], q, v, pp, pq)
+            # force on P: -fs u, on Q: +fs u
+            k = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, ux, uy, -fs, cols,
+                          vals, 0)  # fmt: skip
+            k = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, ux, uy, fs, cols,
+                          vals, k)  # fmt: skip
+            for i in range(k):
+                f[cols[i]] += vals[i]
+            stretch = ln - fef[e, 10]
+            energy += 0.5 * fef[e, 8] * stretch * stretch
+    return energy
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
+    """Add ``-dQ/dq - c_v dQ/dv`` of the force elements to the general band ``ab`` (the
+    symmetric part; entries outside the band are not representable and are rejected when the
+    system is assembled)."""
+    for e in range(fei.shape[0]):
+        kind = fei[e, 0]
+        if kind == FE_FORCE:
+            if fei[e, 1] == _PT_RIGID:  # Q_theta = F . dP/dtheta; d/dtheta = -F . (A s)
+                point_eval(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], q, v, pp)
+                i = fei[e, 2] + 2
+                ab[_BW, i] += fef[e, 8] * pp[7] - fef[e, 9] * pp[6]
+        elif kind == FE_SPRING:
+            ux, uy, ln, _, fs = _spring_state(fei[e], fef[e], q, v, pp, pq)
+            kk = fef[e, 8] + c_v * fef[e, 9]
+            g = fs / ln  # f (I - u u^T) / l: the geometric part (the damping term's
+            # non-symmetric share c u ddot^T (I - u u^T) / l is left out)
+            b00 = kk * ux * ux + g * (1.0 - ux * ux)
+            b01 = kk * ux * uy - g * ux * uy
+            b11 = kk * uy * uy + g * (1.0 - uy * uy)
+            # rows of J_d = J_P - J_Q for the x and y components
+            kx = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, 1.0, cols,
+                           vals, 0)  # fmt: skip
+            kx = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 1.0, 0.0, -1.0,
+                           cols, vals, kx)  # fmt: skip
+            ky = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, 1.0, cols,
+                           vals, kx)  # fmt: skip
+            ky = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 0.0, 1.0, -1.0,
+                           cols, vals, ky)  # fmt: skip
+            for a in range(ky):
+                ca = 0 if a < kx else 1
+                for b in range(ky):
+                    cb = 0 if b < kx else 1
+                    bab = b00 if ca == 0 and cb == 0 else (b11 if ca == 1 and cb == 1 else b01)
+                    _band_add(ab, cols[a], cols[b], vals[a] * bab * vals[b])
+            fx = fs * ux
+            fy = fs * uy
+            if fei[e, 1] == _PT_RIGID:
+                i = fei[e, 2] + 2
+                ab[_BW, i] -= fx * pp[7] - fy * pp[6]
+            if fei[e, 4] == _PT_RIGID:
+                i = fei[e, 5] + 2
+                ab[_BW, i] += fx * pq[7] - fy * pq[6]
+
+
+# ------------------------------------------------------------------------------------------
+# system forces and tangent
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def system_forces(q, v, t, S, fst, f, pp, pq, cols, vals):
+    """``f = Q_g + Q_e(q) + Q_fe(q, v, t)`` (elastic forces of every beam, constant gravity,
+    force elements). Returns (strain energy U, force-element potential) in J."""
+    qg = S[2]
+    beams = S[3]
+    nonbeam = S[4]
+    fei = S[7]
+    fef = S[8]
+    energy = 0.0
+    for b in beams:
+        o = b[0]
+        nd = b[1]
+        energy += kernels.elastic_force(q[o : o + nd], *b[2], f[o : o + nd])
+    for i in nonbeam:
+        f[i] = 0.0
+    for i in range(f.shape[0]):
+        f[i] += qg[i]
+    pot = force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals)
+    return energy, pot
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def system_tangent(q, v, t, lam, S, fst, c_v, ab, pp, pq, cols, vals):
+    """General band ``ab`` (15, n) of ``K_T + c_v C_fe + sum lam_r Phi_r,qq`` (beam tangent
+    stiffness, force elements, constraint Hessian)."""
+    for i in range(ab.shape[0]):
+        for j in range(ab.shape[1]):
+            ab[i, j] = 0.0
+    for b in S[3]:
+        o = b[0]
+        nd = b[1]
+        kernels.assemble_tangent_banded(q[o : o + nd], *b[2], ab[:, o : o + nd])
+    force_elements_tangent(q, v, t, S[7], S[8], fst, c_v, ab, pp, pq, cols, vals)
+    constraint_hessian_band(q, v, S[5], S[6], lam, ab, pp, pq)
+
+
+# ------------------------------------------------------------------------------------------
+# small dense LU (the constraint Schur complement, m x m)
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def lu_factor(a, piv):
+    """In-place LU with partial pivoting; returns the smallest |pivot| / largest |entry| (0 when
+    exactly singular)."""
+    n = a.shape[0]
+    amax = 0.0
+    for i in range(n):
+        for j in range(n):
+            amax = max(amax, abs(a[i, j]))
+    pmin = np.inf
+    for k in range(n):
+        p = k
+        big = abs(a[k, k])
+        for i in range(k + 1, n):
+            if abs(a[i, k]) > big:
+                big = abs(a[i, k])
+                p = i
+        piv[k] = p
+        if p != k:
+            for j in range(n):
+                x = a[k, j]
+                a[k, j] = a[p, j]
+                a[p, j] = x
+        pmin = min(pmin, big)
+        if big == 0.0:
+            return 0.0
+        inv = 1.0 / a[k, k]
+        for i in range(k + 1, n):
+            a[i, k] *= inv
+            lik = a[i, k]
+            if lik != 0.0:
+                for j in range(k + 1, n):
+                    a[i, j] -= lik * a[k, j]
+    if n == 0:
+        return 1.0
+    return pmin / amax if amax > 0 else 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lu_solve(a, piv, b):
+    """Solve in place with the factors of :func:`lu_factor`."""
+    n = a.shape[0]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            x = b[k]
+            b[k] = b[p]
+            b[p] = x
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= a[i, j] * b[j]
+        b[i] = s
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= a[i, j] * b[j]
+        b[i] = s / a[i, i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def schur_prepare(kind, fac, lu, piv, xp, jc, jv, jn, y, smat, spiv):
+    """``Y = K^-1 J^T`` (rows ``y[r]``) and the LU factors of ``S = J Y^T`` for a factorised
+    band matrix ``K`` (:func:`ancf_beam.linalg.band_factor_solve`). Returns the pivot ratio of
+    ``S`` (0: singular)."""
+    m = jn.shape[0]
+    for r in range(m):
+        yr = y[r]
+        for i in range(yr.shape[0]):
+            yr[i] = 0.0
+        for k in range(jn[r]):
+            yr[jc[r, k]] += jv[r, k]
+        band_factor_solve(kind, fac, lu, piv, xp, yr)
+    for r in range(m):
+        for s in range(m):
+            x = 0.0
+            for k in range(jn[r]):
+                x += jv[r, k] * y[s, jc[r, k]]
+            smat[r, s] = x
+    return lu_factor(smat, spiv)
+
+
+# ------------------------------------------------------------------------------------------
+# index-1 accelerations and multipliers
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def accel_index1(q, v, t, S, W, alpha, beta, a, lam):
+    """Accelerations ``a`` and multipliers ``lam`` of ``[M J^T; J 0][a; lam] = [Q; gamma -
+    2 alpha Phi' - beta^2 Phi]`` (Baumgarte ``alpha``, ``beta`` in 1/s) by the Schur complement
+    with the constant mass factor. Returns (U, V_fe, max|Phi|, max|Phi'|, pivot ratio of the
+    Schur complement; 0 when the constraints are singular)."""
+    mfac = S[1]
+    ei = S[5]
+    ef = S[6]
+    const_jac = S[9]
+    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
+     piv_d, dext, fst, flags) = W  # fmt: skip
+    energy, pot = system_forces(q, v, t, S, fst, f, pp, pq, cols, vals)
+    for i in range(a.shape[0]):
+        a[i] = f[i]
+    band_factor_solve(CHOLESKY, mfac, lu_d, piv_d, xp, a)
+    m = ei.shape[0]
+    if m == 0:
+        return energy, pot, 0.0, 0.0, 1.0
+    eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq)
+    jac_mul(jc, jv, jn, v, dphi)
+    pmax = 0.0
+    vmax = 0.0
+    for r in range(m):
+        dphi[r] += phit[r]
+        pmax = max(pmax, abs(phi[r]))
+        vmax = max(vmax, abs(dphi[r]))
+    ratio = 1.0
+    if not (const_jac and flags[0] == 1):
+        ratio = schur_prepare(CHOLESKY, mfac, lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
+        if ratio == 0.0:
+            return energy, pot, pmax, vmax, 0.0
+        flags[0] = 1
+    jac_mul(jc, jv, jn, a, bm)
+    for r in range(m):
+        bm[r] -= gam[r] - 2.0 * alpha * dphi[r] - beta * beta * phi[r]
+    lu_solve(smat, spiv, bm)
+    for r in range(m):
+        lam[r] = bm[r]
+        yr = y[r]
+        lr = bm[r]
+        for i in range(a.shape[0]):
+            a[i] -= lr * yr[i]
+    return energy, pot, pmax, vmax, ratio
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def project_velocity(q, v, t, S, W):
+    """Mass-orthogonal projection of ``v`` onto ``Phi_q v + Phi_t = 0`` (Jacobian and Schur
+    factors from the last :func:`accel_index1` / :func:`eval_constraints` at ``q``)."""
+    ei = S[5]
+    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
+     piv_d, dext, fst, flags) = W  # fmt: skip
+    m = ei.shape[0]
+    if m == 0:
+        return
+    jac_mul(jc, jv, jn, v, bm)
+    for r in range(m):
+        bm[r] += phit[r]
+    lu_solve(smat, spiv, bm)
+    for r in range(m):
+        yr = y[r]
+        lr = bm[r]
+        for i in range(v.shape[0]):
+            v[i] -= lr * yr[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def project_position(q, t, S, W, tol, max_iter):
+    """Mass-orthogonal Gauss-Newton projection of ``q`` onto ``Phi(q, t) = 0`` (``max|Phi|
+    <= tol``). Returns the final ``max|Phi|``; leaves the Jacobian and Schur factors of the
+    projected ``q`` in ``W``."""
+    mfac = S[1]
+    ei = S[5]
+    ef = S[6]
+    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
+     piv_d, dext, fst, flags) = W  # fmt: skip
+    m = ei.shape[0]
+    if m == 0:
+        return 0.0
+    pmax = 0.0
+    for it in range(max_iter + 1):
+        eval_constraints(q, q, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq)  # v unused
+        pmax = 0.0
+        for r in range(m):
+            pmax = max(pmax, abs(phi[r]))
+        if not (S[9] and flags[0] == 1):
+            schur_prepare(CHOLESKY, mfac, lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
+            flags[0] = 1
+        if pmax <= tol or it == max_iter:
+            break
+        for r in range(m):
+            bm[r] = phi[r]
+        lu_solve(smat, spiv, bm)
+        for r in range(m):
+            yr = y[r]
+            lr = bm[r]
+            for i in range(q.shape[0]):
+                q[i] -= lr * yr[i]
+    return pmax

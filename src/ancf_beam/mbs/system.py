@@ -1,0 +1,450 @@
+"""Assembly of a planar multibody system: bodies, joints and force elements -> one coordinate
+vector, one banded mass matrix, constraint rows and force-element tables for the numba kernels.
+
+Equations of motion (SI units; gravity ``g`` m/s^2 along -y)::
+
+    M q'' + Phi_q^T lambda = Q(q, q', t) = Q_g + Q_e(q) + Q_fe(q, q', t),    Phi(q, t) = 0
+
+``M`` is constant: the bodies' mass matrices stacked on the diagonal in the order the bodies were
+added (each beam contributes its consistent mass of half-bandwidth 7, a rigid body
+``diag(m, m, J)``), stored once as a symmetric band of half-bandwidth 7 and factorised once
+(banded Cholesky). The elastic forces and tangent stiffness come from the beam kernels of
+:mod:`ancf_beam.beam.kernels` applied to each beam's slice of ``q``; the constraint coupling of
+the bodies is handled by a Schur complement with the few constraint rows, so no per-step
+factorisation is ever dense in the body coordinates.
+
+:meth:`System.finalize` checks the model: redundant constraints are found from the rank of
+``Phi_q`` at the initial configuration and named
+(:class:`~ancf_beam.results.RedundantConstraintError`); force elements whose tangent would leave
+the band are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from ancf_beam.beam.damage import DamageState
+from ancf_beam.linalg import BANDWIDTH, band_cholesky, sym_band_matvec
+from ancf_beam.mbs import core
+from ancf_beam.mbs.bodies import BeamBody, Body
+from ancf_beam.mbs.forces import N_FLT, N_INT, STATE_SIZE, ForceElement, SpringDamper
+from ancf_beam.mbs.joints import Driver, Joint, Row, Weld, encode_rows, linear_rows
+from ancf_beam.results import RedundantConstraintError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["System"]
+
+RANK_TOL = 1e-9  # relative residual of a unit-normalised Jacobian row counted as dependent
+
+
+class System:
+    """A planar multibody system (see the module docstring).
+
+    Build it with :meth:`add` (bodies, joints, force elements, in any order; bodies are
+    numbered in the order given) and call :meth:`finalize` once before integrating.
+    """
+
+    def __init__(self, g: float = 9.81, name: str = "system"):
+        self.g = float(g)
+        self.name = name
+        self.bodies: list[Body] = []
+        self.joints: list[Joint] = []
+        self.forces: list[ForceElement] = []
+        self._final = False
+
+    # ------------------------------------------------------------------------------------
+    # building
+    # ------------------------------------------------------------------------------------
+    def add(self, *items):
+        """Add bodies, joints and force elements; returns the first item (or all of them)."""
+        if self._final:
+            raise RuntimeError("system already finalized")
+        names = {x.name for x in (*self.bodies, *self.joints, *self.forces)}
+        for it in items:
+            if it.name in names:
+                raise ValueError(f"duplicate name '{it.name}' in system '{self.name}'")
+            names.add(it.name)
+            if isinstance(it, Body):
+                self.bodies.append(it)
+            elif isinstance(it, Joint):
+                self.joints.append(it)
+            elif isinstance(it, ForceElement):
+                self.forces.append(it)
+            else:
+                raise TypeError(f"cannot add {type(it).__name__} to a system")
+        return items[0] if len(items) == 1 else items
+
+    def body(self, name: str) -> Body:
+        return next(b for b in self.bodies if b.name == name)
+
+    def joint(self, name: str) -> Joint:
+        return next(j for j in self.joints if j.name == name)
+
+    def finalize(self, t0: float = 0.0, check: bool = True) -> System:
+        """Number the coordinates, assemble the constant data and check the constraints."""
+        if self._final:
+            return self
+        off = 0
+        for b in self.bodies:
+            b.offset = off
+            off += b.n_dof
+        self.n = off
+        if self.n == 0:
+            raise ValueError(f"system '{self.name}' has no bodies")
+        self.q0 = np.concatenate([b.initial_coordinates() for b in self.bodies])
+        self.v_guess = np.concatenate([b.initial_velocities() for b in self.bodies])
+
+        # constraint rows
+        rows: list[Row] = []
+        self.function_drivers: list[Driver] = []
+        for j in self.joints:
+            if isinstance(j, Weld):
+                j.q0 = self.q0
+            j.rows = j.build_rows()
+            if isinstance(j, Driver) and j.function is not None:
+                j.rows = [dataclasses.replace(j.rows[0], driver=len(self.function_drivers))]
+                self.function_drivers.append(j)
+            j.first_row = len(rows)
+            rows.extend(j.rows)
+        self.rows = rows
+        self.m = len(rows)
+        self.row_labels = [r.label for r in rows]
+        self.row_kinds = [r.kind for r in rows]
+        self.ei, self.ef = encode_rows(rows)
+        if any(r.dofs() and (max(r.dofs()) >= self.n) for r in rows):
+            raise ValueError("a joint refers to a body that is not part of the system")
+
+        # force elements
+        fi, ff = [], []
+        for fe in self.forces:
+            if isinstance(fe, SpringDamper):
+                fe.resolve(self.q0)
+            d = fe.dofs()
+            if d and max(d) - min(d) > BANDWIDTH:
+                raise ValueError(
+                    f"force element '{fe.name}' couples coordinates {min(d)} and {max(d)}, "
+                    f"further apart than the band (half-bandwidth {BANDWIDTH}): add the bodies it "
+                    "connects next to each other"
+                )
+            a, b = fe.encode()
+            fi.append(a)
+            ff.append(b)
+        self.fei = np.array(fi, dtype=np.int64).reshape(-1, N_INT)
+        self.fef = np.array(ff, dtype=float).reshape(-1, N_FLT)
+        self.fst = np.zeros((len(self.forces), STATE_SIZE))
+
+        # mass, gravity
+        mlb = np.zeros((BANDWIDTH + 1, self.n))
+        qg = np.zeros(self.n)
+        for b in self.bodies:
+            o = b.offset
+            mlb[:, o : o + b.n_dof] = b.mass_lower_band()
+            qg[o : o + b.n_dof] = b.gravity(self.g)
+        self.mlb = np.ascontiguousarray(mlb)
+        self.qg = qg
+        self.mfac = np.zeros((2, self.n, BANDWIDTH + 1))
+        if not band_cholesky(self.mlb, self.mfac):
+            raise ValueError("the system mass matrix is not positive definite")
+
+        # beams
+        self.beams = [b for b in self.bodies if isinstance(b, BeamBody)]
+        self.damage_states: dict[str, DamageState] = {}
+        entries = []
+        for b in self.beams:
+            m = b.model
+            if m.case.damage.enabled:
+                ds = DamageState(m)
+                self.damage_states[b.name] = ds
+                dargs = list(ds.args())
+                dargs[7:10] = map(float, dargs[7:10])  # one numba type for every beam
+                dargs = tuple(dargs)
+            else:
+                dargs = _dummy_damage_args()
+            entries.append((b.offset, b.n_dof, m.kernel_args(), bool(m.case.damage.enabled),
+                            dargs))  # fmt: skip
+        if not entries:
+            entries.append((0, 0, _dummy_kernel_args(), False, _dummy_damage_args()))
+        beam_dofs = np.zeros(self.n, dtype=bool)
+        for b in self.beams:
+            beam_dofs[b.offset : b.offset + b.n_dof] = True
+        self.nonbeam = np.flatnonzero(~beam_dofs).astype(np.int64)
+        self.const_jac = linear_rows(rows)
+        self.data = (
+            self.mlb, self.mfac, self.qg, tuple(entries), self.nonbeam, self.ei, self.ef,
+            self.fei, self.fef, self.const_jac,
+        )  # fmt: skip
+        self._w = self.work()
+        self._final = True
+        if check:
+            self.check_redundancy(self.q0, t0)
+        return self
+
+    # ------------------------------------------------------------------------------------
+    # numba work arrays
+    # ------------------------------------------------------------------------------------
+    def work(self) -> tuple:
+        """A fresh work tuple ``W`` for the kernels of :mod:`ancf_beam.mbs.core`."""
+        n, m = self.n, self.m
+        nnz = core.MAX_ROW_NNZ
+        return (
+            np.zeros(n),  # f: generalized forces
+            np.zeros(m),  # phi
+            np.zeros(m),  # dphi
+            np.zeros((m, nnz), dtype=np.int64),  # jc
+            np.zeros((m, nnz)),  # jv
+            np.zeros(m, dtype=np.int64),  # jn
+            np.zeros(m),  # gamma
+            np.zeros(m),  # phi_t
+            np.zeros((m, n)),  # Y = M^-1 J^T (rows)
+            np.zeros((m, m)),  # Schur complement (LU)
+            np.zeros(m, dtype=np.int64),  # its pivots
+            np.zeros(m),  # right-hand side / multipliers
+            np.zeros(n + 2 * BANDWIDTH),  # padded vector of the band solve
+            np.zeros(8),  # point P scratch
+            np.zeros(8),  # point Q scratch
+            np.zeros(64, dtype=np.int64),  # force-element Jacobian columns
+            np.zeros(64),  # and values
+            np.zeros((1, 1)),  # LU placeholder (the mass is Cholesky-factorised)
+            np.zeros(1, dtype=np.int64),
+            np.zeros((max(len(self.function_drivers), 1), 3)),  # user-function driver values
+            self.fst,  # force-element state (shared: it belongs to the run)
+            np.zeros(4, dtype=np.int64),  # flags: [0] mass Schur factors valid (constant J)
+        )
+
+    def update_drivers(self, t: float, W: tuple) -> None:
+        """Evaluate the user-function drivers at ``t`` into ``W``."""
+        for k, d in enumerate(self.function_drivers):
+            W[19][k] = d.function(t)
+
+    @property
+    def has_function_drivers(self) -> bool:
+        return bool(self.function_drivers)
+
+    # ------------------------------------------------------------------------------------
+    # evaluation (Python-level conveniences; the integrators call the kernels directly)
+    # ------------------------------------------------------------------------------------
+    def _prep(self, t):
+        if not self._final:
+            raise RuntimeError("call finalize() first")
+        self.update_drivers(t, self._w)
+        return self._w
+
+    def forces_at(self, q, v, t: float = 0.0) -> tuple[np.ndarray, float, float]:
+        """Generalized forces ``Q`` and (strain energy, force-element potential) in J."""
+        w = self._prep(t)
+        f = np.zeros(self.n)
+        q = np.ascontiguousarray(q, float)
+        v = np.ascontiguousarray(v, float)
+        u, p = core.system_forces(q, v, t, self.data, self.fst, f, w[13], w[14], w[15], w[16])
+        return f, float(u), float(p)
+
+    def constraints(self, q, v=None, t: float = 0.0) -> dict[str, np.ndarray]:
+        """``phi``, ``dphi`` (``Phi_q v + Phi_t``), ``gamma``, ``phi_t`` and the dense Jacobian."""
+        w = self._prep(t)
+        q = np.ascontiguousarray(q, float)
+        v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
+        phi, jc, jv, jn, gam, phit = (w[1], w[3], w[4], w[5], w[6], w[7])
+        core.eval_constraints(q, v, t, self.ei, self.ef, w[19], phi, jc, jv, jn, gam, phit, w[13],
+                              w[14])  # fmt: skip
+        jac = np.zeros((self.m, self.n))
+        for r in range(self.m):
+            np.add.at(jac[r], jc[r, : jn[r]], jv[r, : jn[r]])
+        return {
+            "phi": phi.copy(),
+            "dphi": jac @ v + phit,
+            "gamma": gam.copy(),
+            "phi_t": phit.copy(),
+            "jacobian": jac,
+        }
+
+    def jacobian(self, q, t: float = 0.0) -> np.ndarray:
+        return self.constraints(q, None, t)["jacobian"]
+
+    def accelerations(self, q, v, t: float = 0.0, alpha: float = 0.0, beta: float = 0.0):
+        """Index-1 accelerations and multipliers at ``(q, v, t)`` (Baumgarte ``alpha``, ``beta``
+        in 1/s)."""
+        w = self._prep(t)
+        a = np.zeros(self.n)
+        lam = np.zeros(self.m)
+        res = core.accel_index1(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
+                                t, self.data, w, alpha, beta, a, lam)  # fmt: skip
+        if res[4] == 0.0:
+            raise np.linalg.LinAlgError("constraint Jacobian is rank deficient at this state")
+        return a, lam
+
+    def mass_matvec(self, x: np.ndarray) -> np.ndarray:
+        y = np.empty(self.n)
+        sym_band_matvec(self.mlb, np.ascontiguousarray(x, float), y)
+        return y
+
+    def mass_dense(self) -> np.ndarray:
+        m = np.zeros((self.n, self.n))
+        for d in range(min(BANDWIDTH, self.n - 1) + 1):
+            idx = np.arange(self.n - d)
+            m[idx + d, idx] = self.mlb[d, : self.n - d]
+            m[idx, idx + d] = self.mlb[d, : self.n - d]
+        return m
+
+    def tangent_dense(self, q, v=None, t: float = 0.0, lam=None, c_v: float = 0.0) -> np.ndarray:
+        """``K_T + c_v C_fe + sum lam_r Phi_r,qq`` (dense; in-band part, see
+        :func:`ancf_beam.mbs.core.system_tangent`)."""
+        from ancf_beam.linalg import band_to_dense
+
+        w = self._prep(t)
+        v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
+        lam = np.zeros(self.m) if lam is None else np.ascontiguousarray(lam, float)
+        ab = np.zeros((2 * BANDWIDTH + 1, self.n))
+        core.system_tangent(np.ascontiguousarray(q, float), v, t, lam, self.data, self.fst, c_v,
+                            ab, w[13], w[14], w[15], w[16])  # fmt: skip
+        return band_to_dense(ab)
+
+    def energies(self, q, v) -> dict[str, float]:
+        """Kinetic ``1/2 v^T M v``, strain, gravity potential ``-Q_g . (q - q0)`` and
+        force-element potential (J)."""
+        _, u, p = self.forces_at(q, v, 0.0)
+        kin = 0.5 * float(np.dot(v, self.mass_matvec(v)))
+        grav = -float(np.dot(self.qg, np.asarray(q) - self.q0))
+        return {"kinetic": kin, "strain": u, "gravity": grav, "force_potential": p}
+
+    @property
+    def energy_balance_closes(self) -> bool:
+        """True when kinetic + potential energy + the booked dissipation (damage) is conserved:
+        no driver feeds work in and every force element's work is in its potential."""
+        return not any(j.works for j in self.joints) and all(f.conservative for f in self.forces)
+
+    # ------------------------------------------------------------------------------------
+    # consistent initial state
+    # ------------------------------------------------------------------------------------
+    def check_redundancy(self, q, t: float = 0.0) -> None:
+        """Raise :class:`RedundantConstraintError` naming the equations that depend on the
+        others (rank of ``Phi_q`` at ``(q, t)``, rows normalised to unit length)."""
+        if self.m == 0:
+            return
+        jac = self.jacobian(q, t)
+        basis: list[np.ndarray] = []
+        accepted: list[int] = []
+        bad: list[tuple[int, list[int]]] = []
+        for r in range(self.m):
+            row = jac[r]
+            nrm = np.linalg.norm(row)
+            if nrm == 0.0:
+                bad.append((r, []))
+                continue
+            x = row / nrm
+            res = x.copy()
+            for _ in range(2):  # Gram-Schmidt, twice for orthogonality
+                for b in basis:
+                    res -= (b @ res) * b
+            if np.linalg.norm(res) <= RANK_TOL:
+                coef, *_ = np.linalg.lstsq(jac[accepted].T, row, rcond=None)
+                big = np.abs(coef) * np.linalg.norm(jac[accepted], axis=1)
+                deps = [accepted[i] for i in np.flatnonzero(big > 1e-8 * nrm)]
+                bad.append((r, deps))
+                continue
+            basis.append(res / np.linalg.norm(res))
+            accepted.append(r)
+        if not bad:
+            return
+        rank = len(accepted)
+        parts = []
+        for r, deps in bad:
+            what = f"'{self.row_labels[r]}' (joint '{self._joint_of(r)}')"
+            if deps:
+                dep = ", ".join(f"'{self.row_labels[d]}'" for d in deps)
+                parts.append(f"{what} depends on {dep}")
+            else:
+                parts.append(f"{what} is empty")
+        raise RedundantConstraintError(
+            f"system '{self.name}': redundant constraints (rank of Phi_q = {rank} for {self.m} "
+            f"equations): " + "; ".join(parts) + ". Remove or relax the named joint equations.",
+            rows=[self.row_labels[r] for r, _ in bad],
+            joints=sorted({self._joint_of(r) for r, _ in bad}),
+        )
+
+    def _joint_of(self, row: int) -> str:
+        for j in self.joints:
+            if j.first_row <= row < j.first_row + len(j.rows):
+                return j.name
+        return "?"
+
+    def consistent_velocities(self, q=None, t: float = 0.0, v_guess=None, rigid_beams=True):
+        """Velocities satisfying ``Phi_q v + Phi_t = 0`` closest to ``v_guess`` (default: the
+        bodies' initial velocities) in the kinetic-energy norm. With ``rigid_beams`` the
+        correction of a beam is restricted to its rigid motions (no initial deformation rates)
+        whenever that suffices; otherwise the full mass-weighted projection is used."""
+        q = self.q0 if q is None else np.asarray(q, float)
+        v = self.v_guess.copy() if v_guess is None else np.array(v_guess, float)
+        if self.m == 0:
+            return v
+        c = self.constraints(q, v, t)
+        jac, b = c["jacobian"], -c["dphi"]
+        mass = self.mass_dense()
+        candidates = []
+        if rigid_beams and self.beams:
+            t_blocks = [b_.rigid_velocity_modes(q[b_.offset : b_.offset + b_.n_dof])
+                        for b_ in self.bodies]  # fmt: skip
+            k = sum(tb.shape[1] for tb in t_blocks)
+            tmat = np.zeros((self.n, k))
+            col = 0
+            for b_, tb in zip(self.bodies, t_blocks, strict=True):
+                tmat[b_.offset : b_.offset + b_.n_dof, col : col + tb.shape[1]] = tb
+                col += tb.shape[1]
+            candidates.append(tmat)
+        candidates.append(np.eye(self.n))
+        for tmat in candidates:
+            mr = tmat.T @ mass @ tmat
+            jr = jac @ tmat
+            try:
+                minv_jt = np.linalg.solve(mr, jr.T)
+                s = jr @ minv_jt
+                dw = minv_jt @ np.linalg.lstsq(s, b, rcond=None)[0]
+            except np.linalg.LinAlgError:
+                continue
+            dv = tmat @ dw
+            if np.linalg.norm(jac @ dv - b) <= 1e-10 * max(1.0, np.linalg.norm(b)):
+                return v + dv
+        raise ValueError("no velocities satisfy the velocity constraints at the initial state")
+
+    def project_positions(self, q, t: float = 0.0, tol: float = 1e-12, max_iter: int = 20):
+        """Mass-weighted Gauss-Newton projection of ``q`` onto ``Phi(q, t) = 0``."""
+        w = self._prep(t)
+        q = np.array(q, dtype=float)
+        res = core.project_position(q, t, self.data, w, tol, max_iter)
+        if res > tol:
+            raise ValueError(f"position projection did not converge (max|Phi| = {res:.3e})")
+        return q
+
+    def reactions(self, lam: np.ndarray, q: np.ndarray) -> dict[str, np.ndarray | None]:
+        """Per joint: the force (N) it applies to its first body, from one state's
+        multipliers (see :mod:`ancf_beam.mbs.joints` for the sign convention)."""
+        out = {}
+        for j in self.joints:
+            sl = lam[j.first_row : j.first_row + len(j.rows)]
+            out[j.name] = j.reaction_force(sl, q)
+        return out
+
+    def describe(self) -> dict:
+        return {
+            "bodies": [f"{b.name} ({type(b).__name__}, {b.n_dof} dof)" for b in self.bodies],
+            "joints": [j.name for j in self.joints],
+            "equations": list(self.row_labels),
+            "n_dof": self.n,
+            "n_equations": self.m,
+        }
+
+
+def _dummy_kernel_args():
+    z = np.zeros((1, 4))
+    w = np.zeros((1, 1))
+    return (0, z, z.copy(), z.copy(), w, w.copy(), w.copy(), w.copy(), False)
+
+
+def _dummy_damage_args():
+    z = np.zeros((1, 4))
+    w = np.zeros((1, 1))
+    return (0, z, z.copy(), w, w.copy(), False, w.copy(), 0.0, 1.0, 0.0, w.copy(), w.copy(),
+            w.copy(), w.copy(), w.copy(), w.copy())  # fmt: skip

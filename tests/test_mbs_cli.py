@@ -1,0 +1,180 @@
+"""The mechanisms: config section and the `ancf-beam mechanism` command: validation errors that
+name the key, value and range; JSON fields; NetCDF histories with provenance; exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import xarray as xr
+import yaml
+
+from ancf_beam.cli import main
+from ancf_beam.config import (
+    ConfigError,
+    load_config,
+    mechanism_names,
+    resolve_case,
+    resolve_mechanism,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = [ROOT / "config" / "config.yaml", ROOT / "config" / "quick.yaml"]
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_configs_with_mechanisms_validate_and_resolve(path):
+    cfg = load_config(path)
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    jsonschema.validate(cfg, schema)
+    assert mechanism_names(cfg)
+    for name in mechanism_names(cfg):
+        spec = resolve_mechanism(cfg, name)
+        assert spec.kind in ("pendulum", "slider-crank") and spec.t_end > 0
+    for case in cfg.get("cases") or {}:  # the cantilever cases still resolve beside them
+        resolve_case(cfg, case)
+
+
+def _schema_keys(node, defs, prefix=""):
+    """Leaf keys of a schema node (following $ref, and every branch of a oneOf)."""
+    while "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    if "oneOf" in node:
+        return set().union(*(_schema_keys(b, defs, prefix) for b in node["oneOf"]))
+    if node.get("type") != "object" or "properties" not in node:
+        return {prefix[:-1]}
+    keys = set()
+    for k, sub in node["properties"].items():
+        keys |= _schema_keys(sub, defs, f"{prefix}{k}.")
+    return keys
+
+
+def test_schema_mirrors_the_mechanism_rules():
+    from ancf_beam.config import BEAM_CASE_SECTIONS, MECHANISM_RULES, RULES
+
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    keys = _schema_keys(schema["$defs"]["mechanism"], schema["$defs"])
+    beam = {k for k in RULES if k.split(".")[0] in BEAM_CASE_SECTIONS}
+    rod_beam = {f"rod.{k}" for k in beam}
+    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model"}
+
+
+def test_config_yaml_holds_the_issue_cases():
+    cfg = load_config(CONFIGS[0])
+    rigid = resolve_mechanism(cfg, "slider_crank_rigid")
+    assert (rigid.crank.length, rigid.crank.mass, rigid.crank.inertia) == (0.05, 0.30, 1e-5)
+    assert (rigid.rod.length, rigid.rod.mass, rigid.rod.inertia) == (0.12, 0.21, 2.5e-4)
+    assert rigid.slider.mass == 0.14 and rigid.omega == pytest.approx(5000 * 3.141592653589793 / 30)
+    flex = resolve_mechanism(cfg, "slider_crank_flexible")
+    b = flex.beam
+    assert flex.rod_model == "ancf" and b.mesh.n_elements == 8
+    assert b.beam.width * b.beam.height == pytest.approx(4.49e-5, rel=1e-6)
+    assert (b.material.E0, b.material.rho, flex.omega) == (7.0e10, 2770.0, 150.0)
+    pend = resolve_mechanism(cfg, "pendulum_berzeri")
+    assert pend.beam.beam.width * pend.beam.beam.height == pytest.approx(0.0018)
+    assert pend.beam.material.E0 == 0.7e6 and pend.beam.load.g == pend.g == 9.81
+
+
+@pytest.mark.parametrize(
+    "name, overrides, message",
+    [
+        ("r", {"kind": "two-body"}, "'mechanisms.r.kind' = 'two-body' is invalid: expected one "
+                                    "of pendulum, slider-crank"),
+        ("r", {"t_end": -1}, "'mechanisms.r.t_end' = -1 is invalid: expected a number > 0 (s)"),
+        ("r", {"rod.length": 0.01}, "'mechanisms.r.rod.length' = 0.01 is invalid: expected a rod "
+                                    "longer than the crank (crank.length = 0.05 m)"),
+        ("r", {"solver.rho_inf": 2}, "'mechanisms.r.solver.rho_inf' = 2 is invalid: expected a "
+                                     "number in [0, 1]"),
+        ("r", {"integrator": "rk4"}, "'mechanisms.r.integrator' = 'rk4' is invalid"),
+        ("r", {"clearance": 0.1}, "'mechanisms.r.clearance' = 0.1 is invalid: expected null"),
+        ("r", {"drive.speed": 1}, "unknown config key 'drive.speed' (allowed here: omega)"),
+        ("f", {"rod.defect.lam": 1.5}, "mechanisms.f.rod: config key 'defect.lam' = 1.5 is "
+                                       "invalid: expected a number in [0, 1)"),
+        ("f", {"rod.mesh.n_elements": 0}, "'mesh.n_elements' = 0 is invalid: expected an "
+                                          "integer >= 1"),
+        ("p", {"crank.length": 1.0}, "unknown config key 'crank'"),
+        ("p", {"load.g": 1.0}, "unknown config key 'load'"),
+        ("nope", {}, "unknown mechanism 'nope' (available mechanisms: r, f, p)"),
+    ],
+)  # fmt: skip
+def test_bad_mechanism_input_names_the_key(name, overrides, message):
+    cfg = {"mechanisms": {
+        "r": {"kind": "slider-crank"},
+        "f": {"kind": "slider-crank", "rod": {"model": "ancf", "beam": {"length": 0.3}}},
+        "p": {"kind": "pendulum"},
+    }}  # fmt: skip
+    with pytest.raises(ConfigError) as info:
+        resolve_mechanism(cfg, name, overrides)
+    assert message in str(info.value)
+
+
+def test_unknown_top_level_key_lists_mechanisms():
+    with pytest.raises(ConfigError, match="allowed here: .*mechanisms"):
+        resolve_case({"mechanism": {}})
+
+
+def test_cli_slider_crank_json_and_netcdf(capsys, tmp_path):
+    out = tmp_path / "sc.nc"
+    code, text, _ = run_cli(capsys, "mechanism", "--case", "slider_crank_rigid", "--t-end",
+                            "0.003", "--json", "--out", str(out), "-q")  # fmt: skip
+    assert code == 0
+    d = json.loads(text)
+    for key in ("kind", "t_end", "steps", "wall_s", "max_constraint_violation",
+                "energy_drift_rel", "slider_x", "slider_v", "slider_a", "slider_a_max",
+                "slider_a_min", "drive_torque_max", "reaction_max"):  # fmt: skip
+        assert key in d, key
+    assert d["kind"] == "slider-crank" and d["t_end"] == pytest.approx(0.003)
+    assert d["energy_drift_rel"] is None  # the drive feeds work in
+    assert d["slider_a_min"] < 0 < d["slider_a_max"]
+    assert d["max_constraint_violation"] < 1e-9
+    ds = xr.open_dataset(out)
+    for var in ("slider_x", "slider_v", "slider_a", "crank_angle", "drive_torque",
+                "constraint_violation", "reaction_force"):  # fmt: skip
+        assert var in ds and "units" in ds[var].attrs, var
+    assert list(ds["joint"].values) == ["pivot", "crank_pin", "wrist_pin", "slider_guide"]
+    assert ds.attrs["case"] == "slider_crank_rigid" and ds.attrs["study"] == "mechanism"
+    assert ds.attrs["param.crank.length"] == 0.05 and len(ds.attrs["config_hash"]) == 16
+    assert float(ds["slider_x"][-1]) == pytest.approx(d["slider_x"])
+
+
+def test_cli_pendulum_and_flexible_rod_fields(capsys, tmp_path):
+    code, text, _ = run_cli(capsys, "mechanism", "--case", "pendulum_berzeri", "--t-end", "0.2",
+                            "--json", "-q")  # fmt: skip
+    d = json.loads(text)
+    assert code == 0 and d["kind"] == "pendulum" and d["steps"] == 200
+    assert d["tip_y"] < -0.05 and 0.0 <= d["energy_drift_rel"] < 1e-2
+    out = tmp_path / "flex.nc"
+    code, text, _ = run_cli(capsys, "mechanism", "--case", "slider_crank_flexible", "--set",
+                            "t_end=0.01", "--set", "rod.mesh.n_elements=4", "--json", "--out",
+                            str(out), "-q")  # fmt: skip
+    d = json.loads(text)
+    assert code == 0 and d["midspan_deflection_max"] > 0
+    ds = xr.open_dataset(out)
+    assert ds.attrs["param.rod.mesh.n_elements"] == 4
+    assert ds["midspan_deflection"].attrs["units"] == "m"
+
+
+def test_cli_errors_exit_codes_and_no_file(capsys, tmp_path):
+    out = tmp_path / "x.nc"
+    code, _, err = run_cli(capsys, "mechanism", "--case", "slider_crank_rigid", "--set",
+                           "rod.length=0.04", "--out", str(out))  # fmt: skip
+    assert code == 2 and "rod.length" in err and "0.04" in err and not out.exists()
+    code, _, err = run_cli(capsys, "mechanism", "--case", "no_such", "--out", str(out))
+    assert code == 2 and "unknown mechanism 'no_such'" in err
+    # a solver failure: explicit step far above the critical one
+    code, _, err = run_cli(capsys, "mechanism", "--case", "pendulum_berzeri", "--integrator",
+                           "central-difference", "--set", "solver.dt=0.05", "--out",
+                           str(out))  # fmt: skip
+    assert code == 1 and "unstable at step" in err and "element bound" in err
+    assert not out.exists()
+    with pytest.raises(SystemExit) as info:  # --case is required
+        main(["mechanism", "--json"])
+    assert info.value.code == 2
