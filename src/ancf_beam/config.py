@@ -32,7 +32,23 @@ import yaml
 MAPPINGS = ("gauss", "nodal", "element")
 STRAIN_MODELS = ("nonlinear", "linear")
 MODAL_STATES = ("reference", "static")
-INTEGRATORS = ("central-difference", "bdf1", "newmark", "generalized-alpha")
+#: The time integrators (the one list: the solvers' settings and the CLI import it from here).
+EXPLICIT_INTEGRATOR = "central-difference"
+IMPLICIT_INTEGRATORS = ("bdf1", "newmark", "generalized-alpha")
+INTEGRATORS = (EXPLICIT_INTEGRATOR, *IMPLICIT_INTEGRATORS)
+NEWTON_VARIANTS = ("full", "modified")
+NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
+#: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
+#: arguments of ancf_beam.solvers.settings.DynamicsSettings.from_case), not case keys.
+NEWTON_DEFAULTS: dict[str, Any] = {
+    "max_iter": 20,
+    "tol": 1e-8,
+    "increment_tol": 1e-10,
+    "max_halvings": 4,
+    "newton": "modified",
+    "predictor": "auto",
+}
+IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
 
 #: Built-in defaults (the seed case: uniform steel cantilever, 1 m x 20 mm x 20 mm).
 DEFAULTS: dict[str, dict[str, Any]] = {
