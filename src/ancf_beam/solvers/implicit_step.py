@@ -238,7 +238,7 @@ def _auto_start(c_a, c_v, st, sy, wk):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _correct(h, c_a, c_v, refactor, st, sy, par, wk):
+def _correct(h, c_a, c_v, refactor, st, sy, wk):
     """Factorise ``K_eff`` at the iterate when ``refactor`` and replace ``wk.r`` by the Newton
     correction. Returns False when ``K_eff`` is singular."""
     if refactor:
@@ -285,7 +285,7 @@ def _iterate(h, c_a, c_v, have, start, st, sy, par, wk):
             return False, it, energy, rn, tol_r
         if modified and it > 0 and rn > SLOW_CONTRACTION * prev:
             refactor = True
-        if not _correct(h, c_a, c_v, refactor, st, sy, par, wk):
+        if not _correct(h, c_a, c_v, refactor, st, sy, wk):
             return False, it, energy, rn, tol_r
         refactor = not modified
         dn = 0.0

@@ -36,6 +36,17 @@ class Scheme:
         am, af, b, g = generalized_alpha_parameters(rho_inf)
         return cls("generalized-alpha", beta=b, gamma=g, alpha_m=am, alpha_f=af, rho_inf=rho_inf)
 
+    @classmethod
+    def of(cls, integrator: str, beta=None, gamma=None, rho_inf=None) -> Scheme:
+        """The scheme of ``integrator`` with the parameters it uses (the others are ignored)."""
+        if integrator == "bdf1":
+            return cls.bdf1()
+        if integrator == "newmark":
+            return cls.newmark(float(beta), float(gamma))
+        if integrator == "generalized-alpha":
+            return cls.generalized_alpha(float(rho_inf))
+        raise ValueError(f"{integrator!r} is not an implicit integrator")
+
     @property
     def is_bdf1(self) -> bool:
         return self.name == "bdf1"

@@ -177,18 +177,16 @@ def make_scheme(
     check_integrator(integrator, IMPLICIT_INTEGRATORS)
     _check_applies(integrator, {"beta": beta, "gamma": gamma, "rho_inf": rho_inf})
     dyn = DEFAULTS["dynamics"]
-    if integrator == "bdf1":
-        return Scheme.bdf1()
     if integrator == "newmark":
-        b = dyn["newmark_beta"] if beta is None else beta
-        g = dyn["newmark_gamma"] if gamma is None else gamma
-        _check_option("beta", b)
-        _check_option("gamma", g)
-        _warn_unstable_newmark(float(b), float(g))
-        return Scheme.newmark(float(b), float(g))
-    rho = dyn["rho_inf"] if rho_inf is None else rho_inf
-    _check_option("rho_inf", rho)
-    return Scheme.generalized_alpha(float(rho))
+        beta = dyn["newmark_beta"] if beta is None else beta
+        gamma = dyn["newmark_gamma"] if gamma is None else gamma
+        _check_option("beta", beta)
+        _check_option("gamma", gamma)
+        _warn_unstable_newmark(float(beta), float(gamma))
+    elif integrator == "generalized-alpha":
+        rho_inf = dyn["rho_inf"] if rho_inf is None else rho_inf
+        _check_option("rho_inf", rho_inf)
+    return Scheme.of(integrator, beta, gamma, rho_inf)
 
 
 def critical_step(model) -> float:
@@ -327,11 +325,7 @@ class DynamicsSettings:
         """The implicit scheme (None for the explicit solver)."""
         if self.is_explicit:
             return None
-        if self.integrator == "bdf1":
-            return Scheme.bdf1()
-        if self.integrator == "newmark":
-            return Scheme.newmark(float(self.beta), float(self.gamma))
-        return Scheme.generalized_alpha(float(self.rho_inf))
+        return Scheme.of(self.integrator, self.beta, self.gamma, self.rho_inf)
 
     def scheme_parameters(self) -> dict[str, float]:
         """Parameters of the implicit scheme (``beta``, ``gamma``, ``alpha_m``, ``alpha_f``,
