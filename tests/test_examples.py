@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BETA_L, EI, L, Q, RHOA
+from conftest import BETA_L, EI, RHOA, L, Q
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -104,6 +104,7 @@ def _sample(cd, q, dlt, wk, energy, wd, out, i_sample):
     """Record the tip and the energies of the state at t_n (``wk.r`` holds Delta+ - Delta-).
     Returns (kinetic, total) energy."""
     v, mv, r = wk.v, wk.mv, wk.r
+    g_free, q_ref, en_out, tip_out = cd.g_free, cd.q_ref, out.energy, out.tip
     nf = dlt.shape[0]
     dt = cd.dt
     for i in range(nf):
@@ -113,27 +114,28 @@ def _sample(cd, q, dlt, wk, energy, wd, out, i_sample):
     pot = 0.0
     for i in range(nf):
         kin += v[i] * mv[i]
-        pot -= cd.g_free[i] * (q[CLAMP + i] - cd.q_ref[CLAMP + i])
+        pot -= g_free[i] * (q[CLAMP + i] - q_ref[CLAMP + i])
     kin *= 0.5
     tot = kin + energy + pot + wd
-    out.energy[i_sample, 0] = kin
-    out.energy[i_sample, 1] = energy
-    out.energy[i_sample, 2] = pot
-    out.energy[i_sample, 3] = wd
+    en_out[i_sample, 0] = kin
+    en_out[i_sample, 1] = energy
+    en_out[i_sample, 2] = pot
+    en_out[i_sample, 3] = wd
     o_tip = q.shape[0] - 4
-    out.tip[i_sample, 0] = q[o_tip]
-    out.tip[i_sample, 1] = q[o_tip + 1]
+    tip_out[i_sample, 0] = q[o_tip]
+    tip_out[i_sample, 1] = q[o_tip + 1]
     return kin, tot
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _snapshot(q, damage_on, dmg, out, i_snap):
+    snap, dsnap = out.snap, out.dsnap
     for i in range(q.shape[0]):
-        out.snap[i_snap, i] = q[i]
+        snap[i_snap, i] = q[i]
     if damage_on:
         for el in range(dmg.shape[0]):
             for g in range(dmg.shape[1]):
-                out.dsnap[i_snap, el, g] = dmg[el, g]
+                dsnap[i_snap, el, g] = dmg[el, g]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -142,6 +144,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     ``st``: ExplicitState, ``out``: Outputs, ``wk``: ExplicitWork, ``dargs``: DamageArgs).
     Returns (status, steps done)."""
     q, dlt, f, r, v = st.q, st.dlt, wk.f, wk.r, wk.v
+    g_free, clb, kargs = cd.g_free, cd.clb, cd.kargs
     nf = dlt.shape[0]
     dt = cd.dt
     dt2 = dt * dt
@@ -152,11 +155,11 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     for s in range(n_steps):
         step = step0 + s
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
-        energy = kernels.elastic_force(q, *cd.kargs, f)
+        energy = kernels.elastic_force(q, *kargs, f)
         for i in range(nf):
-            r[i] = dt2 * (f[CLAMP + i] + cd.g_free[i])
+            r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if cd.damped:
-            sym_band_matvec(cd.clb, dlt, v)
+            sym_band_matvec(clb, dlt, v)
             acc = 0.0
             for i in range(nf):
                 acc += dlt[i] * v[i]

@@ -103,10 +103,15 @@ from ancf_beam.linalg import BANDWIDTH, padded_band, sym_band_matvec
 from ancf_beam.results import DynamicsResult, NewtonConvergenceError, NewtonStats
 from ancf_beam.solvers.implicit_step import (
     PREDICTOR_CODES,
+    ROW,
+    STEP_SCALARS,
+    FactorWork,
     ImplicitState,
     ImplicitSystem,
+    IterateWork,
     NewtonParams,
     NewtonWork,
+    ResidualData,
     newton_step,
     record,
     run_chunk,
@@ -139,21 +144,23 @@ def _system(model: BeamModel, damping: tuple[float, float]) -> ImplicitSystem:
     alpha, beta = damping
     damped = alpha != 0.0 or beta != 0.0
     clb = model.rayleigh_lower_band(alpha, beta) if damped else np.zeros_like(mlb)
+    rd = ResidualData(
+        *padded_band(mlb), *padded_band(clb), damped, np.ascontiguousarray(model.gravity_free)
+    )
     return ImplicitSystem(
-        model.kernel_args(), mlb, *padded_band(mlb), clb, *padded_band(clb), damped,
-        np.ascontiguousarray(model.gravity_free), np.ascontiguousarray(model.gravity_full),
+        model.kernel_args(), rd, mlb, clb, np.ascontiguousarray(model.gravity_full),
         model.reference(),
     )  # fmt: skip
 
 
 def _work(model: BeamModel) -> NewtonWork:
     nf, n, bw = model.n_free, model.n_dof, BANDWIDTH
-    vectors = [np.zeros(nf) for _ in range(13)]  # d, e, vp, ap, v, a, ma, cv, r, vc, ac, rc, mv
-    return NewtonWork(
-        *vectors, np.zeros(n), np.zeros(n), np.zeros((2 * bw + 1, n)), np.zeros((bw + 1, nf)),
-        np.zeros((2, nf, bw + 1)), np.zeros((3 * bw + 1, nf)), np.zeros(nf, dtype=np.int64),
-        np.zeros(nf + 2 * bw),
+    iw = IterateWork(np.zeros((len(ROW), nf)), np.zeros(n), np.zeros(n), np.zeros(nf + 2 * bw))
+    fw = FactorWork(
+        np.zeros((2 * bw + 1, n)), np.zeros((bw + 1, nf)), np.zeros((2, nf, bw + 1)),
+        np.zeros((3 * bw + 1, nf)), np.zeros(nf, dtype=np.int64),
     )  # fmt: skip
+    return NewtonWork(iw, fw)
 
 
 class ImplicitRun:
@@ -174,7 +181,7 @@ class ImplicitRun:
         tol = settings.tol
         self.params = NewtonParams(
             scheme.beta, scheme.gamma, scheme.alpha_m, scheme.alpha_f, scheme.is_bdf1, tol,
-            math.sqrt(tol), settings.increment_tol, self.floor, float(np.linalg.norm(sy.g)),
+            math.sqrt(tol), settings.increment_tol, self.floor, float(np.linalg.norm(sy.rd.g)),
             int(settings.max_iter), settings.newton == "modified",
             PREDICTOR_CODES[settings.predictor],
         )  # fmt: skip
@@ -188,10 +195,10 @@ class ImplicitRun:
         q = np.array(q0, dtype=float)
         v = np.array(v0, dtype=float)
         sy = self.system
-        f = self.work.f
+        f = self.work.iw.f
         energy = kernels.elastic_force(q, *sy.kargs, f)
-        rhs = f[CLAMP:] + sy.g
-        if sy.damped:
+        rhs = f[CLAMP:] + sy.rd.g
+        if sy.rd.damped:
             cv = np.empty(self.model.n_free)
             sym_band_matvec(sy.clb, v, cv)
             rhs = rhs - cv
@@ -202,12 +209,11 @@ class ImplicitRun:
                 "vector |r'| = 0, or non-finite q0 / v0)"
             )
         a = np.ascontiguousarray(a0)
-        one_int = lambda value: np.full(1, value, dtype=np.int64)  # noqa: E731
-        self.state = ImplicitState(
-            q, v, a, a.copy(), f[CLAMP:].copy(), one_int(1), np.full(1, energy), np.zeros(1),
-            one_int(0), np.full(1, -1.0), one_int(0), one_int(0), one_int(0), np.zeros(1),
-            np.zeros(1),
-        )  # fmt: skip
+        scalars = np.zeros(1, dtype=STEP_SCALARS)
+        scalars[0]["fq_valid"] = 1
+        scalars[0]["energy"] = energy
+        scalars[0]["factor_h"] = -1.0  # no factorisation yet (factor_kind = NO_FACTOR = 0)
+        self.state = ImplicitState(q, v, a, a.copy(), f[CLAMP:].copy(), scalars)
 
     @property
     def q(self) -> np.ndarray:
@@ -217,20 +223,23 @@ class ImplicitRun:
     def v(self) -> np.ndarray:
         return self.state.v
 
+    def scalar(self, name: str):
+        """A field of the run's :data:`~ancf_beam.solvers.implicit_step.STEP_SCALARS`."""
+        return self.state.s[0][name].item()
+
     @property
     def energy(self) -> float:
-        return float(self.state.energy[0])
+        return float(self.scalar("energy"))
 
     @property
     def dissipated(self) -> float:
-        return float(self.state.dissipated[0])
+        return float(self.scalar("dissipated"))
 
     def stats(self) -> NewtonStats:
-        st = self.state
         return NewtonStats(
-            factorizations=int(st.factorizations[0]),
+            factorizations=int(self.scalar("factorizations")),
             halvings=self.halvings,
-            increment_converged=int(st.increment_converged[0]),
+            increment_converged=int(self.scalar("increment_converged")),
             residual_floor=self.floor,
         )
 
@@ -254,13 +263,12 @@ class ImplicitRun:
         """The step of size ``h`` from ``t`` just failed (state untouched): retry it as two half
         steps, recursively. Returns (iterations including the failed attempt, dissipated
         work); raises :class:`NewtonConvergenceError` when the halvings run out."""
-        return self._halve(h, t, step, 0, int(self.state.fail_iterations[0]))
+        return self._halve(h, t, step, 0, int(self.scalar("fail_iterations")))
 
     def _failure(self, h: float, t: float, step: int, depth: int) -> NewtonConvergenceError:
-        st = self.state
-        it = int(st.fail_iterations[0])
-        rn = float(st.fail_residual[0])
-        tl = float(st.fail_tolerance[0])
+        it = int(self.scalar("fail_iterations"))
+        rn = float(self.scalar("fail_residual"))
+        tl = float(self.scalar("fail_tolerance"))
         what = "a non-finite residual" if not math.isfinite(rn) else f"residual {rn:.3e} N"
         return NewtonConvergenceError(
             f"{self.scheme.name}: Newton did not converge in step {step} at t = {t:.6g} s "
@@ -290,9 +298,10 @@ class ImplicitRun:
         if self.damage is not None:  # staggered damage update, as in the numba loop
             released = self.damage.update(self.state.q)
             if released != 0.0:
-                self.state.energy[0] -= released
+                s = self.state.s
+                s[0]["energy"] -= released
                 work += released
-                self.state.fq_valid[0] = 0
+                s[0]["fq_valid"] = 0
         return it, work
 
 
@@ -321,7 +330,7 @@ def run_implicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
         step += done
         if done < todo:  # step `step` failed in numba: retry it as half steps
             iters[step], w = loop.recover(dt, step * dt, step)
-            loop.state.dissipated[0] += w
+            loop.state.s[0]["dissipated"] += w
             loop.record(step + 1, out)
             step += 1
         return step

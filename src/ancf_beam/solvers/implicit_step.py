@@ -2,8 +2,14 @@
 
 The scheme and the Newton iteration are described in :mod:`~ancf_beam.solvers.implicit`, which
 builds the arguments (named tuples, so every array and parameter travels under its name) and
-drives the loop. Everything here is allocation-free; mutable scalars live in arrays of one entry
-inside :class:`ImplicitState`.
+drives the loop. Everything here is allocation-free.
+
+Every array a numba function receives (also inside a tuple, also when the function is inlined)
+is reference-counted on each call, and on the per-step path that is measurable: so the Newton
+vectors live in the rows of one array (``IterateWork.vec``, rows named by :data:`ROW`), the
+mutable scalars in one structured record (``ImplicitState.s``, fields named by
+:data:`STEP_SCALARS`), the per-iteration helpers receive only the groups they use
+(``kargs``, :class:`ResidualData`, :class:`IterateWork`) and the per-step helpers are inlined.
 """
 
 from __future__ import annotations
@@ -27,11 +33,17 @@ from ancf_beam.solvers.timeloop import update_damage_with
 __all__ = [
     "PREDICTOR_CODES",
     "ROUNDOFF",
+    "ROW",
     "SLOW_CONTRACTION",
+    "STEP_SCALARS",
     "ImplicitState",
     "ImplicitSystem",
+    "FactorWork",
+    "IterateWork",
     "NewtonParams",
     "NewtonWork",
+    "ResidualData",
+    "VectorRows",
     "newton_step",
     "record",
     "run_chunk",
@@ -41,6 +53,43 @@ ROUNDOFF = 64 * np.finfo(float).eps  # relative round-off of the coordinates
 SLOW_CONTRACTION = 0.25  # modified Newton: refactorise when ||R_k+1|| > this * ||R_k||
 PREDICTOR_CODES = {"auto": 0, "constant": 1, "extrapolate": 2}
 _BW = BANDWIDTH
+
+#: The mutable scalars of a run (one structured record, ``ImplicitState.s``).
+STEP_SCALARS = np.dtype(
+    [
+        ("fq_valid", np.int64),  # ImplicitState.fq is the elastic force at q
+        ("energy", np.float64),  # strain energy at q (J)
+        ("dissipated", np.float64),  # work dissipated by damping and damage so far (J)
+        ("increment_converged", np.int64),  # steps accepted on the increment criterion
+        ("factor_kind", np.int64),  # linalg.NO_FACTOR / CHOLESKY / LU
+        ("factor_h", np.float64),  # step size the factorisation was built for (s)
+        ("factorizations", np.int64),
+        ("fail_iterations", np.int64),  # the last failed step: iterations,
+        ("fail_residual", np.float64),  # residual (N)
+        ("fail_tolerance", np.float64),  # and tolerance (N)
+    ]
+)
+
+
+class VectorRows(NamedTuple):
+    """Rows of ``IterateWork.vec``: the Newton vectors on the free DOFs."""
+
+    d: int  # increment q_{n+1} - q_n
+    e: int  # correction of the scheme's extrapolation
+    vp: int  # predicted velocity (v = vp + c_v e)
+    ap: int  # predicted acceleration (a = ap + c_a e)
+    v: int  # velocity of the iterate
+    a: int  # acceleration of the iterate
+    ma: int  # M a
+    cv: int  # C v
+    r: int  # residual, then the Newton correction
+    vc: int  # constant start ('auto' predictor): velocity,
+    ac: int  # acceleration
+    rc: int  # and residual
+    mv: int  # M v of the recorded state
+
+
+ROW = VectorRows(*range(len(VectorRows._fields)))
 
 
 class NewtonParams(NamedTuple):
@@ -61,83 +110,85 @@ class NewtonParams(NamedTuple):
     predictor: int  # PREDICTOR_CODES
 
 
-class ImplicitSystem(NamedTuple):
-    """Constant data of a run: element kernel arguments, mass and damping matrices (lower band
-    storage and padded, see linalg.padded_band), the gravity forces and the reference."""
+class ResidualData(NamedTuple):
+    """What the dynamic residual needs besides the elastic force: mass and damping matrices in
+    padded band storage (linalg.padded_band) and the gravity force on the free DOFs."""
 
-    kargs: tuple  # BeamModel.kernel_args()
-    mlb: np.ndarray
     mp: np.ndarray
     m_even: bool
-    clb: np.ndarray
     cp: np.ndarray
     c_even: bool
     damped: bool
-    g: np.ndarray  # gravity force, free DOFs
+    g: np.ndarray
+
+
+class ImplicitSystem(NamedTuple):
+    """Constant data of a run."""
+
+    kargs: tuple  # BeamModel.kernel_args()
+    rd: ResidualData
+    mlb: np.ndarray  # mass, lower band storage (free DOFs)
+    clb: np.ndarray  # damping, lower band storage
     g_full: np.ndarray  # gravity force, full DOFs
-    q_ref: np.ndarray  # full reference coordinates
+    q_ref: np.ndarray  # full reference coordinates (zero of the gravity potential)
 
 
 class ImplicitState(NamedTuple):
-    """The state after the last converged step and the bookkeeping that travels with it."""
+    """The state after the last converged step and the scalars that travel with it."""
 
     q: np.ndarray  # full coordinates
     v: np.ndarray  # free velocities
     a: np.ndarray  # free accelerations
     at: np.ndarray  # generalized-alpha acceleration-like variable (= a for Newmark)
-    fq: np.ndarray  # free elastic force at q, valid when fq_valid[0]
-    fq_valid: np.ndarray  # (1,) int
-    energy: np.ndarray  # (1,) strain energy at q (J)
-    dissipated: np.ndarray  # (1,) work dissipated by damping and damage so far (J)
-    factor_kind: np.ndarray  # (1,) int: linalg.NO_FACTOR / CHOLESKY / LU
-    factor_h: np.ndarray  # (1,) step size of the current factorisation (s)
-    factorizations: np.ndarray  # (1,) int
-    increment_converged: np.ndarray  # (1,) int: steps accepted on the increment criterion
-    fail_iterations: np.ndarray  # (1,) int: the last failed step ...
-    fail_residual: np.ndarray  # (1,) ... its residual (N)
-    fail_tolerance: np.ndarray  # (1,) ... and tolerance (N)
+    fq: np.ndarray  # free elastic force at q (valid when s[0].fq_valid)
+    s: np.ndarray  # (1,) STEP_SCALARS record
 
 
-class NewtonWork(NamedTuple):
-    """Work arrays: Newton vectors on the free DOFs, the iterate, the matrices and factors."""
+class IterateWork(NamedTuple):
+    """The Newton iterate: the Newton vectors, its coordinates and elastic force."""
 
-    d: np.ndarray  # increment q_{n+1} - q_n
-    e: np.ndarray  # correction of the scheme's extrapolation
-    vp: np.ndarray  # predicted velocity (v = vp + c_v e)
-    ap: np.ndarray  # predicted acceleration (a = ap + c_a e)
-    v: np.ndarray  # velocity of the iterate
-    a: np.ndarray  # acceleration of the iterate
-    ma: np.ndarray  # M a
-    cv: np.ndarray  # C v
-    r: np.ndarray  # residual, then the Newton correction
-    vc: np.ndarray  # constant start: velocity, acceleration, residual
-    ac: np.ndarray
-    rc: np.ndarray
-    mv: np.ndarray  # M v of the recorded state
+    vec: np.ndarray  # (len(ROW), n_free), rows named by ROW
     qi: np.ndarray  # full coordinates of the iterate
     f: np.ndarray  # its elastic force (full)
+    xp: np.ndarray  # padded vector (linalg.padded_band_matvec, band_factor_solve)
+
+
+class FactorWork(NamedTuple):
+    """The effective stiffness ``K_eff`` and its factorisation."""
+
     ab: np.ndarray  # tangent, general band storage (full DOFs)
     lb: np.ndarray  # K_eff, lower band storage
     fac: np.ndarray  # Cholesky factor
     lu: np.ndarray  # LU factor (fallback)
     piv: np.ndarray  # LU pivots
-    xp: np.ndarray  # padded vector
+
+
+class NewtonWork(NamedTuple):
+    """Work arrays of a run."""
+
+    iw: IterateWork
+    fw: FactorWork
+
+
+_STEP = {"cache": True, "nogil": True, "error_model": "numpy", "inline": "always"}
+_CONTINUE, _CONVERGED, _BY_INCREMENT, _FAILED = range(4)  # Newton status
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _residual(fr, sy, v, a, ma, cv, r, xp):
+def _residual(fr, rd, v, a, ma, cv, r, xp):
     """Newton right-hand side ``r = -(M a + C v - Q_e - Q_g)`` from the free elastic force
     ``fr``. Returns (||r||, ||Q_e||, ||M a||)."""
-    padded_band_matvec(sy.mp, sy.m_even, a, xp, ma)
-    if sy.damped:
-        padded_band_matvec(sy.cp, sy.c_even, v, xp, cv)
+    g, damped = rd.g, rd.damped
+    padded_band_matvec(rd.mp, rd.m_even, a, xp, ma)
+    if damped:
+        padded_band_matvec(rd.cp, rd.c_even, v, xp, cv)
     rn = 0.0
     fn = 0.0
     mn = 0.0
     for i in range(v.shape[0]):
         fi = fr[i]
-        ri = ma[i] - fi - sy.g[i]
-        if sy.damped:
+        ri = ma[i] - fi - g[i]
+        if damped:
             ri += cv[i]
         r[i] = -ri
         rn += ri * ri
@@ -147,20 +198,21 @@ def _residual(fr, sy, v, a, ma, cv, r, xp):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _evaluate(q, c_v, c_a, sy, wk):
+def _evaluate(q, c_v, c_a, kargs, rd, iw):
     """The iterate ``qi = q + d``, ``v = v_pred + c_v e``, ``a = a_pred + c_a e``, its elastic
-    force ``f`` and residual ``r`` (in ``wk``). Returns (U, ||r||, ||Q_e||, ||M a||,
+    force ``f`` and residual ``r`` (in ``iw``). Returns (U, ||r||, ||Q_e||, ||M a||,
     ||q_free||)."""
-    d, e, qi = wk.d, wk.e, wk.qi
+    vec, qi, f = iw.vec, iw.qi, iw.f
+    d, e, vp, ap, vi, ai = vec[ROW.d], vec[ROW.e], vec[ROW.vp], vec[ROW.ap], vec[ROW.v], vec[ROW.a]
     qn = 0.0
     for i in range(d.shape[0]):
         x = q[CLAMP + i] + d[i]
         qi[CLAMP + i] = x
         qn += x * x
-        wk.v[i] = wk.vp[i] + c_v * e[i]
-        wk.a[i] = wk.ap[i] + c_a * e[i]
-    energy = kernels.elastic_force(qi, *sy.kargs, wk.f)
-    rn, fn, mn = _residual(wk.f[CLAMP:], sy, wk.v, wk.a, wk.ma, wk.cv, wk.r, wk.xp)
+        vi[i] = vp[i] + c_v * e[i]
+        ai[i] = ap[i] + c_a * e[i]
+    energy = kernels.elastic_force(qi, *kargs, f)
+    rn, fn, mn = _residual(f[CLAMP:], rd, vi, ai, vec[ROW.ma], vec[ROW.cv], vec[ROW.r], iw.xp)
     return energy, rn, fn, mn, np.sqrt(qn)
 
 
@@ -175,12 +227,11 @@ def _effective_lower(ab, mlb, clb, c_a, c_v, damped, out):
             out[k, j] = x
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _predict(h, st, par, wk):
-    """The scheme's extrapolation ``d_nat`` (in ``wk.d``), the predicted rates and ``e = 0``.
+@njit(**_STEP)
+def _predict(h, par, v, a, at, vec):
+    """The scheme's extrapolation ``d_nat`` (row ``d``), the predicted rates and ``e = 0``.
     Returns ``(c_a, c_v)``: the rates are ``v = vp + c_v e``, ``a = ap + c_a e``."""
-    v, a, at = st.v, st.a, st.at
-    d, vp, ap, e = wk.d, wk.vp, wk.ap, wk.e
+    d, vp, ap, e = vec[ROW.d], vec[ROW.vp], vec[ROW.ap], vec[ROW.e]
     nf = v.shape[0]
     if par.bdf1:
         c_a = 1.0 / (h * h)
@@ -203,127 +254,107 @@ def _predict(h, st, par, wk):
     return c_a, c_v
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _auto_start(c_a, c_v, st, sy, wk):
-    """Predictor 'auto': evaluate the extrapolation and the constant start ``q_{n+1} = q_n``
-    (``d = 0``, ``e = -d_nat``; it reuses the elastic force at ``q_n``) and keep the one with the
-    smaller residual in ``wk``. Returns its (U, ||r||, ||Q_e||, ||M a||, ||q_free||)."""
-    q, fq = st.q, st.fq
-    d, e, vc, ac, rc = wk.d, wk.e, wk.vc, wk.ac, wk.rc
-    fr = wk.f[CLAMP:]
-    nf = d.shape[0]
-    if st.fq_valid[0] == 0:
-        st.energy[0] = kernels.elastic_force(q, *sy.kargs, wk.f)
-        for i in range(nf):
-            fq[i] = fr[i]
-        st.fq_valid[0] = 1
+@njit(**_STEP)
+def _constant_start_rates(c_a, c_v, q, vec):
+    """Rates of the constant start ``q_{n+1} = q_n`` (``e = -d_nat``) in rows ``vc``, ``ac``;
+    returns ``||q_free||^2``."""
+    d, vp, ap, vc, ac = vec[ROW.d], vec[ROW.vp], vec[ROW.ap], vec[ROW.vc], vec[ROW.ac]
     qc = 0.0
-    for i in range(nf):
-        vc[i] = wk.vp[i] - c_v * d[i]
-        ac[i] = wk.ap[i] - c_a * d[i]
+    for i in range(d.shape[0]):
+        vc[i] = vp[i] - c_v * d[i]
+        ac[i] = ap[i] - c_a * d[i]
         qc += q[CLAMP + i] * q[CLAMP + i]
-    rn_c, fn_c, mn_c = _residual(fq, sy, vc, ac, wk.ma, wk.cv, rc, wk.xp)
-    energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, sy, wk)
-    if rn <= rn_c:  # not taken either when the extrapolation is not finite
-        return energy, rn, fn, mn, qn
-    for i in range(nf):
+    return qc
+
+
+@njit(**_STEP)
+def _take_constant_start(q, fq, vec, qi, f):
+    """Make the constant start the iterate (its elastic force is ``fq``, its residual is in row
+    ``rc``)."""
+    d, e, vi, ai, r = vec[ROW.d], vec[ROW.e], vec[ROW.v], vec[ROW.a], vec[ROW.r]
+    vc, ac, rc = vec[ROW.vc], vec[ROW.ac], vec[ROW.rc]
+    fr = f[CLAMP:]
+    for i in range(d.shape[0]):
         e[i] = -d[i]
         d[i] = 0.0
-        wk.qi[CLAMP + i] = q[CLAMP + i]
-        wk.v[i] = vc[i]
-        wk.a[i] = ac[i]
-        wk.r[i] = rc[i]
+        qi[CLAMP + i] = q[CLAMP + i]
+        vi[i] = vc[i]
+        ai[i] = ac[i]
+        r[i] = rc[i]
         fr[i] = fq[i]
-    return st.energy[0], rn_c, fn_c, mn_c, np.sqrt(qc)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _correct(h, c_a, c_v, refactor, st, sy, wk):
-    """Factorise ``K_eff`` at the iterate when ``refactor`` and replace ``wk.r`` by the Newton
-    correction. Returns False when ``K_eff`` is singular."""
-    if refactor:
-        kernels.assemble_tangent_banded(wk.qi, *sy.kargs, wk.ab)
-        _effective_lower(wk.ab, sy.mlb, sy.clb, c_a, c_v, sy.damped, wk.lb)
-        kind = band_factorize(wk.lb, wk.fac, wk.lu, wk.piv)
-        st.factor_kind[0] = kind
-        st.factor_h[0] = h
-        if kind == NO_FACTOR:
-            return False
-        st.factorizations[0] += 1
-    band_factor_solve(st.factor_kind[0], wk.fac, wk.lu, wk.piv, wk.xp, wk.r)
+@njit(**_STEP)
+def _newton_status(it, rn, fn, mn, qn, dnorm, dtot, tol_r, par):
+    """Convergence test of a Newton iterate (module docstring of ``implicit``). Returns
+    (status, residual tolerance): ``_CONTINUE``, ``_CONVERGED``, ``_BY_INCREMENT`` (converged on
+    the increment criterion) or ``_FAILED`` (non-finite residual or ``max_iter`` reached)."""
+    if not np.isfinite(rn):
+        return _FAILED, tol_r
+    f_ref = max(par.g_norm, fn, mn)
+    tol_r = max(par.tol * f_ref, par.floor)
+    if rn <= tol_r:
+        return _CONVERGED, tol_r
+    if it > 0 and rn <= max(par.loose * f_ref, par.floor):
+        if dnorm <= max(par.increment_tol * dtot, ROUNDOFF * qn):
+            return _BY_INCREMENT, tol_r
+    if it >= par.max_iter:
+        return _FAILED, tol_r
+    return _CONTINUE, tol_r
+
+
+@njit(**_STEP)
+def _add_correction(r, e, d):
+    """``e += r``, ``d += r``; returns (||r||, ||d||)."""
+    dn = 0.0
+    dt2 = 0.0
+    for i in range(d.shape[0]):
+        x = r[i]
+        dn += x * x
+        e[i] += x
+        d[i] += x
+        dt2 += d[i] * d[i]
+    return np.sqrt(dn), np.sqrt(dt2)
+
+
+@njit(**_STEP)
+def _factorize(h, c_a, c_v, s, sy, qi, fw):
+    """Assemble and factorise ``K_eff`` at the iterate ``qi``; False when it is singular."""
+    kernels.assemble_tangent_banded(qi, *sy.kargs, fw.ab)
+    _effective_lower(fw.ab, sy.mlb, sy.clb, c_a, c_v, sy.rd.damped, fw.lb)
+    kind = band_factorize(fw.lb, fw.fac, fw.lu, fw.piv)
+    s.factor_kind = kind
+    s.factor_h = h
+    if kind == NO_FACTOR:
+        return False
+    s.factorizations += 1
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _iterate(h, c_a, c_v, have, start, st, sy, par, wk):
-    """Newton iterations from the predicted iterate (already evaluated when ``have``, with
-    ``start`` = its (U, ||r||, ||Q_e||, ||M a||, ||q_free||)). Returns (converged, iterations,
-    U, ||r||, residual tolerance) of the last iterate."""
-    energy, rn, fn, mn, qn = start
-    modified = par.modified
-    it = 0
-    prev = np.inf
-    dnorm = np.inf
-    dtot = 0.0
-    tol_r = np.inf
-    refactor = (not modified) or st.factor_kind[0] == NO_FACTOR or st.factor_h[0] != h
-    while True:
-        if not have:
-            energy, rn, fn, mn, qn = _evaluate(st.q, c_v, c_a, sy, wk)
-        have = False
-        if not np.isfinite(rn):
-            return False, it, energy, rn, tol_r
-        f_ref = max(par.g_norm, fn, mn)
-        tol_r = max(par.tol * f_ref, par.floor)
-        if rn <= tol_r:
-            return True, it, energy, rn, tol_r
-        if it > 0 and rn <= max(par.loose * f_ref, par.floor):
-            if dnorm <= max(par.increment_tol * dtot, ROUNDOFF * qn):
-                st.increment_converged[0] += 1
-                return True, it, energy, rn, tol_r
-        if it >= par.max_iter:
-            return False, it, energy, rn, tol_r
-        if modified and it > 0 and rn > SLOW_CONTRACTION * prev:
-            refactor = True
-        if not _correct(h, c_a, c_v, refactor, st, sy, wk):
-            return False, it, energy, rn, tol_r
-        refactor = not modified
-        dn = 0.0
-        dt2 = 0.0
-        for i in range(wk.d.shape[0]):
-            x = wk.r[i]
-            dn += x * x
-            wk.e[i] += x
-            wk.d[i] += x
-            dt2 += wk.d[i] * wk.d[i]
-        dnorm = np.sqrt(dn)
-        dtot = np.sqrt(dt2)
-        if not np.isfinite(dnorm):
-            return False, it, energy, rn, tol_r
-        prev = rn
-        it += 1
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _accept(h, energy, st, sy, par, wk):
+@njit(**_STEP)
+def _accept(h, energy, st, rd, par, iw):
     """Make the converged iterate the new state; returns the damping work ``d^T C d / h`` (the
     damping work at the mean velocity ``d / h``)."""
+    q, v, a, at, fq, s = st.q, st.v, st.a, st.at, st.fq, st.s[0]
+    vec, qi = iw.vec, iw.qi
+    vi, ai, e, d = vec[ROW.v], vec[ROW.a], vec[ROW.e], vec[ROW.d]
+    bdf1 = par.bdf1
     inv_bh2 = 1.0 / (par.beta * h * h)
-    fr = wk.f[CLAMP:]
-    for i in range(st.v.shape[0]):
-        st.q[CLAMP + i] = wk.qi[CLAMP + i]
-        st.v[i] = wk.v[i]
-        st.at[i] = wk.a[i] if par.bdf1 else st.at[i] + wk.e[i] * inv_bh2
-        st.a[i] = wk.a[i]
-        st.fq[i] = fr[i]
-    st.fq_valid[0] = 1
-    st.energy[0] = energy
+    fr = iw.f[CLAMP:]
+    for i in range(v.shape[0]):
+        q[CLAMP + i] = qi[CLAMP + i]
+        v[i] = vi[i]
+        at[i] = ai[i] if bdf1 else at[i] + e[i] * inv_bh2
+        a[i] = ai[i]
+        fq[i] = fr[i]
+    s.fq_valid = 1
+    s.energy = energy
     work_d = 0.0
-    if sy.damped:
-        cv = wk.cv
-        padded_band_matvec(sy.cp, sy.c_even, wk.d, wk.xp, cv)
-        for i in range(wk.d.shape[0]):
-            work_d += wk.d[i] * cv[i]
+    if rd.damped:
+        cv = vec[ROW.cv]
+        padded_band_matvec(rd.cp, rd.c_even, d, iw.xp, cv)
+        for i in range(d.shape[0]):
+            work_d += d[i] * cv[i]
         work_d /= h
     return work_d
 
@@ -331,83 +362,131 @@ def _accept(h, energy, st, sy, par, wk):
 @njit(cache=True, nogil=True, error_model="numpy")
 def newton_step(h, st, sy, par, wk):
     """One Newton-solved implicit step of size ``h`` from the state ``st``. On success the state
-    (with ``fq`` and ``energy``) is overwritten and (True, iterations, damping work) is
-    returned; on failure the state is left untouched, the failure is described in
-    ``st.fail_*`` and (False, iterations, 0) is returned."""
-    c_a, c_v = _predict(h, st, par, wk)
+    (with ``fq`` and the strain energy) is overwritten and (True, iterations, damping work) is
+    returned; on failure the state is left untouched, the failure is described in ``st.s``
+    and (False, iterations, 0) is returned."""
+    iw, fw, kargs, rd = wk.iw, wk.fw, sy.kargs, sy.rd
+    q, fq, s, vec, qi, f = st.q, st.fq, st.s[0], iw.vec, iw.qi, iw.f
+    d, e, r = vec[ROW.d], vec[ROW.e], vec[ROW.r]
+    c_a, c_v = _predict(h, par, st.v, st.a, st.at, vec)
     for i in range(CLAMP):
-        wk.qi[i] = st.q[i]
-    start = (0.0, 0.0, 0.0, 0.0, 0.0)
-    have = False  # the iterate (d, e) is already evaluated
-    if par.predictor == 0:
-        start = _auto_start(c_a, c_v, st, sy, wk)
-        have = True
-    elif par.predictor == 1:
-        for i in range(wk.d.shape[0]):
-            wk.e[i] = -wk.d[i]
-            wk.d[i] = 0.0
-    ok, it, energy, rn, tol_r = _iterate(h, c_a, c_v, have, start, st, sy, par, wk)
-    if not ok:
-        st.fail_iterations[0] = it
-        st.fail_residual[0] = rn
-        st.fail_tolerance[0] = tol_r
-        if par.modified:
-            st.factor_kind[0] = NO_FACTOR  # retry from a fresh tangent
+        qi[i] = q[i]
+    have = par.predictor == 0  # 'auto': the start is chosen, and evaluated, here
+    energy = rn = fn = mn = qn = 0.0
+    if have:  # the extrapolation or the constant start (reusing Q_e(q_n)), the smaller residual
+        if s.fq_valid == 0:
+            s.energy = kernels.elastic_force(q, *kargs, f)
+            for i in range(fq.shape[0]):
+                fq[i] = f[CLAMP + i]
+            s.fq_valid = 1
+        qc = _constant_start_rates(c_a, c_v, q, vec)
+        rn_c, fn_c, mn_c = _residual(fq, rd, vec[ROW.vc], vec[ROW.ac], vec[ROW.ma], vec[ROW.cv],
+                                     vec[ROW.rc], iw.xp)  # fmt: skip
+        energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, rd, iw)
+        if not (rn <= rn_c):  # also when the extrapolation is not finite
+            energy, rn, fn, mn, qn = s.energy, rn_c, fn_c, mn_c, np.sqrt(qc)
+            _take_constant_start(q, fq, vec, qi, f)
+    elif par.predictor == 1:  # 'constant'
+        for i in range(d.shape[0]):
+            e[i] = -d[i]
+            d[i] = 0.0
+    modified = par.modified
+    it = 0
+    prev = dnorm = tol_r = np.inf
+    dtot = 0.0
+    refactor = (not modified) or s.factor_kind == NO_FACTOR or s.factor_h != h
+    status = _FAILED
+    while True:
+        if not have:
+            energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, rd, iw)
+        have = False
+        status, tol_r = _newton_status(it, rn, fn, mn, qn, dnorm, dtot, tol_r, par)
+        if status != _CONTINUE:
+            break
+        if modified and it > 0 and rn > SLOW_CONTRACTION * prev:
+            refactor = True
+        if refactor:
+            if not _factorize(h, c_a, c_v, s, sy, qi, fw):
+                status = _FAILED
+                break
+            refactor = not modified
+        band_factor_solve(s.factor_kind, fw.fac, fw.lu, fw.piv, iw.xp, r)  # r <- correction
+        dnorm, dtot = _add_correction(r, e, d)
+        if not np.isfinite(dnorm):
+            status = _FAILED
+            break
+        prev = rn
+        it += 1
+    if status == _FAILED:
+        s.fail_iterations, s.fail_residual, s.fail_tolerance = it, rn, tol_r
+        if modified:
+            s.factor_kind = NO_FACTOR  # retry from a fresh tangent
         return False, it, 0.0
-    return True, it, _accept(h, energy, st, sy, par, wk)
+    if status == _BY_INCREMENT:
+        s.increment_converged += 1
+    return True, it, _accept(h, energy, st, rd, par, iw)
+
+
+@njit(**_STEP)
+def _record(step, st, rd, g_full, q_ref, vec, xp, out, dmg):
+    q, v = st.q, st.v
+    if step % out.sample_every == 0:
+        i = out.i_sample[0]
+        s, mv, energy, tip = st.s[0], vec[ROW.mv], out.energy, out.tip
+        padded_band_matvec(rd.mp, rd.m_even, v, xp, mv)
+        kin = 0.0
+        for k in range(v.shape[0]):
+            kin += v[k] * mv[k]
+        pot = 0.0
+        for k in range(q.shape[0]):
+            pot -= g_full[k] * (q[k] - q_ref[k])
+        energy[i, 0] = 0.5 * kin
+        energy[i, 1] = s.energy
+        energy[i, 2] = pot
+        energy[i, 3] = s.dissipated
+        o_tip = q.shape[0] - 4
+        tip[i, 0] = q[o_tip]
+        tip[i, 1] = q[o_tip + 1]
+        out.i_sample[0] = i + 1
+    if step % out.snap_every == 0:
+        j = out.i_snap[0]
+        snap, dsnap = out.snap, out.dsnap
+        for k in range(q.shape[0]):
+            snap[j, k] = q[k]
+        if dsnap.shape[0] == snap.shape[0]:
+            for el in range(dmg.shape[0]):
+                for k in range(dmg.shape[1]):
+                    dsnap[j, el, k] = dmg[el, k]
+        out.i_snap[0] = j + 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def record(step, st, sy, wk, out, dmg):
     """Store the sampled outputs of the state after ``step`` steps in ``out`` (Outputs; the
     damage snapshots only when ``out.dsnap`` has one row per snapshot)."""
-    q, v, mv = st.q, st.v, wk.mv
-    if step % out.sample_every == 0:
-        i = out.i_sample[0]
-        padded_band_matvec(sy.mp, sy.m_even, v, wk.xp, mv)
-        kin = 0.0
-        for k in range(v.shape[0]):
-            kin += v[k] * mv[k]
-        pot = 0.0
-        for k in range(q.shape[0]):
-            pot -= sy.g_full[k] * (q[k] - sy.q_ref[k])
-        out.energy[i, 0] = 0.5 * kin
-        out.energy[i, 1] = st.energy[0]
-        out.energy[i, 2] = pot
-        out.energy[i, 3] = st.dissipated[0]
-        o_tip = q.shape[0] - 4
-        out.tip[i, 0] = q[o_tip]
-        out.tip[i, 1] = q[o_tip + 1]
-        out.i_sample[0] = i + 1
-    if step % out.snap_every == 0:
-        j = out.i_snap[0]
-        for k in range(q.shape[0]):
-            out.snap[j, k] = q[k]
-        if out.dsnap.shape[0] == out.snap.shape[0]:
-            for el in range(dmg.shape[0]):
-                for k in range(dmg.shape[1]):
-                    out.dsnap[j, el, k] = dmg[el, k]
-        out.i_snap[0] = j + 1
+    _record(step, st, sy.rd, sy.g_full, sy.q_ref, wk.iw.vec, wk.iw.xp, out, dmg)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def run_chunk(n_steps, step0, h, st, sy, par, wk, damage_on, dargs, out, iters):
     """Advance up to ``n_steps`` steps of size ``h`` in place, recording the outputs. Returns
     the steps done; fewer than asked means that the next step failed (state left at its start,
-    failure described in ``st``)."""
-    for s in range(n_steps):
+    failure described in ``st.s``)."""
+    s, q, dmg = st.s[0], st.q, dargs.dmg
+    rd, g_full, q_ref, vec, xp = sy.rd, sy.g_full, sy.q_ref, wk.iw.vec, wk.iw.xp
+    for k in range(n_steps):
         ok, it, w = newton_step(h, st, sy, par, wk)
         if not ok:
-            return s
-        iters[step0 + s] = it
-        st.dissipated[0] += w
+            return k
+        iters[step0 + k] = it
+        s.dissipated += w
         if damage_on:
             # staggered, as in the explicit solver: grow damage at the converged state; the
             # strain energy it releases is booked as dissipated work
-            released = update_damage_with(st.q, dargs)
+            released = update_damage_with(q, dargs)
             if released != 0.0:
-                st.energy[0] -= released
-                st.dissipated[0] += released
-                st.fq_valid[0] = 0  # the stiffness changed: Q_e(q_n) must be re-evaluated
-        record(step0 + s + 1, st, sy, wk, out, dargs.dmg)
+                s.energy -= released
+                s.dissipated += released
+                s.fq_valid = 0  # the stiffness changed: Q_e(q_n) must be re-evaluated
+        _record(step0 + k + 1, st, rd, g_full, q_ref, vec, xp, out, dmg)
     return n_steps
