@@ -144,7 +144,8 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     ``st``: ExplicitState, ``out``: Outputs, ``wk``: ExplicitWork, ``dargs``: DamageArgs).
     Returns (status, steps done)."""
     q, dlt, f, r, v = st.q, st.dlt, wk.f, wk.r, wk.v
-    g_free, clb, kargs = cd.g_free, cd.clb, cd.kargs
+    g_free, clb, rfx, rfy, zx, zy = cd.g_free, cd.clb, cd.rfx, cd.rfy, wk.zx, wk.zy
+    n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = cd.kargs  # unpacked once per chunk
     nf = dlt.shape[0]
     dt = cd.dt
     dt2 = dt * dt
@@ -155,7 +156,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     for s in range(n_steps):
         step = step0 + s
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
-        energy = kernels.elastic_force(q, *kargs, f)
+        energy = kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f)
         for i in range(nf):
             r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if cd.damped:
@@ -166,7 +167,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
                 r[i] -= dt * v[i]
             if step > 0:
                 wd += acc / dt  # work dissipated over [t_{n-1}, t_n]: v^T C v dt, v = dlt/dt
-        solve_xy_rows(cd.rfx, cd.rfy, r, wk.zx, wk.zy)  # r = Delta+ - Delta-
+        solve_xy_rows(rfx, rfy, r, zx, zy)  # r = Delta+ - Delta-
         if step % out.sample_every == 0:
             kin, tot = _sample(cd, q, dlt, wk, energy, wd, out, i_sample)
             if step == 0:
