@@ -28,6 +28,22 @@ from ancf_beam.config import (
     case_from_file,
 )
 
+__all__ = [
+    "COMMANDS",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "SIMULATE_FLAGS",
+    "UsageError",
+    "build_parser",
+    "cmd_critical_dt",
+    "cmd_identify",
+    "cmd_modal",
+    "cmd_simulate",
+    "cmd_static",
+    "cmd_stepped",
+    "main",
+]
+
 log = logging.getLogger("ancf_beam")
 
 EXIT_USAGE = 2
