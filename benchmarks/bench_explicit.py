@@ -19,6 +19,7 @@ from numba import njit
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
+from ancf_beam.linalg import row_factor, solve_xy_rows
 from ancf_beam.solvers.critical import critical_dt
 from ancf_beam.solvers.explicit import simulate_explicit
 
@@ -34,7 +35,7 @@ def _force_loop(q, n, n_el, spa, spb, sppb, ea, ei, e0, k0, lin, f):
 @njit(cache=True)
 def _solve_loop(rx, ry, x, zx, zy, n):
     for _ in range(n):
-        kernels.solve_xy_rows(rx, ry, x, zx, zy)
+        solve_xy_rows(rx, ry, x, zx, zy)
 
 
 def model(ne: int) -> BeamModel:
@@ -49,7 +50,7 @@ def per_step_costs(m: BeamModel, n: int = 100_000) -> tuple[float, float]:
     _force_loop(q, 10, *args, f)
     x = np.ones(m.n_free)
     cbx, cby, _, _ = m.mass_cholesky_xy
-    rows = (kernels.row_factor(cbx), kernels.row_factor(cby))
+    rows = (row_factor(cbx), row_factor(cby))
     scratch = (np.empty(m.n_free // 2), np.empty(m.n_free // 2))
     _solve_loop(*rows, x, *scratch, 10)
     t = time.perf_counter()

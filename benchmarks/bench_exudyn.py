@@ -217,7 +217,8 @@ def section_explicit(
 # implicit
 # ------------------------------------------------------------------------------------------
 def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
-    from ancf_beam.solvers.implicit import DEFAULT_NEWTON, DEFAULT_PREDICTOR, simulate_implicit
+    from ancf_beam.config import NEWTON_DEFAULTS
+    from ancf_beam.solvers.implicit import simulate_implicit
 
     exu = import_exudyn()
     n_steps = int(round(t_end / dt))
@@ -236,7 +237,8 @@ def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
         f"{'us/step cpu':>11} {'us/step wall':>12} {'Mel-st/s':>9}"
     )
     # the library default first (modified Newton, 'auto' predictor), then the alternatives
-    ours_variants = ((DEFAULT_NEWTON, DEFAULT_PREDICTOR), ("modified", "extrapolate"))
+    default = (NEWTON_DEFAULTS["newton"], NEWTON_DEFAULTS["predictor"])
+    ours_variants = (default, ("modified", "extrapolate"))
     ours_variants += (("full", "auto"),)
     for ne in meshes:
         m = our_model(ne)
@@ -293,7 +295,7 @@ def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
         print(
             f"   {ne} elements: tips agree to {d:.2e} relative ({verdict(ok)}); speed-up best vs "
             f"best {_speedup_line(bo[0].cpu, bx[0].cpu, bo[0].wall, bx[0].wall)}; library "
-            f"default ({DEFAULT_NEWTON} Newton, {DEFAULT_PREDICTOR} predictor) vs Exudyn best "
+            f"default ({default[0]} Newton, {default[1]} predictor) vs Exudyn best "
             f"{_speedup_line(default_o[0].cpu, bx[0].cpu, default_o[0].wall, bx[0].wall)}"
         )
         SUMMARY.append((f"implicit GA, {ne} elements", bx[0].cpu / bo[0].cpu, 2.0, 2.0, ok))

@@ -3,7 +3,7 @@
 1. Floating-point operations per element-step, *counted* by replaying the pure-Python source of
    the numba kernels (``.py_func``) on arrays of a counting float type: ``kernels.elastic_force``
    (per axial and per bending Gauss point, per element), ``kernels.cho_solve_xy_inplace`` (per
-   free DOF) and the vector updates of ``explicit._run_chunk`` (counted by hand, 4 per free DOF).
+   free DOF) and the vector updates of ``explicit.run_chunk`` (counted by hand, 4 per free DOF).
    Convention: every +, -, *, /, sqrt is one flop (a fused multiply-add is two); negations are
    free (folded into the next operation by the compiler).
 2. This machine's single-core peak: clock x FMA pipes x doubles per SIMD operation x 2, from
@@ -32,7 +32,7 @@ from numba import njit
 from ancf_beam.beam import kernels
 from ancf_beam.solvers.explicit import simulate_explicit
 
-UPDATE_FLOPS_PER_DOF = 4  # _run_chunk: r = dt2 * (f + g) (2), dlt += r (1), q += dlt (1)
+UPDATE_FLOPS_PER_DOF = 4  # explicit.run_chunk: r = dt2 * (f + g) (2), dlt += r (1), q += dlt (1)
 
 
 # ------------------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ def _solve_loop(cbx, cby, ix, iy, x, n):
 
 @njit(cache=True)
 def _update_loop(q, dlt, r, f, g, dt2, n):
-    """The per-step vector work of ``_run_chunk`` outside force and solve."""
+    """The per-step vector work of ``run_chunk`` outside force and solve."""
     nf = dlt.shape[0]
     for _ in range(n):
         for i in range(nf):
@@ -381,7 +381,7 @@ def main() -> None:
         f"{pc['solve_constant']:+.0f} per solve at the band ends)"
     )
     print(
-        f"   _run_chunk vector updates, per element: {pc['update_per_element']:5.0f} flops "
+        f"   run_chunk vector updates, per element: {pc['update_per_element']:5.0f} flops "
         f"({UPDATE_FLOPS_PER_DOF} per free DOF: r = dt^2 (f + g), dlt += r, q += dlt)"
     )
     print("   (+ every sample_every steps: central velocity, M v, kinetic and potential energy)")

@@ -13,16 +13,13 @@ import xarray as xr
 
 from ancf_beam.beam.model import CLAMP
 from ancf_beam.cli import main
-from ancf_beam.results import ConvergenceError, DynamicsResult
+from ancf_beam.results import ConvergenceError, DynamicsResult, NewtonConvergenceError
+from ancf_beam.solvers import DynamicsSettings, simulate
 from ancf_beam.solvers.explicit import simulate_explicit
-from ancf_beam.solvers.implicit import (
-    NewtonConvergenceError,
-    generalized_alpha_parameters,
-    make_scheme,
-    simulate,
-    simulate_implicit,
-)
+from ancf_beam.solvers.implicit import simulate_implicit
 from ancf_beam.solvers.modal import modal_analysis, omega_max
+from ancf_beam.solvers.schemes import generalized_alpha_parameters
+from ancf_beam.solvers.settings import make_scheme
 from ancf_beam.solvers.static import solve_static
 from conftest import make_model
 
@@ -247,26 +244,27 @@ def test_seed_case_modified_and_full_newton_agree_at_the_benchmark_step():
 
 
 def test_numba_chunks_match_python_driven_steps_with_damage():
-    """The time loop in numba (_run_chunk) and the step-by-step path used after a failed step
-    (_Integrator.advance, damage updated from Python) give identical states."""
-    from ancf_beam.solvers.implicit import _Integrator
+    """The time loop in numba (implicit_step.run_chunk) and the step-by-step path used after a
+    failed step (ImplicitRun.advance, damage updated from Python) give identical states."""
+    from ancf_beam.solvers.implicit import ImplicitRun
+    from ancf_beam.solvers.timeloop import outputs, step_plan
 
     dmg = {"damage.enabled": True, "damage.threshold": 3e-5, "damage.softening": 2e-5}
     runs = []
     for path in ("chunk", "python"):
         m = make_model(**{"mesh.n_elements": 6, **dmg})
-        run = _Integrator(
-            m, make_scheme("generalized-alpha"), (1.0, 1e-5), 20, 1e-8, 1e-10, 4, "modified",
-            "auto",
-        )  # fmt: skip
-        run.set_initial_state(m.reference(), np.zeros(m.n_free))
         n, h = 40, 1e-3
+        settings = DynamicsSettings.from_case(
+            m.case, integrator="generalized-alpha", damping=(1.0, 1e-5), t_end=n * h, dt=h
+        )
+        run = ImplicitRun(m, settings)
+        run.set_initial_state(m.reference(), np.zeros(m.n_free))
         if path == "chunk":
-            snaps = np.zeros((1, m.n_dof))
-            out = (m.gravity_full, m.reference(), n + 1, n + 1, np.zeros((1, 2)),
-                   np.zeros((1, 4)), snaps, np.zeros((0, 1, 1)), np.empty(m.n_free))  # fmt: skip
+            # sampling strides beyond the run: the loop records nothing
+            out = outputs(step_plan(n * h, h, (n + 1) * h, (n + 1) * h), m, False)
             iters = np.zeros(n, dtype=np.int32)
-            done, wd, *_ = run.run_chunk(n, 0, h, out, iters, 0.0, 0, 0)
+            done = run.run_chunk(n, 0, h, out, iters)
+            wd = run.dissipated
             assert done == n
         else:
             wd = 0.0
@@ -328,14 +326,17 @@ def test_stiffness_proportional_damping_dissipates():
 # ------------------------------------------------------------------------------------------
 def test_sampling_snapshots_and_dispatcher():
     m = make_model(**{"mesh.n_elements": 4})
-    r = simulate(m, 0.05, 1e-3, "bdf1", sample_dt=5e-3, snapshot_dt=1e-2, progress=False)
+    bdf1 = DynamicsSettings.from_case(
+        m.case, integrator="bdf1", t_end=0.05, dt=1e-3, sample_dt=5e-3, snapshot_dt=1e-2
+    )
+    r = simulate(m, bdf1, progress=False)
     np.testing.assert_allclose(r.t, np.arange(11) * 5e-3, atol=1e-15)
     np.testing.assert_allclose(r.t_snap, np.arange(6) * 1e-2, atol=1e-15)
     assert r.q_snap.shape == (6, m.n_dof) and r.newton_iterations.shape == (50,)
     assert r.kinetic[0] == 0 and abs(r.strain[0]) < 1e-20 and abs(r.gravity[0]) < 1e-20
     assert r.strain[-1] == pytest.approx(m.strain_energy(r.q_snap[-1]), rel=1e-12)
     assert r.gravity[-1] == pytest.approx(m.gravity_potential(r.q_snap[-1]), rel=1e-12)
-    e = simulate(m, 0.002, 1e-6, progress=False)
+    e = simulate(m, DynamicsSettings.from_case(m.case, t_end=0.002, dt=1e-6), progress=False)
     assert e.integrator == "central-difference" and e.newton_iterations is None
 
 

@@ -16,8 +16,13 @@ from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
+from ancf_beam.results import DynamicsResult
+from ancf_beam.solvers.dynamics import simulate
 from ancf_beam.solvers.modal import modal_analysis
+from ancf_beam.solvers.settings import DynamicsSettings, critical_step
 from ancf_beam.solvers.static import solve_static
+
+__all__ = ["run_critical_dt", "run_modal", "run_simulate", "run_static", "run_stepped"]
 
 
 def _shape_vars(model: BeamModel, q: np.ndarray, prefix: str) -> dict[str, Any]:
@@ -225,90 +230,33 @@ def run_simulate(
     max_halvings: int | None = None,
     newton: str | None = None,
 ):
-    """Dynamic run from rest under gravity with the chosen ``integrator`` (default:
-    ``dynamics.integrator``; the scheme parameters default to ``dynamics.newmark_beta``,
-    ``dynamics.newmark_gamma`` and ``dynamics.rho_inf``).
+    """Dynamic run from rest under gravity: :func:`ancf_beam.solvers.simulate` with
+    :meth:`DynamicsSettings.from_case` of ``case`` and these overrides (None: the case's
+    ``dynamics`` section; the policy, e.g. how ``dt`` is chosen and which options apply to which
+    integrator, is documented in :mod:`ancf_beam.solvers.settings`). ``dt_critical`` (s) is
+    computed (``2 / omega_max``) when not given.
 
-    ``central-difference`` (explicit): ``dt`` defaults to ``dt_safety * dt_critical``
-    (``dt_critical`` computed when not given); an explicit ``dt`` above ``dt_critical`` is
-    refused unless ``force``.
-
-    ``bdf1``, ``newmark`` (``beta``, ``gamma``), ``generalized-alpha`` (``rho_inf``) (implicit,
-    :mod:`ancf_beam.solvers.implicit`; Newton settings ``max_iter``, ``tol``, ``max_halvings``,
-    ``newton``): any ``dt`` is accepted; it defaults to ``dt_safety * dt_critical`` when
-    ``dt_safety`` is given (any value > 0), else to ``dynamics.dt``, else to ``T1 / 100`` with
-    ``T1 = 2 pi / omega_1``. The summary and Dataset carry the same fields as the explicit run plus
-    the integrator parameters and Newton iteration statistics (total, mean, max per step).
+    The summary and Dataset carry the tip extremes, mean and energy drift, ``dt``,
+    ``dt_critical`` and the wall time; for the implicit integrators also the scheme parameters
+    and the Newton iteration statistics (total, mean, max per step).
     """
-    from ancf_beam.solvers import implicit
-    from ancf_beam.solvers.modal import omega_max
-
-    dyn = case.dynamics
-    integrator = dyn.integrator if integrator is None else integrator
-    if integrator == "newmark":
-        beta = dyn.newmark_beta if beta is None else beta
-        gamma = dyn.newmark_gamma if gamma is None else gamma
-    elif integrator == "generalized-alpha":
-        rho_inf = dyn.rho_inf if rho_inf is None else rho_inf
-    if integrator not in implicit.INTEGRATORS:
-        raise ValueError(
-            f"unknown integrator {integrator!r}; choose one of {', '.join(implicit.INTEGRATORS)}"
-        )
-    is_implicit = integrator != implicit.EXPLICIT
-    newton_opts = {
-        "max_iter": max_iter,
-        "tol": tol,
-        "max_halvings": max_halvings,
-        "newton": newton,
-    }
-    if not is_implicit:
-        given = {"beta": beta, "gamma": gamma, "rho_inf": rho_inf, **newton_opts}
-        extra = sorted(k for k, v in given.items() if v is not None)
-        if extra:
-            raise ValueError(
-                f"{', '.join(extra)} only apply to the implicit integrators "
-                f"({', '.join(implicit.IMPLICIT_INTEGRATORS)}), not to {integrator}"
-            )
+    settings = DynamicsSettings.from_case(
+        case, integrator=integrator, t_end=t_end, dt=dt, dt_safety=dt_safety, damping=damping,
+        force=force, beta=beta, gamma=gamma, rho_inf=rho_inf, max_iter=max_iter, tol=tol,
+        max_halvings=max_halvings, newton=newton,
+    )  # fmt: skip
     model = BeamModel(case)
     if dt_critical is None:
-        dt_critical = 2.0 / omega_max(model)[0]
-    t_end = dyn.t_end if t_end is None else t_end
-    damping = (dyn.damping_alpha, dyn.damping_beta) if damping is None else damping
-    stats: dict[str, Any] = {}
-    if is_implicit:
-        scheme = implicit.make_scheme(integrator, beta=beta, gamma=gamma, rho_inf=rho_inf)
-        if dt_safety is not None and not dt_safety > 0:
-            raise ValueError(f"dt_safety must be > 0, got {dt_safety}")
-        if dt is None and dt_safety is not None:
-            dt = dt_safety * dt_critical
-        if dt is None:
-            dt = dyn.dt
-        if dt is None:
-            dt = implicit.default_implicit_dt(model)
-        kw = {k: v for k, v in newton_opts.items() if v is not None}
-        res = implicit.simulate_implicit(
-            model, t_end, dt, integrator, beta=beta, gamma=gamma, rho_inf=rho_inf,
-            damping=damping, dt_critical=dt_critical, progress=progress, stats=stats, **kw,
-        )  # fmt: skip
-    else:
-        from ancf_beam.solvers.explicit import simulate_explicit
+        dt_critical = critical_step(model)
+    res = simulate(model, settings, dt_critical=dt_critical, progress=progress)
+    summary, solver_attrs = _simulate_summary(case, settings, res, dt_critical)
+    return summary, _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs)
 
-        dt_safety = dyn.dt_safety if dt_safety is None else dt_safety
-        if not 0 < dt_safety <= 1:
-            raise ValueError(f"dt_safety must be in (0, 1], got {dt_safety}")
-        if dt is None:
-            dt = dyn.dt
-        if dt is None:
-            dt = dt_safety * dt_critical
-        elif dt > dt_critical and not force:
-            raise ValueError(
-                f"dt = {dt:.4e} s exceeds the critical step {dt_critical:.4e} s "
-                f"(dt/dt_cr = {dt / dt_critical:.3f}); the explicit run would be unstable. "
-                "Use a smaller dt, or force it (--force) to observe the instability"
-            )
-        res = simulate_explicit(
-            model, t_end=t_end, dt=dt, dt_critical=dt_critical, damping=damping, progress=progress
-        )
+
+def _simulate_summary(
+    case: CaseSpec, settings: DynamicsSettings, res: DynamicsResult, dt_critical: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """JSON summary of a run, and the solver attributes of the implicit integrators."""
     half = res.t >= 0.5 * res.t[-1]
     i_min = int(np.argmin(res.tip_y))
     summary = {
@@ -320,36 +268,40 @@ def run_simulate(
         "tip_y_mean": float(np.mean(res.tip_y[half])),
         "energy_drift_rel": res.energy_drift_rel,
         "steps": res.steps,
-        "dt": dt,
+        "dt": res.dt,
         "dt_critical": dt_critical,
-        "t_end": t_end,
+        "t_end": settings.t_end,
         "wall_s": res.wall_s,
         "cpu_s": res.cpu_s,
     }
-    extra_attrs: dict[str, Any] = {}
-    if is_implicit:
-        its = res.newton_iterations
-        newton_stats = {
-            "newton_iterations_total": int(its.sum()),
-            "newton_iterations_mean": float(its.mean()) if its.size else 0.0,
-            "newton_iterations_max": int(its.max()) if its.size else 0,
-            "factorizations": int(stats["factorizations"]),
-            "step_halvings": int(stats["halvings"]),
-        }
-        params = {k: v for k, v in scheme.describe().items() if k != "integrator"}
-        summary.update(params)
-        summary.update(newton_stats)
-        extra_attrs.update(params)
-        extra_attrs.update(newton_stats)
-        extra_attrs.update(
-            newton=stats["newton"],
-            newton_predictor=stats["predictor"],
-            newton_max_iter=max_iter if max_iter is not None else implicit.DEFAULT_MAX_ITER,
-            newton_tol=tol if tol is not None else implicit.DEFAULT_TOL,
-            newton_residual_floor=float(stats["residual_floor"]),
-        )
-    snap_x = res.q_snap[:, 0::4]
-    snap_y = res.q_snap[:, 1::4]
+    if settings.is_explicit:
+        return summary, {}
+    its = res.newton_iterations
+    stats = res.newton_stats
+    newton_stats = {
+        "newton_iterations_total": int(its.sum()),
+        "newton_iterations_mean": float(its.mean()) if its.size else 0.0,
+        "newton_iterations_max": int(its.max()) if its.size else 0,
+        "factorizations": stats.factorizations,
+        "step_halvings": stats.halvings,
+    }
+    params = settings.scheme_parameters()
+    summary.update(params)
+    summary.update(newton_stats)
+    solver_attrs = {
+        **params,
+        **newton_stats,
+        "newton": settings.newton,
+        "newton_predictor": settings.predictor,
+        "newton_max_iter": settings.max_iter,
+        "newton_tol": settings.tol,
+        "newton_residual_floor": float(stats.residual_floor),
+    }
+    return summary, solver_attrs
+
+
+def _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs) -> xr.Dataset:
+    """The run as a Dataset: tip history, energies, snapshots, Newton iterations, damage."""
     ds = xr.Dataset(
         {
             "tip_x": ("time", res.tip_x, {"units": "m"}),
@@ -359,8 +311,8 @@ def run_simulate(
             "gravity": ("time", res.gravity, {"units": "J", "long_name": "gravity potential"}),
             "damping_work": ("time", res.damping_work, {"units": "J"}),
             "total_energy": ("time", res.total, {"units": "J", "long_name": "T + U + V + W_d"}),
-            "node_x": (("snapshot", "node"), snap_x, {"units": "m"}),
-            "node_y": (("snapshot", "node"), snap_y, {"units": "m"}),
+            "node_x": (("snapshot", "node"), res.q_snap[:, 0::4], {"units": "m"}),
+            "node_y": (("snapshot", "node"), res.q_snap[:, 1::4], {"units": "m"}),
             "q_snapshot": (
                 ("snapshot", "dof"),
                 res.q_snap,
@@ -373,7 +325,7 @@ def run_simulate(
             "x_node": ("node", model.x_nodes, {"units": "m"}),
         },
     )
-    if is_implicit:
+    if res.newton_iterations is not None:
         ds["newton_iterations"] = (
             "step",
             res.newton_iterations,
@@ -387,22 +339,22 @@ def run_simulate(
         )
     ds.attrs.update(
         provenance_attrs(
-            case,
+            model.case,
             study="simulate",
             integrator=res.integrator,
-            dt=dt,
+            dt=res.dt,
             dt_critical=dt_critical,
-            dt_safety=dt / dt_critical,
-            t_end=t_end,
+            dt_safety=res.dt / dt_critical,
+            t_end=settings.t_end,
             steps=res.steps,
-            damping_alpha=damping[0],
-            damping_beta=damping[1],
+            damping_alpha=settings.damping[0],
+            damping_beta=settings.damping[1],
             energy_drift_rel=res.energy_drift_rel,
             tip_y_min=summary["tip_y_min"],
             t_at_tip_y_min=summary["t_at_tip_y_min"],
             tip_y_mean=summary["tip_y_mean"],
             wall_s=res.wall_s,
-            **extra_attrs,
+            **solver_attrs,
         )
     )
-    return summary, ds
+    return ds

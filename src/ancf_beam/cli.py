@@ -17,7 +17,33 @@ from collections.abc import Callable
 from typing import Any
 
 from ancf_beam import __version__
-from ancf_beam.config import CaseSpec, ConfigError, case_from_file
+from ancf_beam.config import (
+    DEFAULTS,
+    IMPLICIT_INTEGRATORS,
+    INTEGRATORS,
+    MECHANISM_INTEGRATORS,
+    NEWTON_DEFAULTS,
+    NEWTON_VARIANTS,
+    CaseSpec,
+    ConfigError,
+    case_from_file,
+)
+
+__all__ = [
+    "COMMANDS",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "SIMULATE_FLAGS",
+    "UsageError",
+    "build_parser",
+    "cmd_critical_dt",
+    "cmd_identify",
+    "cmd_modal",
+    "cmd_simulate",
+    "cmd_static",
+    "cmd_stepped",
+    "main",
+]
 
 log = logging.getLogger("ancf_beam")
 
@@ -82,77 +108,43 @@ def _float_pair(text: str) -> tuple[float, float]:
         a, b = (float(v) for v in text.split(","))
     except ValueError as exc:
         raise UsageError(f"--damping expects A,B (two numbers), got {text!r}") from exc
-    if a < 0 or b < 0:
-        raise UsageError(f"--damping coefficients must be >= 0, got {text!r}")
     return a, b
 
 
-def cmd_simulate(args):
-    from ancf_beam.analyses import run_simulate
+#: DynamicsSettings option -> the simulate flag that sets it
+SIMULATE_FLAGS = {
+    "integrator": "--integrator",
+    "t_end": "--t-end",
+    "dt": "--dt",
+    "dt_safety": "--dt-safety",
+    "damping": "--damping",
+    "force": "--force",
+    "beta": "--beta",
+    "gamma": "--gamma",
+    "rho_inf": "--rho-inf",
+    "max_iter": "--max-iter",
+    "tol": "--tol",
+    "max_halvings": "--max-halvings",
+    "newton": "--newton",
+}
 
-    implicit_choices = ("bdf1", "newmark", "generalized-alpha")
+
+def cmd_simulate(args):
+    """``simulate``: every check of the options is :class:`DynamicsSettings`'s; its errors are
+    reported with the flag names."""
+    from ancf_beam.analyses import run_simulate
+    from ancf_beam.solvers.settings import SettingsError
+
     case = _case(args)
-    integrator = args.integrator or case.dynamics.integrator
-    implicit = integrator in implicit_choices
-    if args.dt is not None and args.dt_safety is not None:
-        raise UsageError("give either --dt or --dt-safety, not both")
-    if args.dt is not None and not args.dt > 0:
-        raise UsageError(f"--dt must be > 0, got {args.dt}")
-    if args.dt_safety is not None:
-        if implicit and not args.dt_safety > 0:
-            raise UsageError(f"--dt-safety must be > 0, got {args.dt_safety}")
-        if not implicit and not 0 < args.dt_safety <= 1:
-            raise UsageError(f"--dt-safety must be in (0, 1], got {args.dt_safety}")
-    if args.t_end is not None and not args.t_end > 0:
-        raise UsageError(f"--t-end must be > 0, got {args.t_end}")
-    only = {
-        "--beta": (args.beta, ("newmark",)),
-        "--gamma": (args.gamma, ("newmark",)),
-        "--rho-inf": (args.rho_inf, ("generalized-alpha",)),
-        "--max-iter": (args.max_iter, implicit_choices),
-        "--tol": (args.tol, implicit_choices),
-        "--max-halvings": (args.max_halvings, implicit_choices),
-        "--newton": (args.newton, implicit_choices),
-    }
-    for flag, (value, allowed) in only.items():
-        if value is not None and integrator not in allowed:
-            raise UsageError(
-                f"{flag} applies to --integrator {' / '.join(allowed)}, not {integrator}"
-            )
-    if args.rho_inf is not None and not 0 <= args.rho_inf <= 1:
-        raise UsageError(f"--rho-inf must be in [0, 1], got {args.rho_inf}")
-    if args.beta is not None and not args.beta > 0:
-        raise UsageError(f"--beta must be > 0, got {args.beta}")
-    if args.gamma is not None and not args.gamma >= 0:
-        raise UsageError(f"--gamma must be >= 0, got {args.gamma}")
-    if args.max_iter is not None and args.max_iter < 1:
-        raise UsageError(f"--max-iter must be >= 1, got {args.max_iter}")
-    if args.max_halvings is not None and args.max_halvings < 0:
-        raise UsageError(f"--max-halvings must be >= 0, got {args.max_halvings}")
-    if args.tol is not None and not 0 < args.tol < 1:
-        raise UsageError(f"--tol must be in (0, 1), got {args.tol}")
-    if args.force and implicit:
+    if args.force and (args.integrator or case.dynamics.integrator) in IMPLICIT_INTEGRATORS:
         log.info("--force has no effect for implicit integrators (any dt is accepted)")
+    options = {k: getattr(args, k) for k in SIMULATE_FLAGS if k != "damping"}
     damping = _float_pair(args.damping) if args.damping is not None else None
     try:
-        return run_simulate(
-            case,
-            dt=args.dt,
-            dt_safety=args.dt_safety,
-            dt_critical=args.dt_critical,
-            t_end=args.t_end,
-            damping=damping,
-            force=args.force,
-            progress=not args.quiet,
-            integrator=integrator,
-            beta=args.beta,
-            gamma=args.gamma,
-            rho_inf=args.rho_inf,
-            max_iter=args.max_iter,
-            tol=args.tol,
-            max_halvings=args.max_halvings,
-            newton=args.newton,
-        )
+        return run_simulate(case, dt_critical=args.dt_critical, damping=damping,
+                            progress=not args.quiet, **options)  # fmt: skip
+    except SettingsError as exc:
+        raise UsageError(exc.render(lambda option: SIMULATE_FLAGS.get(option, option))) from exc
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -203,14 +195,7 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ancf-beam",
-        description="Gradient-defect ANCF cantilever under gravity: statics, modes, dynamics.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def _add_static_modal_stepped(sub) -> None:
     p = sub.add_parser("static", help=COMMANDS["static"][1], description=COMMANDS["static"][1])
     _common(p)
 
@@ -228,18 +213,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--modes", type=int, help="number of frequencies (default: modal.n_modes)")
     _common(p)
 
-    text = COMMANDS["simulate"][1]
+
+def _add_simulate(sub) -> None:
     p = sub.add_parser(
         "simulate",
-        help=text,
+        help=COMMANDS["simulate"][1],
         description="dynamics from rest under gravity: explicit central differences (default) "
         "or an implicit integrator (bdf1, newmark, generalized-alpha; Newton with the analytic "
         "tangent, any dt)",
     )
     p.add_argument(
         "--integrator",
-        choices=("central-difference", "bdf1", "newmark", "generalized-alpha"),
-        help="time integrator (default: dynamics.integrator, i.e. central-difference)",
+        choices=INTEGRATORS,
+        help="time integrator (default: dynamics.integrator, i.e. "
+        f"{DEFAULTS['dynamics']['integrator']})",
     )
     p.add_argument("--t-end", type=float, metavar="T", help="end time, s (default: dynamics.t_end)")
     p.add_argument(
@@ -264,28 +251,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force", action="store_true", help="allow a --dt above the critical step (explicit)"
     )
-    g = p.add_argument_group("implicit integrators (bdf1, newmark, generalized-alpha)")
-    g.add_argument("--beta", type=float, metavar="B", help="Newmark beta (default 0.25)")
-    g.add_argument("--gamma", type=float, metavar="G", help="Newmark gamma (default 0.5)")
+    _add_implicit_options(p)
+    _common(p)
+
+
+def _add_implicit_options(p: argparse.ArgumentParser) -> None:
+    dyn, nd = DEFAULTS["dynamics"], NEWTON_DEFAULTS
+    g = p.add_argument_group("implicit integrators (" + ", ".join(IMPLICIT_INTEGRATORS) + ")")
+    g.add_argument(
+        "--beta",
+        type=float,
+        metavar="B",
+        help=f"Newmark beta (default: dynamics.newmark_beta, {dyn['newmark_beta']})",
+    )
+    g.add_argument(
+        "--gamma",
+        type=float,
+        metavar="G",
+        help=f"Newmark gamma (default: dynamics.newmark_gamma, {dyn['newmark_gamma']})",
+    )
     g.add_argument(
         "--rho-inf",
         type=float,
         metavar="R",
-        help="generalized-alpha spectral radius at infinity, 0..1 (default 0.8)",
+        help="generalized-alpha spectral radius at infinity, 0..1 (default: dynamics.rho_inf, "
+        f"{dyn['rho_inf']})",
     )
-    g.add_argument("--max-iter", type=int, metavar="N", help="Newton iterations per step (20)")
-    g.add_argument("--tol", type=float, metavar="TOL", help="relative Newton residual (1e-8)")
     g.add_argument(
-        "--max-halvings", type=int, metavar="N", help="step halvings on non-convergence (4)"
+        "--max-iter", type=int, metavar="N", help=f"Newton iterations per step ({nd['max_iter']})"
+    )
+    g.add_argument(
+        "--tol", type=float, metavar="TOL", help=f"relative Newton residual ({nd['tol']:g})"
+    )
+    g.add_argument(
+        "--max-halvings",
+        type=int,
+        metavar="N",
+        help=f"step halvings on non-convergence ({nd['max_halvings']})",
     )
     g.add_argument(
         "--newton",
-        choices=("full", "modified"),
-        help="modified (default): reuse the factorisation while the residual contracts; "
-        "full: new tangent every iteration",
-    )
-    _common(p)
+        choices=NEWTON_VARIANTS,
+        help=f"Newton variant (default: {nd['newton']}): modified reuses the factorisation "
+        "while the residual contracts, full assembles a new tangent every iteration",
+    )  # fmt: skip
 
+
+def _add_critical_dt_identify(sub) -> None:
     text = COMMANDS["critical-dt"][1]
     p = sub.add_parser("critical-dt", help=text, description=text)
     p.add_argument(
@@ -318,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--modes", type=int, metavar="K", help="number of modes to use (default: all)")
     _common(p)
 
+
+def _add_mechanism(sub) -> None:
     text = COMMANDS["mechanism"][1]
     p = sub.add_parser(
         "mechanism",
@@ -325,8 +339,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="integrate a mechanism of the config's mechanisms: section (a pendulum "
         "beam pinned at node 0, or a slider-crank with a rigid or ANCF connecting rod)",
     )
-    from ancf_beam.config import MECHANISM_INTEGRATORS
-
     p.add_argument(
         "--case", metavar="NAME", required=True, help="mechanism name (a key of mechanisms:)"
     )
@@ -348,6 +360,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE.nc", help="write the time histories to NetCDF")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or info on stderr")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ancf-beam",
+        description="Gradient-defect ANCF cantilever under gravity: statics, modes, dynamics.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_static_modal_stepped(sub)
+    _add_simulate(sub)
+    _add_critical_dt_identify(sub)
+    _add_mechanism(sub)
     return parser
 
 

@@ -32,7 +32,23 @@ import yaml
 MAPPINGS = ("gauss", "nodal", "element")
 STRAIN_MODELS = ("nonlinear", "linear")
 MODAL_STATES = ("reference", "static")
-INTEGRATORS = ("central-difference", "bdf1", "newmark", "generalized-alpha")
+#: The time integrators (the one list: the solvers' settings and the CLI import it from here).
+EXPLICIT_INTEGRATOR = "central-difference"
+IMPLICIT_INTEGRATORS = ("bdf1", "newmark", "generalized-alpha")
+INTEGRATORS = (EXPLICIT_INTEGRATOR, *IMPLICIT_INTEGRATORS)
+NEWTON_VARIANTS = ("full", "modified")
+NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
+#: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
+#: arguments of ancf_beam.solvers.settings.DynamicsSettings.from_case), not case keys.
+NEWTON_DEFAULTS: dict[str, Any] = {
+    "max_iter": 20,
+    "tol": 1e-8,
+    "increment_tol": 1e-10,
+    "max_halvings": 4,
+    "newton": "modified",
+    "predictor": "auto",
+}
+IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
 
 #: Built-in defaults (the seed case: uniform steel cantilever, 1 m x 20 mm x 20 mm).
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -778,8 +794,10 @@ def _bool(v: Any) -> bool:
 MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "kind": (f"one of {', '.join(MECHANISM_KINDS)}", _one_of(MECHANISM_KINDS)),
     "t_end": ("a number > 0 (s)", _positive),
-    "integrator": (f"one of {', '.join(MECHANISM_INTEGRATORS)}",
-                   _one_of(MECHANISM_INTEGRATORS)),  # fmt: skip
+    "integrator": (
+        f"one of {', '.join(MECHANISM_INTEGRATORS)}",
+        _one_of(MECHANISM_INTEGRATORS),
+    ),  # fmt: skip
     "sample_dt": ("a number > 0 (s)", _positive),
     "g": ("a number >= 0 (m/s^2, along -y)", _nonnegative),
     "baumgarte.alpha": ("a number >= 0 (1/s)", _nonnegative),

@@ -18,6 +18,7 @@ __all__ = [
     "InstabilityError",
     "ModalResult",
     "NewtonConvergenceError",
+    "NewtonStats",
     "StaticResult",
 ]
 
@@ -98,6 +99,16 @@ class CriticalDt:
     dt_measured: float | None = None  # s
 
 
+@dataclass(frozen=True)
+class NewtonStats:
+    """Newton statistics of an implicit run (the per-step iterations are in the result)."""
+
+    factorizations: int  # factorisations of the effective stiffness
+    halvings: int  # step halvings after a failed step
+    increment_converged: int  # steps accepted on the increment criterion
+    residual_floor: float  # N, round-off floor of the residual tolerance
+
+
 @dataclass
 class DynamicsResult:
     t: np.ndarray  # s, sample times
@@ -116,6 +127,7 @@ class DynamicsResult:
     newton_iterations: np.ndarray | None = None  # per step, implicit integrators only
     damage_snap: np.ndarray | None = None  # (n_snap, n_el, n_gauss) damage at the snapshots
     cpu_s: float = math.nan  # process CPU time of the time loop (robust to other load)
+    newton_stats: NewtonStats | None = None  # implicit integrators only
 
     @property
     def total(self) -> np.ndarray:

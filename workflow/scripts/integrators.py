@@ -26,9 +26,8 @@ with xr.open_dataset(inp.modal) as mo:
     omega_1 = float(mo["omega"][0])
 with xr.open_dataset(inp.static) as st:
     static_tip = float(st["tip_y"])
-safety = s["explicit_safety"] if s["explicit_safety"] is not None else case.dynamics.dt_safety
 ds = run_integrator_study(
-    case, dt_critical, omega_1, static_tip, t_end=s["t_end"], explicit_safety=float(safety),
+    case, dt_critical, omega_1, static_tip, t_end=s["t_end"], explicit_safety=s["explicit_safety"],
     per_period=s["per_period"], damping_ratio=s["damping_ratio"],
     damped_per_period=s["damped_per_period"],
 )  # fmt: skip

@@ -11,9 +11,8 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
 s = snakemake.params.settings
 case = resolve_case(snakemake.config, snakemake.params.case)
-safety = s["explicit_safety"] if s["explicit_safety"] is not None else case.dynamics.dt_safety
 ds = run_scaling_study(
-    case, s["meshes"], t_end=s["t_end"], explicit_safety=float(safety),
+    case, s["meshes"], t_end=s["t_end"], explicit_safety=s["explicit_safety"],
     full_max_elements=s["full_max_elements"], window_wall_s=s["window_wall_s"],
     min_window_steps=s["min_window_steps"], per_period_candidates=s["per_period"],
     tip_error_target=s["tip_error"], calibration_mesh=s["calibration_mesh"],

@@ -26,6 +26,8 @@ from numba import njit
 
 from ancf_beam.linalg import BANDWIDTH, FAST
 
+__all__ = ["assemble_tangent_banded", "elastic_force", "element_tangent", "shape_tables"]
+
 
 # ------------------------------------------------------------------------------------------
 # shape functions
@@ -64,7 +66,7 @@ def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.
 
 
 # ------------------------------------------------------------------------------------------
-# elastic force and strain energy
+# elastic force (and strain energy, its return value)
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
 def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f):
@@ -175,12 +177,6 @@ def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f):
         f[o + 6] -= g3x
         f[o + 7] -= g3y
     return energy
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def strain_energy(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work):
-    """Strain energy U (J); ``work`` is a scratch vector of the full DOF size."""
-    return elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, work)
 
 
 # ------------------------------------------------------------------------------------------

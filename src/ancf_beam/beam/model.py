@@ -19,6 +19,8 @@ from ancf_beam.beam.defects import SectionProfile, mapped_values
 from ancf_beam.config import CaseSpec
 from ancf_beam.linalg import BANDWIDTH, band_to_dense, xy_cholesky
 
+__all__ = ["CLAMP", "N_GAUSS_MASS", "BeamModel", "Quadrature", "gauss01"]
+
 N_GAUSS_MASS = 6  # mass and gravity: exact for uniform sections, accurate for graded ones
 CLAMP = 4  # number of clamped DOFs (node 0)
 
@@ -208,8 +210,6 @@ class BeamModel:
             self.eps0, self.kap0, self.linear,
         )  # fmt: skip
 
-    _args = kernel_args
-
     def roundoff_floor(self, factor: float = 10.0) -> float:
         """Round-off level of the elastic force (N): ``factor`` x the largest ``||Q_e||`` over
         strain-free states (the reference, a rigidly translated and a rotated copy), where the
@@ -264,13 +264,13 @@ class BeamModel:
     def elastic_force(self, q: np.ndarray) -> np.ndarray:
         """Elastic force ``-dU/dq`` on the full DOF vector."""
         f = np.empty(self.n_dof)
-        kernels.elastic_force(np.ascontiguousarray(q, dtype=float), *self._args(), f)
+        kernels.elastic_force(np.ascontiguousarray(q, dtype=float), *self.kernel_args(), f)
         return f
 
     def strain_energy(self, q: np.ndarray) -> float:
         """Nonlinear strain energy ``U`` (J)."""
         q = np.ascontiguousarray(q, float)
-        return float(kernels.elastic_force(q, *self._args(), self._work))
+        return float(kernels.elastic_force(q, *self.kernel_args(), self._work))
 
     def gravity_potential(self, q: np.ndarray) -> float:
         """Gravity potential relative to the reference configuration (J)."""
@@ -279,7 +279,7 @@ class BeamModel:
     def tangent_band(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         """Tangent stiffness ``d2U/dq2`` in ``solve_banded((7, 7))`` storage (15, n)."""
         ab = np.empty((2 * BANDWIDTH + 1, self.n_dof))
-        kernels.assemble_tangent_banded(np.ascontiguousarray(q, float), *self._args(), ab)
+        kernels.assemble_tangent_banded(np.ascontiguousarray(q, float), *self.kernel_args(), ab)
         if free:
             return np.ascontiguousarray(ab[:, CLAMP:])
         return ab

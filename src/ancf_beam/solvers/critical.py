@@ -25,8 +25,18 @@ from ancf_beam.beam import kernels
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.linalg import eigh_one_thread
 from ancf_beam.results import CriticalDt, InstabilityError
-from ancf_beam.solvers.explicit import simulate_explicit
+from ancf_beam.solvers.dynamics import simulate
 from ancf_beam.solvers.modal import axial_fraction, omega_max
+from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, DynamicsSettings
+
+__all__ = [
+    "FIT_MESHES",
+    "bending_scale",
+    "critical_dt",
+    "element_omega_max",
+    "fit_formula_C",
+    "measure_dt_limit",
+]
 
 log = logging.getLogger(__name__)
 
@@ -105,17 +115,13 @@ def measure_dt_limit(
     """Largest stable dt found by bisection over short undamped runs from rest under gravity."""
 
     def stable(dt: float) -> bool:
+        settings = DynamicsSettings.from_case(
+            model.case, integrator=EXPLICIT_INTEGRATOR, t_end=steps * dt, dt=dt,
+            damping=(0.0, 0.0), sample_dt=dt, snapshot_dt=steps * dt, energy_growth_limit=0.5,
+            force=True,
+        )  # fmt: skip
         try:
-            simulate_explicit(
-                model,
-                t_end=steps * dt,
-                dt=dt,
-                dt_critical=dt_guess,
-                sample_dt=dt,
-                snapshot_dt=steps * dt,
-                energy_growth_limit=0.5,
-                progress=False,
-            )
+            simulate(model, settings, dt_critical=dt_guess, progress=False)
         except InstabilityError:
             return False
         return True

@@ -14,6 +14,8 @@ from ancf_beam.linalg import eigh_one_thread
 from ancf_beam.results import ModalResult
 from ancf_beam.solvers.static import solve_static
 
+__all__ = ["axial_fraction", "modal_analysis", "omega_max"]
+
 
 def axial_fraction(model: BeamModel, shapes: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Fraction of each mode's mass-weighted norm carried by the local axial direction.

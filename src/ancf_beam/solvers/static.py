@@ -21,6 +21,8 @@ import scipy.linalg as sla
 from ancf_beam.beam.model import CLAMP, BeamModel
 from ancf_beam.results import ConvergenceError, StaticResult
 
+__all__ = ["solve_static"]
+
 log = logging.getLogger(__name__)
 
 
@@ -52,20 +54,43 @@ def solve_static(
     floor = model.roundoff_floor()
     g_norm = float(np.linalg.norm(model.gravity_free))
     q = q_ref.copy() if q0 is None else np.array(q0, dtype=float)
-
-    lam = 0.0
-    dlam = 1.0 / load_steps
-    total_iter = 0
-    accepted = 0
-    cutbacks = 0
-    rnorm = 0.0
-    tol = floor
     if g_norm == 0.0:
         # zero load: the reference is the equilibrium (verified by the residual below)
         rnorm = float(np.linalg.norm(model.residual_free(q, 0.0)))
         x, y, a = model.tip(q)
         return StaticResult(q, x, y, np.degrees(a), 0, 0, 0, rnorm, floor)
 
+    def newton(trial: np.ndarray, lam: float):
+        return _newton(model, trial, lam, g_norm, floor, rtol, max_iterations)
+
+    return _load_path(model, q, newton, 1.0 / load_steps, max_cutbacks, floor)
+
+
+def _equilibrate_damage(newton, dmg, trial: np.ndarray, target: float, last):
+    """Staggered: grow damage at this load level and re-equilibrate until it settles. ``last``:
+    (converged, iterations, ||R||, tolerance) of the solve at this level. Returns the same of
+    the last solve, with the iterations of the re-solves only."""
+    ok, _, rnorm, tol = last
+    extra = 0
+    for _ in range(100):
+        d_before = dmg.d.copy()
+        dmg.update(trial)
+        if np.max(dmg.d - d_before) <= 1e-10:
+            break
+        ok, it2, rnorm, tol = newton(trial, target)
+        extra += it2
+        if not ok:
+            break
+    return ok, extra, rnorm, tol
+
+
+def _load_path(model: BeamModel, q, newton, dlam: float, max_cutbacks: int, floor: float):
+    """Adaptive load stepping from ``lambda = 0`` to 1 (halving a failed step, doubling after
+    a quick one); with damage, small steps along the path and the damage history."""
+    lam = 0.0
+    total_iter = accepted = cutbacks = 0
+    rnorm = 0.0
+    tol = floor
     dmg = None
     lams: list[float] = []
     dhist: list[np.ndarray] = []
@@ -78,21 +103,12 @@ def solve_static(
         target = min(1.0, lam + dlam)
         trial = q.copy()
         saved = dmg.save() if dmg is not None else None
-        ok, iters, rnorm, tol = _newton(model, trial, target, g_norm, floor, rtol, max_iterations)
+        ok, iters, rnorm, tol = newton(trial, target)
         total_iter += iters
         if ok and dmg is not None:
-            # staggered: grow damage at this load level and re-equilibrate until it settles
-            for _ in range(100):
-                d_before = dmg.d.copy()
-                dmg.update(trial)
-                if np.max(dmg.d - d_before) <= 1e-10:
-                    break
-                ok, it2, rnorm, tol = _newton(
-                    model, trial, target, g_norm, floor, rtol, max_iterations
-                )
-                total_iter += it2
-                if not ok:
-                    break
+            last = (ok, iters, rnorm, tol)
+            ok, extra, rnorm, tol = _equilibrate_damage(newton, dmg, trial, target, last)
+            total_iter += extra
         if ok:
             q = trial
             lam = target
@@ -104,19 +120,19 @@ def solve_static(
                 dhist.append(dmg.d.copy())
                 dlam = min(dlam, 0.1)
             log.debug("load factor %.4g reached in %d iterations", lam, iters)
-        else:
-            if saved is not None:
-                dmg.restore(saved)
-            cutbacks += 1
-            if cutbacks > max_cutbacks:
-                raise ConvergenceError(
-                    f"static Newton did not converge: load factor {target:.4g} after {iters} "
-                    f"iterations (residual {rnorm:.3e} N, tolerance {tol:.3e} N) and "
-                    f"{cutbacks - 1} load-step cutbacks; raise static.max_cutbacks or "
-                    f"static.load_steps"
-                )
-            dlam *= 0.5
-            log.info("load step to %.4g failed; halving to %.4g", target, dlam)
+            continue
+        if saved is not None:
+            dmg.restore(saved)
+        cutbacks += 1
+        if cutbacks > max_cutbacks:
+            raise ConvergenceError(
+                f"static Newton did not converge: load factor {target:.4g} after {iters} "
+                f"iterations (residual {rnorm:.3e} N, tolerance {tol:.3e} N) and "
+                f"{cutbacks - 1} load-step cutbacks; raise static.max_cutbacks or "
+                f"static.load_steps"
+            )
+        dlam *= 0.5
+        log.info("load step to %.4g failed; halving to %.4g", target, dlam)
     x, y, a = model.tip(q)
     res = StaticResult(q, x, y, float(np.degrees(a)), total_iter, accepted, cutbacks, rnorm, tol)
     if dmg is not None:

@@ -7,20 +7,35 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
 from scipy import optimize
 
+from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
+from ancf_beam.results import DynamicsResult
+from ancf_beam.solvers import DynamicsSettings, simulate
+from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, INTEGRATORS, make_scheme
 
-EXPLICIT = "central-difference"
-
-
-INTEGRATORS = ("central-difference", "bdf1", "newmark", "generalized-alpha")
-
+__all__ = [
+    "STUDY_VARIABLES",
+    "TWO_PI",
+    "PlannedRun",
+    "StudyRun",
+    "amplification_matrix",
+    "fit_first_mode",
+    "integrator_plan",
+    "linear_step_properties",
+    "pad_rows",
+    "recommend_integrators",
+    "run_integrator_study",
+    "settle_time",
+    "tip_error",
+]
 
 TWO_PI = 2.0 * math.pi
 
@@ -40,16 +55,14 @@ def amplification_matrix(
     ``omega_dt`` is ``Omega = omega * dt`` (rad), ``damping_ratio`` is ``zeta``. States: central
     differences ``(u_n, u_{n-1})`` (damping at the central velocity, as
     :mod:`~ancf_beam.solvers.explicit`); BDF1 ``(u, dt v)``; Newmark and generalized-alpha
-    (Chung-Hulbert
-    parameters from ``rho_inf``, the same as :func:`ancf_beam.solvers.implicit.make_scheme`; damping
-    force alpha-weighted like the elastic force) ``(u, dt v, dt^2 a)``.
+    (Chung-Hulbert parameters from ``rho_inf``, the same as
+    :func:`ancf_beam.solvers.settings.make_scheme`; damping force alpha-weighted like the elastic
+    force) ``(u, dt v, dt^2 a)``.
     """
-    from ancf_beam.solvers.implicit import make_scheme
-
     w = float(omega_dt)
     w2 = w * w
     c = 2.0 * float(damping_ratio) * w  # 2 zeta Omega
-    if integrator == EXPLICIT:
+    if integrator == EXPLICIT_INTEGRATOR:
         # (u1 - 2 u0 + u_) + c/2 (u1 - u_) + w2 u0 = 0
         d = 1.0 + 0.5 * c
         return np.array([[(2.0 - w2) / d, -(1.0 - 0.5 * c) / d], [1.0, 0.0]])
@@ -155,52 +168,60 @@ def fit_first_mode(
         span = tt[-1] - tt[0]
         if tt.size < 16 or span * w0 < 2 * TWO_PI:  # need about two periods
             break
-        dw = 0.25 * TWO_PI / span
-        omegas = np.arange((1 - band) * w0, (1 + band) * w0 + dw, dw)
-        sigmas = np.concatenate([[0.0], np.geomspace(1e-3, 5.0, 13) * w0 / TWO_PI])
-        best = (math.inf, w0, 0.0)
-        for s in sigmas:
-            for w in omegas:
-                _, r = _project(tt, yy, w, s)
-                rss = float(r @ r)
-                if rss < best[0]:
-                    best = (rss, w, s)
-        sol = optimize.least_squares(
-            lambda p, tt=tt, yy=yy: _project(tt, yy, p[0], p[1])[1],
-            x0=[best[1], best[2]],
-            bounds=([(1 - band) * w0, -0.5 * w0 / TWO_PI], [(1 + band) * w0, w0]),
-            x_scale=[dw, 1.0 / span],
-            xtol=1e-13,
-            ftol=1e-13,
-        )
-        w, s = float(sol.x[0]), float(sol.x[1])
-        c, r = _project(tt, yy, w, s)
-        amp = float(math.hypot(c[1], c[2]))
-        dof = max(tt.size - 5, 1)
-        jac = np.asarray(sol.jac, float)
-        try:
-            cov = float(r @ r) / dof * np.linalg.inv(jac.T @ jac)
-            w_std, s_std = float(np.sqrt(abs(cov[0, 0]))), float(np.sqrt(abs(cov[1, 1])))
-        except np.linalg.LinAlgError:
-            w_std = s_std = math.nan
-        result = {
-            "omega": w,
-            "period": TWO_PI / w,
-            "decay_rate": s,
-            "decay_per_period": 1.0 - math.exp(-s * TWO_PI / w),
-            "amplitude": amp,
-            "offset": float(c[0]),
-            "window_s": float(span),
-            "rel_residual": float(np.sqrt(np.mean(r * r)) / amp) if amp > 0 else math.nan,
-            "omega_std": w_std,
-            "decay_rate_std": s_std,
-        }
+        result = _fit_window(tt, yy, w0, band)
+        s = result["decay_rate"]
         if s <= 0 or math.exp(-s * span) >= min_amplitude_ratio:
             break
         window = math.log(1.0 / min_amplitude_ratio) / s
     if not result:
         raise ValueError("record too short for a first-mode fit (less than two periods)")
     return result
+
+
+def _fit_window(tt: np.ndarray, yy: np.ndarray, w0: float, band: float) -> dict[str, float]:
+    """One first-mode fit of :func:`fit_first_mode` over the samples ``(tt, yy)``: grid search
+    over frequency and decay rate, then nonlinear least squares."""
+    span = tt[-1] - tt[0]
+    dw = 0.25 * TWO_PI / span
+    omegas = np.arange((1 - band) * w0, (1 + band) * w0 + dw, dw)
+    sigmas = np.concatenate([[0.0], np.geomspace(1e-3, 5.0, 13) * w0 / TWO_PI])
+    best = (math.inf, w0, 0.0)
+    for s in sigmas:
+        for w in omegas:
+            _, r = _project(tt, yy, w, s)
+            rss = float(r @ r)
+            if rss < best[0]:
+                best = (rss, w, s)
+    sol = optimize.least_squares(
+        lambda p: _project(tt, yy, p[0], p[1])[1],
+        x0=[best[1], best[2]],
+        bounds=([(1 - band) * w0, -0.5 * w0 / TWO_PI], [(1 + band) * w0, w0]),
+        x_scale=[dw, 1.0 / span],
+        xtol=1e-13,
+        ftol=1e-13,
+    )
+    w, s = float(sol.x[0]), float(sol.x[1])
+    c, r = _project(tt, yy, w, s)
+    amp = float(math.hypot(c[1], c[2]))
+    dof = max(tt.size - 5, 1)
+    jac = np.asarray(sol.jac, float)
+    try:
+        cov = float(r @ r) / dof * np.linalg.inv(jac.T @ jac)
+        w_std, s_std = float(np.sqrt(abs(cov[0, 0]))), float(np.sqrt(abs(cov[1, 1])))
+    except np.linalg.LinAlgError:
+        w_std = s_std = math.nan
+    return {
+        "omega": w,
+        "period": TWO_PI / w,
+        "decay_rate": s,
+        "decay_per_period": 1.0 - math.exp(-s * TWO_PI / w),
+        "amplitude": amp,
+        "offset": float(c[0]),
+        "window_s": float(span),
+        "rel_residual": float(np.sqrt(np.mean(r * r)) / amp) if amp > 0 else math.nan,
+        "omega_std": w_std,
+        "decay_rate_std": s_std,
+    }
 
 
 def tip_error(t, y, t_ref, y_ref) -> float:
@@ -242,13 +263,208 @@ def pad_rows(rows: list[np.ndarray], fill=np.nan) -> np.ndarray:
     return out
 
 
-def _scheme_params(case: CaseSpec, integrator: str) -> dict[str, float]:
-    dyn = case.dynamics
-    if integrator == "newmark":
-        return {"beta": dyn.newmark_beta, "gamma": dyn.newmark_gamma}
-    if integrator == "generalized-alpha":
-        return {"rho_inf": dyn.rho_inf}
-    return {}
+class PlannedRun(NamedTuple):
+    """One run of the integrator study before it runs."""
+
+    integrator: str
+    dt: float  # s
+    per_period: float  # T1 / dt (NaN: explicit)
+    damped: bool
+    label: str
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One run of the integrator study: the plan, the settings it ran with and its result."""
+
+    plan: PlannedRun
+    settings: DynamicsSettings
+    result: DynamicsResult
+
+    @property
+    def t(self) -> np.ndarray:
+        return self.result.t
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.result.tip_y
+
+    @property
+    def its(self) -> np.ndarray | None:
+        its = self.result.newton_iterations
+        return None if its is None else its.astype(float)
+
+    def scheme_options(self) -> dict[str, float]:
+        """``beta``/``gamma`` or ``rho_inf`` as the run used them (for the linear theory)."""
+        st = self.settings
+        opts = {"beta": st.beta, "gamma": st.gamma, "rho_inf": st.rho_inf}
+        return {k: v for k, v in opts.items() if v is not None}
+
+
+def integrator_plan(
+    integrators: Sequence[str],
+    dt_critical: float,
+    omega_1: float,
+    explicit_safety: float,
+    per_period: Sequence[float],
+    damped_per_period: float,
+) -> list[PlannedRun]:
+    """The runs of :func:`run_integrator_study`: the explicit reference first, then each
+    implicit integrator at ``T1 / N`` for ``N`` in ``per_period``, then one damped run per
+    integrator (explicit at the reference step, implicit at ``T1 / damped_per_period``)."""
+    T1 = TWO_PI / omega_1
+    ref_dt = explicit_safety * dt_critical
+    ex = EXPLICIT_INTEGRATOR
+    plan = [PlannedRun(ex, ref_dt, math.nan, False, f"{ex} {explicit_safety:g} dt_cr")]
+    for integ in integrators:
+        if integ != ex:
+            plan += [PlannedRun(integ, T1 / n, float(n), False, f"{integ} T1/{n:g}")
+                     for n in per_period]  # fmt: skip
+    for integ in integrators:
+        if integ == ex:
+            plan.append(PlannedRun(integ, ref_dt, math.nan, True,
+                                   f"{integ} {explicit_safety:g} dt_cr damped"))  # fmt: skip
+        else:
+            n = damped_per_period
+            plan.append(PlannedRun(integ, T1 / n, float(n), True, f"{integ} T1/{n:g} damped"))
+    return plan
+
+
+def _run_planned(case, p: PlannedRun, dt_critical, t_end, alpha, progress) -> StudyRun:
+    damping = (alpha, 0.0) if p.damped else (0.0, 0.0)
+    settings = DynamicsSettings.from_case(
+        case, integrator=p.integrator, dt=p.dt, t_end=t_end, damping=damping
+    )
+    res = simulate(BeamModel(case), settings, dt_critical=dt_critical, progress=progress)
+    return StudyRun(p, settings, res)
+
+
+def _run_row(r: StudyRun, fit, base: StudyRun, fb, omega_1: float, damping_ratio: float,
+             static_tip: float) -> dict[str, float]:  # fmt: skip
+    """The measured and theoretical numbers of one run (``base``/``fb``: its reference run and
+    that run's fit)."""
+    T1 = TWO_PI / omega_1
+    damped = r.plan.damped
+    w_dt = omega_1 * r.plan.dt
+    zeta = damping_ratio if damped else 0.0
+    theory = linear_step_properties(r.plan.integrator, w_dt, zeta, **r.scheme_options())
+    last = r.t >= r.t[-1] - T1
+    final = float(np.mean(r.y[last]))
+    res, its = r.result, r.its
+    stats = res.newton_stats
+    return {
+        "omega_fit": fit["omega"], "period_fit": fit["period"],
+        "decay_rate": fit["decay_rate"], "decay_per_period": fit["decay_per_period"],
+        "fit_window": fit["window_s"], "fit_rel_residual": fit["rel_residual"],
+        "period_error": fit["period"] / fb["period"] - 1.0,
+        "period_error_std": (fit["period"] / fb["period"]) * math.hypot(
+            fit["omega_std"] / fit["omega"],
+            fb["omega_std"] / fb["omega"] if r is not base else 0.0),
+        "decay_per_period_std": fit["period"] * math.hypot(
+            fit["decay_rate_std"], fb["decay_rate_std"] if r is not base else 0.0),
+        "period_error_modal": fit["period"] / T1 - 1.0,
+        "decay_per_period_rel": 1.0 - math.exp(
+            -(fit["decay_rate"] - fb["decay_rate"]) * fit["period"]),
+        "theory_period_error": theory["period_error"],
+        "theory_decay_per_period": theory["decay_per_period"],
+        # numerical decay beyond the exact rate zeta omega, over the numerical period
+        "theory_decay_per_period_rel": 1.0 - (1.0 - theory["decay_per_period"])
+        * math.exp(zeta * w_dt * (1.0 + theory["period_error"])
+                   * TWO_PI / (w_dt * math.sqrt(1.0 - zeta * zeta))),
+        "theory_spectral_radius": theory["spectral_radius"],
+        "omega_dt": w_dt,
+        "tip_error": tip_error(r.t, r.y, base.t, base.y) if r is not base else 0.0,
+        "final_tip": final,
+        "final_tip_rel_error": abs(final - static_tip) / abs(static_tip),
+        "settle_time": settle_time(r.t, r.y, static_tip) if damped else math.nan,
+        "wall_s": float(res.wall_s),
+        "steps": int(res.steps),
+        "newton_mean": float(np.mean(its)) if its is not None else math.nan,
+        "newton_max": float(np.max(its)) if its is not None else math.nan,
+        "newton_total": float(np.sum(its)) if its is not None else 0.0,
+        "factorizations": float(stats.factorizations if stats is not None else 0),
+        "step_halvings": float(stats.halvings if stats is not None else 0),
+    }  # fmt: skip
+
+
+#: variables of the integrator study over ``run``: (units, long name)
+STUDY_VARIABLES = {
+    "omega_fit": ("rad/s", "fitted first-mode frequency of the tip history"),
+    "period_fit": ("s", "fitted first-mode period"),
+    "decay_rate": ("1/s", "fitted exponential decay rate sigma of the first mode"),
+    "decay_per_period": ("1", "amplitude lost per period, 1 - exp(-sigma T)"),
+    "fit_window": ("s", "time window of the first-mode fit"),
+    "fit_rel_residual": ("1", "RMS residual of the fit over its amplitude (higher modes)"),
+    "period_error": ("1", "fitted period / fitted period of the explicit reference (the "
+                          "damped one for damped runs) - 1"),
+    "period_error_std": ("1", "standard error of period_error from the two fits "
+                              "(linearised, white-noise residual)"),
+    "decay_per_period_std": ("1", "standard error of decay_per_period_rel, likewise"),
+    "period_error_modal": ("1", "fitted period / (2 pi / omega_1 of the modal study) - 1"),
+    "decay_per_period_rel": ("1", "amplitude decay per period beyond the reference run's "
+                                  "(numerical dissipation)"),
+    "theory_period_error": ("1", "period error vs the exact (damped) period, linear SDOF "
+                                 "at omega_1 dt"),
+    "theory_decay_per_period": ("1", "decay per period of the scheme (physical damping "
+                                     "included), linear SDOF"),
+    "theory_decay_per_period_rel": ("1", "decay per numerical period beyond the exact "
+                                         "rate zeta omega_1, linear SDOF"),
+    "theory_spectral_radius": ("1", "spectral radius per step, linear SDOF at omega_1 dt"),
+    "omega_dt": ("rad", "omega_1 * dt"),
+    "tip_error": ("1", "max |tip - tip_ref| / max |tip_ref| (ref: explicit run, damped "
+                       "runs against the damped explicit run)"),
+    "final_tip": ("m", "mean tip deflection over the last first-mode period"),
+    "final_tip_rel_error": ("1", "|final_tip - static tip| / |static tip|"),
+    "settle_time": ("s", "time after which the tip stays within 1 % of the static tip"),
+    "wall_s": ("s", "wall time of the time loop"),
+    "steps": ("1", "time steps"),
+    "newton_mean": ("1", "mean Newton iterations per step (NaN: explicit)"),
+    "newton_max": ("1", "max Newton iterations in a step (NaN: explicit)"),
+    "newton_total": ("1", "Newton iterations (linear solves) in the run"),
+    "factorizations": ("1", "factorisations of the effective stiffness"),
+    "step_halvings": ("1", "Newton step halvings"),
+}  # fmt: skip
+
+
+def _study_dataset(runs: list[StudyRun], rows: list[dict], dt_critical: float) -> xr.Dataset:
+    data = {
+        k: ("run", np.array([row[k] for row in rows], dtype=float), {"units": u, "long_name": d})
+        for k, (u, d) in STUDY_VARIABLES.items()
+    }
+    data["time"] = (("run", "sample"), pad_rows([r.t for r in runs]), {"units": "s"})
+    data["tip_y"] = (
+        ("run", "sample"),
+        pad_rows([r.y for r in runs]),
+        {"units": "m", "long_name": "tip y (down < 0); NaN padding after the run's last sample"},
+    )
+    data["newton_iterations"] = (
+        ("run", "step"),
+        pad_rows([r.its if r.its is not None else np.zeros(0) for r in runs]),
+        {"units": "1", "long_name": "Newton iterations per step (NaN: explicit or padding)"},
+    )
+    plans = [r.plan for r in runs]
+    coords = {
+        "run": ("run", np.array([p.label for p in plans], dtype=object)),
+        "integrator": ("run", np.array([p.integrator for p in plans], dtype=object)),
+        "dt": ("run", np.array([p.dt for p in plans]), {"units": "s"}),
+        "per_period": ("run", np.array([p.per_period for p in plans]),
+                       {"units": "1", "long_name": "T1 / dt (NaN: explicit)"}),
+        "dt_over_dt_critical": ("run", np.array([p.dt / dt_critical for p in plans]),
+                                {"units": "1"}),
+        "damped": ("run", np.array([int(p.damped) for p in plans]),
+                   {"units": "1", "long_name": "1: Rayleigh-damped run"}),
+    }  # fmt: skip
+    return xr.Dataset(data, coords=coords)
+
+
+def _check_study_inputs(integrators, dt_critical, omega_1, t_end) -> None:
+    unknown = [i for i in integrators if i not in INTEGRATORS]
+    if unknown:
+        raise ValueError(f"unknown integrators {unknown}; choose from {', '.join(INTEGRATORS)}")
+    if EXPLICIT_INTEGRATOR not in integrators:
+        raise ValueError("the integrator study needs central-difference (the reference run)")
+    if not (dt_critical > 0 and omega_1 > 0 and t_end > 0):
+        raise ValueError("dt_critical, omega_1 and t_end must be > 0")
 
 
 def run_integrator_study(
@@ -257,7 +473,7 @@ def run_integrator_study(
     omega_1: float,
     static_tip: float,
     t_end: float = 2.0,
-    explicit_safety: float = 0.8,
+    explicit_safety: float | None = None,
     per_period: Sequence[float] = (100.0, 20.0),
     damping_ratio: float = 0.05,
     damped_per_period: float = 20.0,
@@ -269,9 +485,11 @@ def run_integrator_study(
     ``dt_critical`` (s) is the explicit critical step of the case's mesh (the ``critical_dt``
     study), ``omega_1`` (rad/s) its first natural frequency (the ``modal`` study; ``T1 = 2 pi /
     omega_1``), ``static_tip`` (m) the static tip deflection (the ``static`` study). Runs, all
-    from rest in the reference shape under gravity up to ``t_end`` (s):
+    from rest in the reference shape under gravity up to ``t_end`` (s), as
+    :func:`integrator_plan` lists them:
 
-    * ``central-difference`` at ``explicit_safety * dt_critical``, undamped: the reference;
+    * ``central-difference`` at ``explicit_safety * dt_critical`` (default: the case's
+      ``dynamics.dt_safety``), undamped: the reference;
     * each implicit integrator at ``dt = T1 / N`` for ``N`` in ``per_period``, undamped;
     * one run per integrator with Rayleigh damping ``alpha = 2 damping_ratio omega_1`` (1/s,
       ``beta = 0``): explicit at the reference step, implicit at ``T1 / damped_per_period``.
@@ -282,170 +500,23 @@ def run_integrator_study(
     damped explicit run (damped runs), Newton iterations, wall time, the final tip (mean over
     the last period) against ``static_tip`` and the settling time into a 1 % band.
     """
-    from ancf_beam.analyses import run_simulate
-
-    unknown = [i for i in integrators if i not in INTEGRATORS]
-    if unknown:
-        raise ValueError(f"unknown integrators {unknown}; choose from {', '.join(INTEGRATORS)}")
-    if EXPLICIT not in integrators:
-        raise ValueError("the integrator study needs central-difference (the reference run)")
-    if not (dt_critical > 0 and omega_1 > 0 and t_end > 0):
-        raise ValueError("dt_critical, omega_1 and t_end must be > 0")
-    T1 = TWO_PI / omega_1
+    _check_study_inputs(integrators, dt_critical, omega_1, t_end)
+    safety = case.dynamics.dt_safety if explicit_safety is None else float(explicit_safety)
     alpha = 2.0 * damping_ratio * omega_1
-    plan: list[dict[str, Any]] = [
-        {"integrator": EXPLICIT, "dt": explicit_safety * dt_critical, "N": math.nan,
-         "damped": False, "label": f"{EXPLICIT} {explicit_safety:g} dt_cr"},
-    ]  # fmt: skip
-    for integ in integrators:
-        if integ == EXPLICIT:
-            continue
-        for n in per_period:
-            plan.append({"integrator": integ, "dt": T1 / n, "N": float(n), "damped": False,
-                         "label": f"{integ} T1/{n:g}"})  # fmt: skip
-    for integ in integrators:
-        if integ == EXPLICIT:
-            plan.append(
-                {
-                    "integrator": integ,
-                    "dt": explicit_safety * dt_critical,
-                    "N": math.nan,
-                    "damped": True,
-                    "label": f"{integ} {explicit_safety:g} dt_cr damped",
-                }
-            )
-        else:
-            plan.append({"integrator": integ, "dt": T1 / damped_per_period,
-                         "N": float(damped_per_period), "damped": True,
-                         "label": f"{integ} T1/{damped_per_period:g} damped"})  # fmt: skip
-
+    plan = integrator_plan(integrators, dt_critical, omega_1, safety, per_period,
+                           damped_per_period)  # fmt: skip
     t0 = time.perf_counter()
-    runs = []
-    for p in plan:
-        damping = (alpha, 0.0) if p["damped"] else (0.0, 0.0)
-        summary, ds = run_simulate(
-            case, integrator=p["integrator"], dt=p["dt"], dt_critical=dt_critical, t_end=t_end,
-            damping=damping, progress=progress,
-        )  # fmt: skip
-        its = ds["newton_iterations"].values.astype(float) if "newton_iterations" in ds else None
-        runs.append({**p, "summary": summary, "t": ds["time"].values, "y": ds["tip_y"].values,
-                     "its": its})  # fmt: skip
-    ref = runs[0]
-    ref_damped = next(r for r in runs if r["damped"] and r["integrator"] == EXPLICIT)
-    fit_ref = fit_first_mode(ref["t"], ref["y"], omega_1)
-    fit_refd = fit_first_mode(ref_damped["t"], ref_damped["y"], omega_1)
+    runs = [_run_planned(case, p, dt_critical, t_end, alpha, progress) for p in plan]
+    fits = [fit_first_mode(r.t, r.y, omega_1) for r in runs]
+    ref = 0
+    ref_damped = next(i for i, r in enumerate(runs)
+                      if r.plan.damped and r.plan.integrator == EXPLICIT_INTEGRATOR)  # fmt: skip
     rows = []
-    for r in runs:
-        fit = fit_first_mode(r["t"], r["y"], omega_1)
-        w_dt = omega_1 * r["dt"]
-        zeta = damping_ratio if r["damped"] else 0.0
-        theory = linear_step_properties(
-            r["integrator"], w_dt, zeta, **_scheme_params(case, r["integrator"])
-        )
-        base = ref_damped if r["damped"] else ref
-        fb = fit_refd if r["damped"] else fit_ref
-        last = r["t"] >= r["t"][-1] - T1
-        final = float(np.mean(r["y"][last]))
-        s = r["summary"]
-        rows.append({
-            "omega_fit": fit["omega"], "period_fit": fit["period"],
-            "decay_rate": fit["decay_rate"], "decay_per_period": fit["decay_per_period"],
-            "fit_window": fit["window_s"], "fit_rel_residual": fit["rel_residual"],
-            "period_error": fit["period"] / fb["period"] - 1.0,
-            "period_error_std": (fit["period"] / fb["period"]) * math.hypot(
-                fit["omega_std"] / fit["omega"],
-                fb["omega_std"] / fb["omega"] if r is not base else 0.0),
-            "decay_per_period_std": fit["period"] * math.hypot(
-                fit["decay_rate_std"], fb["decay_rate_std"] if r is not base else 0.0),
-            "period_error_modal": fit["period"] / T1 - 1.0,
-            "decay_per_period_rel": 1.0 - math.exp(
-                -(fit["decay_rate"] - fb["decay_rate"]) * fit["period"]),
-            "theory_period_error": theory["period_error"],
-            "theory_decay_per_period": theory["decay_per_period"],
-            # numerical decay beyond the exact rate zeta omega, over the numerical period
-            "theory_decay_per_period_rel": 1.0 - (1.0 - theory["decay_per_period"])
-            * math.exp(zeta * w_dt * (1.0 + theory["period_error"])
-                       * TWO_PI / (w_dt * math.sqrt(1.0 - zeta * zeta))),
-            "theory_spectral_radius": theory["spectral_radius"],
-            "omega_dt": w_dt,
-            "tip_error": tip_error(r["t"], r["y"], base["t"], base["y"]) if r is not base
-            else 0.0,
-            "final_tip": final,
-            "final_tip_rel_error": abs(final - static_tip) / abs(static_tip),
-            "settle_time": settle_time(r["t"], r["y"], static_tip) if r["damped"] else math.nan,
-            "wall_s": float(s["wall_s"]),
-            "steps": int(s["steps"]),
-            "newton_mean": float(np.mean(r["its"])) if r["its"] is not None else math.nan,
-            "newton_max": float(np.max(r["its"])) if r["its"] is not None else math.nan,
-            "newton_total": float(np.sum(r["its"])) if r["its"] is not None else 0.0,
-            "factorizations": float(s.get("factorizations", 0)),
-            "step_halvings": float(s.get("step_halvings", 0)),
-        })  # fmt: skip
+    for r, fit in zip(runs, fits, strict=True):
+        b = ref_damped if r.plan.damped else ref
+        rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
     wall = time.perf_counter() - t0
-
-    units = {
-        "omega_fit": ("rad/s", "fitted first-mode frequency of the tip history"),
-        "period_fit": ("s", "fitted first-mode period"),
-        "decay_rate": ("1/s", "fitted exponential decay rate sigma of the first mode"),
-        "decay_per_period": ("1", "amplitude lost per period, 1 - exp(-sigma T)"),
-        "fit_window": ("s", "time window of the first-mode fit"),
-        "fit_rel_residual": ("1", "RMS residual of the fit over its amplitude (higher modes)"),
-        "period_error": ("1", "fitted period / fitted period of the explicit reference (the "
-                              "damped one for damped runs) - 1"),
-        "period_error_std": ("1", "standard error of period_error from the two fits "
-                                  "(linearised, white-noise residual)"),
-        "decay_per_period_std": ("1", "standard error of decay_per_period_rel, likewise"),
-        "period_error_modal": ("1", "fitted period / (2 pi / omega_1 of the modal study) - 1"),
-        "decay_per_period_rel": ("1", "amplitude decay per period beyond the reference run's "
-                                      "(numerical dissipation)"),
-        "theory_period_error": ("1", "period error vs the exact (damped) period, linear SDOF "
-                                     "at omega_1 dt"),
-        "theory_decay_per_period": ("1", "decay per period of the scheme (physical damping "
-                                         "included), linear SDOF"),
-        "theory_decay_per_period_rel": ("1", "decay per numerical period beyond the exact "
-                                             "rate zeta omega_1, linear SDOF"),
-        "theory_spectral_radius": ("1", "spectral radius per step, linear SDOF at omega_1 dt"),
-        "omega_dt": ("rad", "omega_1 * dt"),
-        "tip_error": ("1", "max |tip - tip_ref| / max |tip_ref| (ref: explicit run, damped "
-                           "runs against the damped explicit run)"),
-        "final_tip": ("m", "mean tip deflection over the last first-mode period"),
-        "final_tip_rel_error": ("1", "|final_tip - static tip| / |static tip|"),
-        "settle_time": ("s", "time after which the tip stays within 1 % of the static tip"),
-        "wall_s": ("s", "wall time of the time loop"),
-        "steps": ("1", "time steps"),
-        "newton_mean": ("1", "mean Newton iterations per step (NaN: explicit)"),
-        "newton_max": ("1", "max Newton iterations in a step (NaN: explicit)"),
-        "newton_total": ("1", "Newton iterations (linear solves) in the run"),
-        "factorizations": ("1", "factorisations of the effective stiffness"),
-        "step_halvings": ("1", "Newton step halvings"),
-    }  # fmt: skip
-    data = {
-        k: ("run", np.array([row[k] for row in rows], dtype=float), {"units": u, "long_name": d})
-        for k, (u, d) in units.items()
-    }
-    data["time"] = (("run", "sample"), pad_rows([r["t"] for r in runs]), {"units": "s"})
-    data["tip_y"] = (
-        ("run", "sample"),
-        pad_rows([r["y"] for r in runs]),
-        {"units": "m", "long_name": "tip y (down < 0); NaN padding after the run's last sample"},
-    )
-    data["newton_iterations"] = (
-        ("run", "step"),
-        pad_rows([r["its"] if r["its"] is not None else np.zeros(0) for r in runs]),
-        {"units": "1", "long_name": "Newton iterations per step (NaN: explicit or padding)"},
-    )
-    coords = {
-        "run": ("run", np.array([r["label"] for r in runs], dtype=object)),
-        "integrator": ("run", np.array([r["integrator"] for r in runs], dtype=object)),
-        "dt": ("run", np.array([r["dt"] for r in runs]), {"units": "s"}),
-        "per_period": ("run", np.array([r["N"] for r in runs]),
-                       {"units": "1", "long_name": "T1 / dt (NaN: explicit)"}),
-        "dt_over_dt_critical": ("run", np.array([r["dt"] / dt_critical for r in runs]),
-                                {"units": "1"}),
-        "damped": ("run", np.array([int(r["damped"]) for r in runs]),
-                   {"units": "1", "long_name": "1: Rayleigh-damped run"}),
-    }  # fmt: skip
-    ds = xr.Dataset(data, coords=coords)
+    ds = _study_dataset(runs, rows, dt_critical)
     ds.attrs.update(
         provenance_attrs(
             case,
@@ -453,54 +524,30 @@ def run_integrator_study(
             integrators=",".join(integrators),
             t_end=t_end,
             dt_critical=dt_critical,
-            explicit_safety=explicit_safety,
+            explicit_safety=safety,
             omega_1=omega_1,
-            T1=T1,
+            T1=TWO_PI / omega_1,
             static_tip=static_tip,
             damping_ratio=damping_ratio,
             damping_alpha=alpha,
             per_period=",".join(f"{n:g}" for n in per_period),
             damped_per_period=damped_per_period,
-            reference_run=ref["label"],
-            reference_omega_fit=fit_ref["omega"],
-            reference_decay_rate=fit_ref["decay_rate"],
+            reference_run=runs[ref].plan.label,
+            reference_omega_fit=fits[ref]["omega"],
+            reference_decay_rate=fits[ref]["decay_rate"],
             wall_s=wall,
-        )
+        )  # fmt: skip
     )
     return ds
 
 
-def recommend_integrators(
-    ds: xr.Dataset,
-    tip_tol: float = 0.01,
-    static_tol: float = 1e-3,
-    period_tol: float = 1e-2,
-    scaling: xr.Dataset | None = None,
-):
-    """Recommendation table (pandas DataFrame) from one :func:`run_integrator_study` Dataset.
-
-    Purposes and the rule applied to the measured numbers (each row names the run, its step and
-    the numbers that justify it):
-
-    * *accurate transient* -- among the undamped runs with ``tip_error <= tip_tol`` over the
-      whole record, the one with the least wall time;
-    * *accurate transient, implicit* (only with ``scaling``, a :func:`run_scaling_study`
-      Dataset) -- generalized-alpha at the ``T1 / N`` that study found to meet its tip-error
-      target;
-    * *long free vibration, energy kept* -- among the undamped implicit runs with
-      ``|period_error| <= 1e-3``, the least numerical dissipation of the scheme (the linear
-      theory: the measured decay of a conservative scheme is at the fit's noise level), then the
-      least wall time;
-    * *approach to static equilibrium* -- among the damped runs whose final tip is within
-      ``static_tol`` of the static tip, the least wall time;
-    * *stiff problems / unresolved high frequencies* -- generalized-alpha (``rho_inf < 1``:
-      numerical dissipation of the high modes, second order for the resolved ones) at the
-      largest step with ``|period_error| <= period_tol``;
-    * *reference / short events* -- the explicit run (no Newton, ``dt <= dt_critical``).
-    """
+# ------------------------------------------------------------------------------------------
+# recommendation
+# ------------------------------------------------------------------------------------------
+def _recommendation_frame(ds: xr.Dataset):
     import pandas as pd
 
-    df = pd.DataFrame({
+    return pd.DataFrame({
         "run": ds["run"].values,
         "integrator": ds["integrator"].values,
         "dt": ds["dt"].values,
@@ -517,85 +564,135 @@ def recommend_integrators(
         "dt_ratio": ds["dt_over_dt_critical"].values,
         "newton": ds["newton_mean"].values,
     })  # fmt: skip
-    und = df[~df["damped"]]
-    rows = []
 
-    def add(purpose, frame, rule, why):
-        if frame is None or frame.empty:
-            rows.append({"purpose": purpose, "recommended": "(no run met the rule)",
-                         "dt (s)": math.nan, "rule": rule, "justification": ""})  # fmt: skip
-            return
-        p = frame.iloc[0]
-        rows.append({"purpose": purpose, "recommended": p["run"], "dt (s)": float(p["dt"]),
-                     "rule": rule, "justification": why(p)})  # fmt: skip
 
-    def newton(p):
-        return f", {p['newton']:.2f} Newton it/step" if np.isfinite(p["newton"]) else ""
+def _pick(purpose: str, frame, rule: str, why) -> dict[str, Any]:
+    """The first row of ``frame`` as the recommendation for ``purpose`` (``why(row)``: the
+    justification), or a row saying that no run met the rule."""
+    if frame is None or frame.empty:
+        return {"purpose": purpose, "recommended": "(no run met the rule)", "dt (s)": math.nan,
+                "rule": rule, "justification": ""}  # fmt: skip
+    p = frame.iloc[0]
+    return {"purpose": purpose, "recommended": p["run"], "dt (s)": float(p["dt"]), "rule": rule,
+            "justification": why(p)}  # fmt: skip
 
-    add(
+
+def _newton_note(p) -> str:
+    return f", {p['newton']:.2f} Newton it/step" if np.isfinite(p["newton"]) else ""
+
+
+def _scaling_recommendation(scaling: xr.Dataset) -> dict[str, Any]:
+    a = scaling.attrs
+    n_pp = float(a["per_period"])
+    err = np.asarray(scaling["calibration_tip_error"].values, float)
+    cand = np.asarray(scaling["candidate"].values, float)
+    e = float(err[cand == n_pp][0]) if np.any(cand == n_pp) else math.nan
+    return {
+        "purpose": "accurate transient, implicit",
+        "recommended": f"generalized-alpha T1/{n_pp:g} (scaling study)",
+        "dt (s)": float(scaling["implicit_dt"].sel(mesh=int(a["calibration_mesh"]))),
+        "rule": f"coarsest T1/N with tip error <= {float(a['tip_error_target']):g} "
+                f"(scaling study, {int(a['calibration_mesh'])} elements)",
+        "justification": f"tip error {e:.2%}; cost ~ n^{float(a['implicit_exponent']):.2f} "
+                         f"vs explicit ~ n^{float(a['explicit_exponent']):.2f}",
+    }  # fmt: skip
+
+
+def _transient_and_vibration(und, tip_tol: float) -> list[dict[str, Any]]:
+    transient = _pick(
         "accurate transient (tip history)",
         und[und["tip_error"] <= tip_tol].sort_values("wall_s"),
         f"tip error <= {tip_tol:g} over the record, least wall time",
         lambda p: (
             f"tip error {p['tip_error']:.2%}, period error {p['period_error']:+.1e}, "
-            f"wall {p['wall_s']:.3g} s{newton(p)}"
+            f"wall {p['wall_s']:.3g} s{_newton_note(p)}"
         ),
     )
-    if scaling is not None:
-        a = scaling.attrs
-        n_pp = float(a["per_period"])
-        err = np.asarray(scaling["calibration_tip_error"].values, float)
-        cand = np.asarray(scaling["candidate"].values, float)
-        e = float(err[cand == n_pp][0]) if np.any(cand == n_pp) else math.nan
-        rows.append({
-            "purpose": "accurate transient, implicit",
-            "recommended": f"generalized-alpha T1/{n_pp:g} (scaling study)",
-            "dt (s)": float(scaling["implicit_dt"].sel(mesh=int(a["calibration_mesh"]))),
-            "rule": f"coarsest T1/N with tip error <= {float(a['tip_error_target']):g} "
-                    f"(scaling study, {int(a['calibration_mesh'])} elements)",
-            "justification": f"tip error {e:.2%}; cost ~ n^{float(a['implicit_exponent']):.2f} "
-                             f"vs explicit ~ n^{float(a['explicit_exponent']):.2f}",
-        })  # fmt: skip
-    cons = und[(und["period_error"].abs() <= 1e-3) & (und["integrator"] != EXPLICIT)]
+    cons = und[(und["period_error"].abs() <= 1e-3) & (und["integrator"] != EXPLICIT_INTEGRATOR)]
     cons = cons.assign(diss=cons["decay_th"].abs()).sort_values(["diss", "wall_s"])
-    add(
+    vibration = _pick(
         "long free vibration (energy kept)",
         cons,
         "implicit, |period error| <= 1e-3, least numerical dissipation (theory), then least "
         "wall time",
         lambda p: (
             f"decay {p['decay']:+.1e} per period (theory {p['decay_th']:+.1e}), period "
-            f"error {p['period_error']:+.1e}, wall {p['wall_s']:.3g} s{newton(p)}"
+            f"error {p['period_error']:+.1e}, wall {p['wall_s']:.3g} s{_newton_note(p)}"
         ),
     )
-    add(
+    return [transient, vibration]
+
+
+def _static_stiff_reference(df, und, static_tol: float, period_tol: float):
+    static = _pick(
         "approach to static equilibrium",
         df[df["damped"] & (df["final_err"] <= static_tol)].sort_values("wall_s"),
         f"damped run within {static_tol:g} of the static tip, least wall time",
         lambda p: (
             f"final tip error {p['final_err']:.1e}, within 1 % after "
-            f"{p['settle']:.3g} s, wall {p['wall_s']:.3g} s{newton(p)}"
+            f"{p['settle']:.3g} s, wall {p['wall_s']:.3g} s{_newton_note(p)}"
         ),
     )
     ga = und[(und["integrator"] == "generalized-alpha")
              & (und["period_error"].abs() <= period_tol)]  # fmt: skip
-    add(
+    stiff = _pick(
         "stiff problems / unresolved high frequencies",
         ga.sort_values("dt", ascending=False),
         f"generalized-alpha (numerical dissipation of high modes), largest dt with |period "
         f"error| <= {period_tol:g}",
         lambda p: (
             f"period error {p['period_error']:+.1e}, mode-1 decay {p['decay']:+.1e} "
-            f"per period at T1/{p['per_period']:g}, wall {p['wall_s']:.3g} s{newton(p)}"
+            f"per period at T1/{p['per_period']:g}, wall {p['wall_s']:.3g} s{_newton_note(p)}"
         ),
     )
-    add(
+    reference = _pick(
         "reference / short impact-like events",
-        und[und["integrator"] == EXPLICIT],
+        und[und["integrator"] == EXPLICIT_INTEGRATOR],
         "explicit, dt = safety x dt_critical",
         lambda p: (
             f"no Newton; {p['steps']:.0f} steps of {p['dt']:.3g} s "
             f"({p['dt_ratio']:.2g} dt_cr), wall {p['wall_s']:.3g} s"
         ),
     )
+    return [static, stiff, reference]
+
+
+def recommend_integrators(
+    ds: xr.Dataset,
+    tip_tol: float = 0.01,
+    static_tol: float = 1e-3,
+    period_tol: float = 1e-2,
+    scaling: xr.Dataset | None = None,
+):
+    """Recommendation table (pandas DataFrame) from one :func:`run_integrator_study` Dataset.
+
+    Purposes and the rule applied to the measured numbers (each row names the run, its step and
+    the numbers that justify it):
+
+    * *accurate transient* -- among the undamped runs with ``tip_error <= tip_tol`` over the
+      whole record, the one with the least wall time;
+    * *accurate transient, implicit* (only with ``scaling``, a
+      :func:`~ancf_beam.studies.scaling.run_scaling_study` Dataset) -- generalized-alpha at the
+      ``T1 / N`` that study found to meet its tip-error target;
+    * *long free vibration, energy kept* -- among the undamped implicit runs with
+      ``|period_error| <= 1e-3``, the least numerical dissipation of the scheme (the linear
+      theory: the measured decay of a conservative scheme is at the fit's noise level), then the
+      least wall time;
+    * *approach to static equilibrium* -- among the damped runs whose final tip is within
+      ``static_tol`` of the static tip, the least wall time;
+    * *stiff problems / unresolved high frequencies* -- generalized-alpha (``rho_inf < 1``:
+      numerical dissipation of the high modes, second order for the resolved ones) at the
+      largest step with ``|period_error| <= period_tol``;
+    * *reference / short events* -- the explicit run (no Newton, ``dt <= dt_critical``).
+    """
+    import pandas as pd
+
+    df = _recommendation_frame(ds)
+    und = df[~df["damped"]]
+    transient, vibration = _transient_and_vibration(und, tip_tol)
+    rows = [transient]
+    if scaling is not None:
+        rows.append(_scaling_recommendation(scaling))
+    rows.append(vibration)
+    rows += _static_stiff_reference(df, und, static_tol, period_tol)
     return pd.DataFrame(rows)

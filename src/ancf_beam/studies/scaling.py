@@ -7,15 +7,30 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
+from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
+from ancf_beam.results import DynamicsResult
+from ancf_beam.solvers import DynamicsSettings, modal_analysis, omega_max, simulate
+from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR
 from ancf_beam.studies.convergence import fit_slope
 from ancf_beam.studies.integrators import TWO_PI, pad_rows, tip_error
+
+__all__ = [
+    "Calibration",
+    "ExplicitCost",
+    "ImplicitCost",
+    "MeshCost",
+    "crossover",
+    "run_scaling_study",
+]
+
+IMPLICIT = "generalized-alpha"  # the implicit integrator of the study
 
 
 def crossover(n: Sequence[float], cost_a: Sequence[float], cost_b: Sequence[float],
@@ -46,77 +61,97 @@ def crossover(n: Sequence[float], cost_a: Sequence[float], cost_b: Sequence[floa
     return float(math.exp((pb[1] - pa[1]) / (pa[0] - pb[0]))), "extrapolated"
 
 
-def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run_full,
-                   progress):  # fmt: skip
-    from ancf_beam.solvers.explicit import simulate_explicit
+@dataclass
+class ExplicitCost:
+    """Explicit cost of one mesh: a timed window of K steps projected to ``t_end``, and the full
+    run when the mesh is small enough (CPU times, s)."""
 
+    steps_total: int
+    window_steps: int
+    per_step_s: float
+    projected_s: float
+    measured_s: float  # NaN: not run to the end
+    t: np.ndarray | None  # the full run's tip history (None: not run)
+    y: np.ndarray | None
+
+    @property
+    def cost_s(self) -> float:
+        return self.measured_s if math.isfinite(self.measured_s) else self.projected_s
+
+    @property
+    def source(self) -> str:
+        if math.isfinite(self.measured_s):
+            return "measured full run"
+        return f"projected from a measured window of {self.window_steps} steps"
+
+
+@dataclass
+class MeshCost:
+    model: BeamModel
+    dt_cr: float  # s, 2 / omega_max
+    omega_1: float  # rad/s
+    explicit: ExplicitCost
+
+
+@dataclass
+class Calibration:
+    """Generalized-alpha step ``T1 / chosen`` meeting the tip-error target on one mesh."""
+
+    candidates: list[float]
+    chosen: float
+    tip_error: list[float]  # per candidate, NaN when not needed
+    cpu_s: list[float]
+    histories: list[tuple[np.ndarray, np.ndarray]]  # (t, tip_y) of the candidates tried
+
+
+@dataclass
+class ImplicitCost:
+    dt: float
+    steps: int
+    cpu_s: float
+    newton_mean: float
+    err_explicit: float  # tip error vs the full explicit run (NaN: none)
+    err_fine: float  # tip error estimated against dt / fine_factor
+
+
+def _explicit_run(model: BeamModel, t_end: float, dt: float, dt_cr: float,
+                  progress: bool) -> DynamicsResult:  # fmt: skip
+    # undamped, like the cost runs of the first version of the study
+    settings = DynamicsSettings.from_case(
+        model.case, integrator=EXPLICIT_INTEGRATOR, t_end=t_end, dt=dt, damping=(0.0, 0.0)
+    )
+    return simulate(model, settings, dt_critical=dt_cr, progress=progress)
+
+
+def _implicit_run(model: BeamModel, t_end: float, dt: float, dt_cr: float,
+                  progress: bool) -> DynamicsResult:  # fmt: skip
+    """Generalized-alpha (the case's ``dynamics.rho_inf``) on a fresh copy of the model."""
+    settings = DynamicsSettings.from_case(model.case, integrator=IMPLICIT, t_end=t_end, dt=dt)
+    return simulate(BeamModel(model.case), settings, dt_critical=dt_cr, progress=progress)
+
+
+def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run_full,
+                   progress) -> ExplicitCost:  # fmt: skip
     n_total = int(math.ceil(t_end / dt - 1e-9))
     # calibration window -> K steps for about window_wall_s of run time. Costs are process CPU
     # times: with several jobs sharing the cores, wall times of the window and of the full run
     # would be measured under different loads.
     k0 = min(min_window_steps, n_total)
-    cal = simulate_explicit(model, t_end=k0 * dt, dt=dt, dt_critical=dt_cr, progress=False)
+    cal = _explicit_run(model, k0 * dt, dt, dt_cr, False)
     per = cal.cpu_s / max(cal.steps, 1)
     k = int(min(max(min_window_steps, window_wall_s / max(per, 1e-12)), n_total))
-    win = simulate_explicit(model, t_end=k * dt, dt=dt, dt_critical=dt_cr, progress=False)
+    win = _explicit_run(model, k * dt, dt, dt_cr, False)
     per_step = win.cpu_s / max(win.steps, 1)
-    out = {
-        "steps_total": n_total,
-        "window_steps": win.steps,
-        "per_step_s": per_step,
-        "projected_s": per_step * n_total,
-        "measured_s": math.nan,
-        "t": None,
-        "y": None,
-    }
+    cost = ExplicitCost(n_total, win.steps, per_step, per_step * n_total, math.nan, None, None)
     if run_full:
-        full = simulate_explicit(model, t_end=t_end, dt=dt, dt_critical=dt_cr, progress=progress)
-        out.update(measured_s=full.cpu_s, t=full.t, y=full.tip_y)
-    return out
+        full = _explicit_run(model, t_end, dt, dt_cr, progress)
+        cost.measured_s, cost.t, cost.y = full.cpu_s, full.t, full.tip_y
+    return cost
 
 
-def run_scaling_study(
-    case: CaseSpec,
-    meshes: Sequence[int],
-    t_end: float = 2.0,
-    explicit_safety: float = 0.8,
-    full_max_elements: int = 40,
-    window_wall_s: float = 1.5,
-    min_window_steps: int = 2000,
-    per_period_candidates: Sequence[float] = (50, 100, 200, 300, 400, 500, 600, 800),
-    tip_error_target: float = 0.01,
-    calibration_mesh: int | None = None,
-    fine_factor: int = 4,
-    fit_min_elements: int | None = None,
-    progress: bool = False,
-) -> xr.Dataset:
-    """Wall time to simulate ``t_end`` (s) against the number of elements (module docstring).
-
-    For every mesh in ``meshes``: ``dt_critical = 2 / omega_max``; the explicit run at
-    ``explicit_safety * dt_critical`` is run to ``t_end`` when the mesh has at most
-    ``full_max_elements`` elements, and its cost is in any case also measured over a window of
-    ``K`` steps (``K`` chosen for about ``window_wall_s`` of wall time, at least
-    ``min_window_steps``) and projected to ``t_end`` (``per-step time x total steps``); above
-    ``full_max_elements`` only the projection exists and is labelled so in
-    ``explicit_cost_source``.
-
-    Generalized-alpha (``dynamics.rho_inf`` of the case) at a fixed accuracy: on
-    ``calibration_mesh`` (default: the case's mesh if it is run in full, else the largest fully
-    run mesh) the candidates ``dt = T1 / N`` are tried from the coarsest; the first whose tip
-    error (:func:`tip_error`, against the full explicit run) is at most ``tip_error_target`` is
-    used on every mesh (``T1`` of that mesh). Its tip error is verified on every mesh: against
-    the full explicit run where there is one, and everywhere against a generalized-alpha run
-    with ``dt / fine_factor`` (second order: ``e(dt) = |y_dt - y_fine| / (1 - fine_factor^-2)``).
-
-    Exponents ``p`` of ``cost ~ n^p`` are least-squares fits over the meshes with at least
-    ``fit_min_elements`` elements (default: the largest three); :func:`crossover` gives the mesh
-    where the explicit and implicit costs cross. A short warm-up run first loads the compiled
-    kernels, so no JIT time is measured.
-    """
-    from ancf_beam.analyses import run_simulate
-    from ancf_beam.beam.model import BeamModel
-    from ancf_beam.solvers.modal import modal_analysis, omega_max
-
+def _check_meshes(case, meshes, full_max_elements, calibration_mesh, fit_min_elements):
+    """Sorted meshes, the fully run ones, the calibration mesh and the smallest mesh of the
+    exponent fits (defaults in :func:`run_scaling_study`)."""
     meshes = sorted({int(m) for m in meshes})
     if len(meshes) < 2:
         raise ValueError("the scaling study needs at least two meshes")
@@ -133,17 +168,23 @@ def run_scaling_study(
         raise ValueError(f"calibration_mesh {calibration_mesh} must be one of {full_meshes}")
     if fit_min_elements is None:
         fit_min_elements = meshes[-3] if len(meshes) >= 3 else meshes[0]
-    rho_inf = case.dynamics.rho_inf
-    t_start = time.perf_counter()
+    return meshes, full_meshes, calibration_mesh, fit_min_elements
 
-    # warm-up: load the compiled kernels (numba cache) outside every timing
-    warm = BeamModel(case.with_overrides({"mesh.n_elements": meshes[0]}))
+
+def _warm_up(case: CaseSpec, ne: int) -> None:
+    """Load the compiled kernels (numba cache) outside every timing."""
+    warm = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
     w_max = omega_max(warm)[0]
-    run_simulate(warm.case, dt=0.5 / w_max, dt_critical=2.0 / w_max, t_end=50 / w_max,
-                 progress=False)  # fmt: skip
-    run_simulate(warm.case, integrator="generalized-alpha", dt=1e-3, t_end=5e-3, progress=False)
+    explicit = DynamicsSettings.from_case(warm.case, integrator=EXPLICIT_INTEGRATOR,
+                                          dt=0.5 / w_max, t_end=50 / w_max)  # fmt: skip
+    simulate(warm, explicit, dt_critical=2.0 / w_max, progress=False)
+    implicit = DynamicsSettings.from_case(warm.case, integrator=IMPLICIT, dt=1e-3, t_end=5e-3)
+    simulate(BeamModel(warm.case), implicit, progress=False)
 
-    per_mesh: dict[int, dict[str, Any]] = {}
+
+def _mesh_costs(case, meshes, full_meshes, t_end, explicit_safety, window_wall_s,
+                min_window_steps, progress) -> dict[int, MeshCost]:  # fmt: skip
+    per_mesh = {}
     for ne in meshes:
         model = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
         w_max = omega_max(model)[0]
@@ -151,159 +192,205 @@ def run_scaling_study(
         dt_cr = 2.0 / w_max
         ex = _explicit_cost(model, explicit_safety * dt_cr, dt_cr, t_end, window_wall_s,
                             min_window_steps, ne in full_meshes, progress)  # fmt: skip
-        per_mesh[ne] = {"model": model, "dt_cr": dt_cr, "omega_1": w1, "explicit": ex}
+        per_mesh[ne] = MeshCost(model, dt_cr, w1, ex)
+    return per_mesh
 
-    # accuracy calibration of generalized-alpha on the calibration mesh
-    cal = per_mesh[calibration_mesh]
-    t_ref, y_ref = cal["explicit"]["t"], cal["explicit"]["y"]
-    cand = sorted({float(c) for c in per_period_candidates})
-    cal_err, cal_wall, cal_hist = [], [], []
+
+def _calibrate(cal: MeshCost, candidates, t_end, tip_error_target) -> Calibration:
+    """Try ``dt = T1 / N`` from the coarsest candidate until the tip error against the full
+    explicit run of ``cal`` meets the target (none: the finest, and the checks say so)."""
+    cand = sorted({float(c) for c in candidates})
+    t_ref, y_ref = cal.explicit.t, cal.explicit.y
+    err, cpu, hist = [], [], []
     chosen = math.nan
     for n_pp in cand:
-        dt = TWO_PI / cal["omega_1"] / n_pp
-        s, d = run_simulate(cal["model"].case, integrator="generalized-alpha", dt=dt, t_end=t_end,
-                            rho_inf=rho_inf, dt_critical=cal["dt_cr"], progress=False)  # fmt: skip
-        err = tip_error(d["time"].values, d["tip_y"].values, t_ref, y_ref)
-        cal_err.append(err)
-        cal_wall.append(float(s["cpu_s"]))
-        cal_hist.append((d["time"].values, d["tip_y"].values))
-        if err <= tip_error_target:
+        res = _implicit_run(cal.model, t_end, TWO_PI / cal.omega_1 / n_pp, cal.dt_cr, False)
+        e = tip_error(res.t, res.tip_y, t_ref, y_ref)
+        err.append(e)
+        cpu.append(float(res.cpu_s))
+        hist.append((res.t, res.tip_y))
+        if e <= tip_error_target:
             chosen = n_pp
             break
     if not math.isfinite(chosen):
-        chosen = cand[-1]  # none met the target: keep the finest, the checks will say so
-    # pad the candidates that were not needed
-    n_tried = len(cal_err)
-    cal_err += [math.nan] * (len(cand) - n_tried)
-    cal_wall += [math.nan] * (len(cand) - n_tried)
+        chosen = cand[-1]
+    pad = [math.nan] * (len(cand) - len(err))  # the candidates that were not needed
+    return Calibration(cand, chosen, err + pad, cpu + pad, hist)
 
-    im_rows = []
+
+def _implicit_costs(per_mesh, meshes, chosen, t_end, fine_factor, progress):
+    rows = []
     for ne in meshes:
         pm = per_mesh[ne]
-        dt = TWO_PI / pm["omega_1"] / chosen
-        kw = {"integrator": "generalized-alpha", "t_end": t_end, "rho_inf": rho_inf,
-              "dt_critical": pm["dt_cr"], "progress": progress}  # fmt: skip
-        s, d = run_simulate(pm["model"].case, dt=dt, **kw)
-        sf, df = run_simulate(pm["model"].case, dt=dt / fine_factor, **kw)
-        t, y = d["time"].values, d["tip_y"].values
-        e_fine = tip_error(t, y, df["time"].values, df["tip_y"].values)
+        dt = TWO_PI / pm.omega_1 / chosen
+        res = _implicit_run(pm.model, t_end, dt, pm.dt_cr, progress)
+        fine = _implicit_run(pm.model, t_end, dt / fine_factor, pm.dt_cr, progress)
+        e_fine = tip_error(res.t, res.tip_y, fine.t, fine.tip_y)
         e_fine /= 1.0 - fine_factor**-2.0
-        ex = pm["explicit"]
-        e_expl = tip_error(t, y, ex["t"], ex["y"]) if ex["t"] is not None else math.nan
-        im_rows.append({
-            "dt": dt, "steps": int(s["steps"]), "wall": float(s["cpu_s"]),  # CPU time
-            "newton": float(s["newton_iterations_mean"]), "err_expl": e_expl,
-            "err_fine": e_fine,
-        })  # fmt: skip
+        ex = pm.explicit
+        e_expl = tip_error(res.t, res.tip_y, ex.t, ex.y) if ex.t is not None else math.nan
+        its = res.newton_iterations
+        newton = float(its.mean()) if its.size else 0.0
+        rows.append(ImplicitCost(dt, int(res.steps), float(res.cpu_s), newton, e_expl, e_fine))
+    return rows
 
-    n = np.array(meshes, float)
-    ex_cost = np.array([per_mesh[m]["explicit"]["measured_s"]
-                        if math.isfinite(per_mesh[m]["explicit"]["measured_s"])
-                        else per_mesh[m]["explicit"]["projected_s"] for m in meshes])  # fmt: skip
-    im_cost = np.array([r["wall"] for r in im_rows])
-    sel = n >= fit_min_elements
-    p_ex = fit_slope(n[sel], ex_cost[sel])
-    p_im = fit_slope(n[sel], im_cost[sel])
-    n_star, kind = crossover(n, ex_cost, im_cost, fit_min=fit_min_elements)
-    sources = []
-    for m in meshes:
-        e = per_mesh[m]["explicit"]
-        if math.isfinite(e["measured_s"]):
-            sources.append("measured full run")
-        else:
-            sources.append(f"projected from a measured window of {e['window_steps']} steps")
-    wall = time.perf_counter() - t_start
 
-    def col(key):
-        return np.array([per_mesh[m]["explicit"][key] for m in meshes], dtype=float)
-
-    ds = xr.Dataset(
+def _scaling_dataset(meshes, per_mesh, implicit, cal: Calibration, reference: ExplicitCost,
+                     explicit_safety, fine_factor) -> xr.Dataset:  # fmt: skip
+    pm = [per_mesh[m] for m in meshes]
+    ex = [p.explicit for p in pm]
+    n_pad = len(cal.candidates) - len(cal.histories)
+    return xr.Dataset(
         {
-            "dt_critical": ("mesh", np.array([per_mesh[m]["dt_cr"] for m in meshes]),
+            "dt_critical": ("mesh", np.array([p.dt_cr for p in pm]),
                             {"units": "s", "long_name": "2 / omega_max"}),
-            "omega_1": ("mesh", np.array([per_mesh[m]["omega_1"] for m in meshes]),
-                        {"units": "rad/s"}),
-            "explicit_dt": ("mesh", explicit_safety * np.array([per_mesh[m]["dt_cr"]
-                                                                 for m in meshes]),
+            "omega_1": ("mesh", np.array([p.omega_1 for p in pm]), {"units": "rad/s"}),
+            "explicit_dt": ("mesh", explicit_safety * np.array([p.dt_cr for p in pm]),
                             {"units": "s"}),
-            "explicit_steps": ("mesh", col("steps_total"),
+            "explicit_steps": ("mesh", np.array([e.steps_total for e in ex], float),
                                {"units": "1", "long_name": "steps to simulate t_end"}),
-            "explicit_window_steps": ("mesh", col("window_steps"),
+            "explicit_window_steps": ("mesh", np.array([e.window_steps for e in ex], float),
                                       {"units": "1", "long_name": "K: steps of the timed window"}),
-            "explicit_per_step_s": ("mesh", col("per_step_s"),
+            "explicit_per_step_s": ("mesh", np.array([e.per_step_s for e in ex], float),
                                     {"units": "s", "long_name": "wall time per step (window)"}),
             "explicit_projected_s": (
-                "mesh", col("projected_s"),
+                "mesh", np.array([e.projected_s for e in ex], float),
                 {"units": "s", "long_name": "wall time to t_end projected from a measured "
                                             "window of K steps (per-step time x steps)"}),
-            "explicit_measured_s": ("mesh", col("measured_s"),
+            "explicit_measured_s": ("mesh", np.array([e.measured_s for e in ex], float),
                                     {"units": "s", "long_name": "wall time of the full run "
                                                                 "(NaN: not run to the end)"}),
-            "explicit_cost_s": ("mesh", ex_cost,
+            "explicit_cost_s": ("mesh", np.array([e.cost_s for e in ex]),
                                 {"units": "s", "long_name": "explicit wall time to t_end: "
                                  "measured full run, else projected from a measured window of "
                                  "K steps (see explicit_cost_source)"}),
-            "explicit_cost_source": ("mesh", np.array(sources, dtype=object)),
-            "implicit_dt": ("mesh", np.array([r["dt"] for r in im_rows]),
+            "explicit_cost_source": ("mesh", np.array([e.source for e in ex], dtype=object)),
+            "implicit_dt": ("mesh", np.array([r.dt for r in implicit]),
                             {"units": "s", "long_name": "T1 / N (generalized-alpha)"}),
-            "implicit_steps": ("mesh", np.array([r["steps"] for r in im_rows], float),
+            "implicit_steps": ("mesh", np.array([r.steps for r in implicit], float),
                                {"units": "1"}),
-            "implicit_cost_s": ("mesh", im_cost,
+            "implicit_cost_s": ("mesh", np.array([r.cpu_s for r in implicit]),
                                 {"units": "s", "long_name": "generalized-alpha wall time to "
                                                             "t_end (measured full run)"}),
-            "implicit_newton_mean": ("mesh", np.array([r["newton"] for r in im_rows]),
+            "implicit_newton_mean": ("mesh", np.array([r.newton_mean for r in implicit]),
                                      {"units": "1", "long_name": "Newton iterations per step"}),
             "implicit_tip_error_explicit": (
-                "mesh", np.array([r["err_expl"] for r in im_rows]),
+                "mesh", np.array([r.err_explicit for r in implicit]),
                 {"units": "1", "long_name": "tip error vs the full explicit run (NaN: none)"}),
             "implicit_tip_error_fine": (
-                "mesh", np.array([r["err_fine"] for r in im_rows]),
+                "mesh", np.array([r.err_fine for r in implicit]),
                 {"units": "1", "long_name": f"tip error estimated against generalized-alpha "
                                             f"at dt/{fine_factor} (second-order Richardson)"}),
-            "calibration_tip_error": ("candidate", np.array(cal_err),
+            "calibration_tip_error": ("candidate", np.array(cal.tip_error),
                                       {"units": "1", "long_name": "tip error vs explicit on the "
                                        "calibration mesh (NaN: not needed)"}),
-            "calibration_wall_s": ("candidate", np.array(cal_wall), {"units": "s"}),
-            "calibration_time": (("candidate", "sample"), pad_rows([h[0] for h in cal_hist]
-                                                               + [np.zeros(0)] * (len(cand)
-                                                                                  - n_tried)),
+            "calibration_wall_s": ("candidate", np.array(cal.cpu_s), {"units": "s"}),
+            "calibration_time": (("candidate", "sample"),
+                                 pad_rows([h[0] for h in cal.histories] + [np.zeros(0)] * n_pad),
                                  {"units": "s"}),
-            "calibration_tip_y": (("candidate", "sample"), pad_rows([h[1] for h in cal_hist]
-                                                                + [np.zeros(0)] * (len(cand)
-                                                                                   - n_tried)),
-                                  {"units": "m"}),
-            "reference_time": ("ref_sample", t_ref, {"units": "s"}),
-            "reference_tip_y": ("ref_sample", y_ref,
+            "calibration_tip_y": (("candidate", "sample"),
+                                  pad_rows([h[1] for h in cal.histories]
+                                           + [np.zeros(0)] * n_pad), {"units": "m"}),
+            "reference_time": ("ref_sample", reference.t, {"units": "s"}),
+            "reference_tip_y": ("ref_sample", reference.y,
                                 {"units": "m", "long_name": "explicit run, calibration mesh"}),
         },
         coords={
             "mesh": ("mesh", np.array(meshes), {"units": "1", "long_name": "number of elements"}),
-            "candidate": ("candidate", np.array(cand),
+            "candidate": ("candidate", np.array(cal.candidates),
                           {"units": "1", "long_name": "N in dt = T1 / N"}),
         },
     )  # fmt: skip
+
+
+def _cost_laws(meshes, per_mesh, implicit, fit_min_elements: int) -> dict[str, float | str]:
+    """Exponents of ``cost ~ n^p`` over the meshes with at least ``fit_min_elements`` elements
+    and the crossover of the explicit and implicit costs."""
+    n = np.array(meshes, float)
+    ex_cost = np.array([per_mesh[m].explicit.cost_s for m in meshes])
+    im_cost = np.array([r.cpu_s for r in implicit])
+    sel = n >= fit_min_elements
+    n_star, kind = crossover(n, ex_cost, im_cost, fit_min=fit_min_elements)
+    return {
+        "explicit_exponent": fit_slope(n[sel], ex_cost[sel]),
+        "implicit_exponent": fit_slope(n[sel], im_cost[sel]),
+        "crossover_elements": n_star,
+        "crossover_kind": kind,
+    }
+
+
+def run_scaling_study(
+    case: CaseSpec,
+    meshes: Sequence[int],
+    t_end: float = 2.0,
+    explicit_safety: float | None = None,
+    full_max_elements: int = 40,
+    window_wall_s: float = 1.5,
+    min_window_steps: int = 2000,
+    per_period_candidates: Sequence[float] = (50, 100, 200, 300, 400, 500, 600, 800),
+    tip_error_target: float = 0.01,
+    calibration_mesh: int | None = None,
+    fine_factor: int = 4,
+    fit_min_elements: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Wall time to simulate ``t_end`` (s) against the number of elements (module docstring).
+
+    For every mesh in ``meshes``: ``dt_critical = 2 / omega_max``; the explicit run at
+    ``explicit_safety * dt_critical`` (default: the case's ``dynamics.dt_safety``) is run to
+    ``t_end`` when the mesh has at most ``full_max_elements`` elements, and its cost is in any
+    case also measured over a window of ``K`` steps (``K`` chosen for about ``window_wall_s`` of
+    wall time, at least ``min_window_steps``) and projected to ``t_end`` (``per-step time x
+    total steps``); above ``full_max_elements`` only the projection exists and is labelled so in
+    ``explicit_cost_source``.
+
+    Generalized-alpha (``dynamics.rho_inf`` of the case) at a fixed accuracy: on
+    ``calibration_mesh`` (default: the case's mesh if it is run in full, else the largest fully
+    run mesh) the candidates ``dt = T1 / N`` are tried from the coarsest; the first whose tip
+    error (:func:`tip_error`, against the full explicit run) is at most ``tip_error_target`` is
+    used on every mesh (``T1`` of that mesh). Its tip error is verified on every mesh: against
+    the full explicit run where there is one, and everywhere against a generalized-alpha run
+    with ``dt / fine_factor`` (second order: ``e(dt) = |y_dt - y_fine| / (1 - fine_factor^-2)``).
+
+    Exponents ``p`` of ``cost ~ n^p`` are least-squares fits over the meshes with at least
+    ``fit_min_elements`` elements (default: the largest three); :func:`crossover` gives the mesh
+    where the explicit and implicit costs cross. A short warm-up run first loads the compiled
+    kernels, so no JIT time is measured.
+    """
+    meshes, full_meshes, calibration_mesh, fit_min_elements = _check_meshes(
+        case, meshes, full_max_elements, calibration_mesh, fit_min_elements
+    )
+    safety = case.dynamics.dt_safety if explicit_safety is None else float(explicit_safety)
+    t_start = time.perf_counter()
+    _warm_up(case, meshes[0])
+    per_mesh = _mesh_costs(case, meshes, full_meshes, t_end, safety, window_wall_s,
+                           min_window_steps, progress)  # fmt: skip
+    cal = _calibrate(per_mesh[calibration_mesh], per_period_candidates, t_end, tip_error_target)
+    implicit = _implicit_costs(per_mesh, meshes, cal.chosen, t_end, fine_factor, progress)
+    wall = time.perf_counter() - t_start
+    ds = _scaling_dataset(meshes, per_mesh, implicit, cal, per_mesh[calibration_mesh].explicit,
+                          safety, fine_factor)  # fmt: skip
+    err = np.array(cal.tip_error)
+    settings = {
+        "t_end": t_end,
+        "explicit_safety": safety,
+        "full_max_elements": full_max_elements,
+        "window_wall_s": window_wall_s,
+        "min_window_steps": min_window_steps,
+        "tip_error_target": tip_error_target,
+        "calibration_mesh": calibration_mesh,
+        "per_period": cal.chosen,
+        "per_period_met_target": int(any(np.isfinite(err) & (err <= tip_error_target))),
+        "fine_factor": fine_factor,
+        "rho_inf": case.dynamics.rho_inf,
+        "fit_min_elements": fit_min_elements,
+    }
     ds.attrs.update(
         provenance_attrs(
             case,
             study="scaling",
-            t_end=t_end,
-            explicit_safety=explicit_safety,
-            full_max_elements=full_max_elements,
-            window_wall_s=window_wall_s,
-            min_window_steps=min_window_steps,
-            tip_error_target=tip_error_target,
-            calibration_mesh=calibration_mesh,
-            per_period=chosen,
-            per_period_met_target=int(
-                any(np.isfinite(cal_err) & (np.array(cal_err) <= tip_error_target))
-            ),
-            fine_factor=fine_factor,
-            rho_inf=rho_inf,
-            fit_min_elements=fit_min_elements,
-            explicit_exponent=p_ex,
-            implicit_exponent=p_im,
-            crossover_elements=n_star,
-            crossover_kind=kind,
+            **settings,
+            **_cost_laws(meshes, per_mesh, implicit, fit_min_elements),
             cost_note="explicit cost above full_max_elements is projected from a measured "
             "window of K steps (explicit_window_steps); wall times on a shared machine",
             wall_s=wall,

@@ -1,0 +1,85 @@
+"""Parameters of the implicit integrators: BDF1, Newmark and generalized-alpha.
+
+A :class:`Scheme` is plain data derived from already validated settings (see
+:mod:`~ancf_beam.solvers.settings`, which builds it); the formulas are in the docstring of
+:mod:`~ancf_beam.solvers.implicit`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Scheme", "generalized_alpha_parameters"]
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """Parameters of one implicit integrator (``alpha_m = alpha_f = 0``: Newmark)."""
+
+    name: str
+    beta: float
+    gamma: float
+    alpha_m: float
+    alpha_f: float
+    rho_inf: float | None  # generalized-alpha only
+
+    @classmethod
+    def bdf1(cls) -> Scheme:
+        return cls("bdf1", beta=1.0, gamma=1.0, alpha_m=0.0, alpha_f=0.0, rho_inf=None)
+
+    @classmethod
+    def newmark(cls, beta: float, gamma: float) -> Scheme:
+        return cls("newmark", beta=beta, gamma=gamma, alpha_m=0.0, alpha_f=0.0, rho_inf=None)
+
+    @classmethod
+    def generalized_alpha(cls, rho_inf: float) -> Scheme:
+        am, af, b, g = generalized_alpha_parameters(rho_inf)
+        return cls("generalized-alpha", beta=b, gamma=g, alpha_m=am, alpha_f=af, rho_inf=rho_inf)
+
+    @classmethod
+    def of(cls, integrator: str, beta=None, gamma=None, rho_inf=None) -> Scheme:
+        """The scheme of ``integrator`` with the parameters it uses (the others are ignored)."""
+        if integrator == "bdf1":
+            return cls.bdf1()
+        if integrator == "newmark":
+            return cls.newmark(float(beta), float(gamma))
+        if integrator == "generalized-alpha":
+            return cls.generalized_alpha(float(rho_inf))
+        raise ValueError(f"{integrator!r} is not an implicit integrator")
+
+    @property
+    def is_bdf1(self) -> bool:
+        return self.name == "bdf1"
+
+    def coefficients(self, h: float) -> tuple[float, float]:
+        """``(c_a, c_v)``: ``da/de`` and ``dv/de`` of the Newton correction ``e``."""
+        if self.is_bdf1:
+            return 1.0 / (h * h), 1.0 / h
+        c_a = (1.0 - self.alpha_m) / ((1.0 - self.alpha_f) * self.beta * h * h)
+        return c_a, self.gamma / (self.beta * h)
+
+    def describe(self) -> dict[str, float | str]:
+        """The integrator and its parameters (for summaries and provenance attributes)."""
+        if self.is_bdf1:
+            return {"integrator": self.name}
+        out: dict[str, float | str] = {
+            "integrator": self.name,
+            "beta": self.beta,
+            "gamma": self.gamma,
+            "alpha_m": self.alpha_m,
+            "alpha_f": self.alpha_f,
+        }
+        if self.rho_inf is not None:
+            out["rho_inf"] = self.rho_inf
+        return out
+
+
+def generalized_alpha_parameters(rho_inf: float) -> tuple[float, float, float, float]:
+    """Chung-Hulbert ``(alpha_m, alpha_f, beta, gamma)`` for spectral radius ``rho_inf``."""
+    if not (0.0 <= rho_inf <= 1.0):
+        raise ValueError(f"rho_inf must be in [0, 1], got {rho_inf!r}")
+    am = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
+    af = rho_inf / (rho_inf + 1.0)
+    gamma = 0.5 - am + af
+    beta = 0.25 * (1.0 - am + af) ** 2
+    return am, af, beta, gamma
