@@ -274,6 +274,7 @@ def all_outputs():
         out.append(f"{RES}/scaling.nc")
     out += [f"{RES}/summary.nc", f"{RES}/summary.csv"]
     out += [f"{REP}/{name}.html" for name in AGG_FIGURES]
+    out.append(f"{REP}/seed_audit.html")
     out.append(f"{REP}/index.html")
     return out
 
