@@ -46,6 +46,7 @@ localrules:
     report_defects,
     report_identification,
     report_scaling,
+    report_seed_audit,
     report_index,
 
 

@@ -24,7 +24,9 @@ def test_static_json(capsys):
     code, out, _ = run_cli(capsys, "static", "--json", "--set", "mesh.n_elements=20")
     assert code == 0
     d = json.loads(out)
-    assert d["tip_y"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1e-3)
+    # nonlinear tip vs the linear closed form: the geometric nonlinearity, measured 1.6e-6,
+    # limits the comparison (tolerance 1.6e-5); the tip moves in by 1.1e-6 m (tol. 1e-5 m)
+    assert d["tip_y"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1.6e-5)
     assert d["tip_x"] == pytest.approx(L, abs=1e-5)
     assert d["tip_angle_deg"] < 0
     assert isinstance(d["newton_iterations"], int)
@@ -34,16 +36,19 @@ def test_modal_json(capsys):
     code, out, _ = run_cli(capsys, "modal", "--json", "--set", "mesh.n_elements=40")
     d = json.loads(out)
     exact = BETA_L**2 * np.sqrt(EI / RHOA) / L**2
-    np.testing.assert_allclose(d["omega"], exact, rtol=1e-3)
-    np.testing.assert_allclose(d["frequency_hz"], exact / (2 * np.pi), rtol=1e-3)
+    # 40 elements vs the closed form (6-digit roots): measured 1.1e-6; tolerance 1e-5
+    np.testing.assert_allclose(d["omega"], exact, rtol=1e-5)
+    np.testing.assert_allclose(d["frequency_hz"], exact / (2 * np.pi), rtol=1e-5)
 
 
 def test_stepped_json_and_segments(capsys):
     code, out, _ = run_cli(capsys, "stepped", "--json", "--segments", "10")
     d = json.loads(out)
     assert code == 0
-    assert d["tip_deflection"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1e-9)
-    assert d["tip_slope"] == pytest.approx(-Q * L**3 / (6 * EI), rel=1e-9)
+    # the stepped uniform beam is exact: measured 1.3e-15; tolerance 1e-12
+    assert d["tip_deflection"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1e-12)
+    assert d["tip_slope"] == pytest.approx(-Q * L**3 / (6 * EI), rel=1e-12)
+    # against the 6-digit root 1.875104: its rounding (7.3e-8) limits the comparison
     assert d["omega"][0] == pytest.approx(BETA_L[0] ** 2 * np.sqrt(EI / RHOA), rel=1e-6)
     assert d["segments"] == 10
 
@@ -102,14 +107,15 @@ def test_console_script_help_and_exit_code():
 
 
 def test_identify_cli_recovers_defect_and_rejects_bad_input(capsys):
-    code, out, _ = run_cli(
-        capsys, "modal", "--json", "--set", "defect.lam=0.45", "--set", "defect.n=1.5"
-    )
+    # data: an 80-element model; estimator: the default 20 elements (no inverse crime).
+    # Measured |error| 1.1e-4 (lam), 3.0e-4 (n); tolerance 1e-3 and 3e-3
+    code, out, _ = run_cli(capsys, "modal", "--json", "--set", "defect.lam=0.45",
+                           "--set", "defect.n=1.5", "--set", "mesh.n_elements=80")  # fmt: skip
     omega = json.loads(out)["omega"]
     code, out, _ = run_cli(capsys, "identify", "--json", "--omega", *map(str, omega))
     d = json.loads(out)
     assert code == 0 and d["identifiable"] is True
-    assert d["lam"] == pytest.approx(0.45, rel=1e-2) and d["n"] == pytest.approx(1.5, rel=1e-2)
+    assert abs(d["lam"] - 0.45) < 1e-3 and abs(d["n"] - 1.5) < 3e-3
     for k in ["lam_std", "n_std", "residual"]:
         assert d[k] is not None and d[k] >= 0
     code, out, _ = run_cli(capsys, "identify", "--json", "--omega", str(omega[0]))

@@ -96,11 +96,12 @@ def test_single_mode_decay_and_period_match_amplification_matrix(name, params, s
     decay_num, decay_ana = 1 - abs(lam_num), 1 - abs(lam_ana)
     pe_num = big_omega / np.angle(lam_num) - 1  # period elongation T_num / T - 1
     pe_ana = big_omega / abs(np.angle(lam_ana)) - 1
-    assert pe_num == pytest.approx(pe_ana, rel=0.02)
+    # measured: period elongation 1.1e-4, decay 2.2e-3 (relative), no decay 1.4e-8
+    assert pe_num == pytest.approx(pe_ana, rel=1.1e-3)
     if decay_ana > 1e-9:
         assert decay_num == pytest.approx(decay_ana, rel=0.02)
     else:  # average acceleration: no amplitude decay
-        assert abs(decay_num) < 1e-6
+        assert abs(decay_num) < 1.4e-7
     assert pe_ana > 1e-3  # the check is not vacuous at this Omega
 
 
@@ -123,9 +124,12 @@ def test_newmark_average_acceleration_conserves_energy_at_50_dt_critical():
     dt_cr = 2.0 / omega_max(m)[0]
     r = simulate_implicit(m, 2.0, 50 * dt_cr, "newmark", progress=False)
     assert r.steps == pytest.approx(2.0 / (50 * dt_cr), abs=1)
-    assert r.energy_drift_rel < 1e-3
+    assert r.energy_drift_rel < 2.5e-7  # measured 2.5e-8
     assert np.max(r.kinetic) > 5e-3  # the beam really moves (tip swing ~ 2.8 mm)
-    assert r.tip_y.min() == pytest.approx(2 * -1.395e-3, rel=0.02)  # dynamic factor ~2
+    # dynamic factor ~2: the single-mode step response limits this reference (the higher
+    # modes add 1.4e-2, measured); the validation study compares the first period with the
+    # linear modal superposition instead
+    assert r.tip_y.min() == pytest.approx(2 * -1.395e-3, rel=0.02)
     assert np.all(r.newton_iterations >= 1)
 
 
@@ -239,8 +243,8 @@ def test_seed_case_modified_and_full_newton_agree_at_the_benchmark_step():
     assert a.newton_iterations.max() <= 4 and a.newton_iterations.mean() < 3.5
     peak = np.max(np.abs(a.tip_y))
     assert peak > 1e-3
-    assert np.max(np.abs(a.tip_y - b.tip_y)) < 1e-6 * peak
-    assert a.energy_drift_rel < 1e-3
+    assert np.max(np.abs(a.tip_y - b.tip_y)) < 5e-9 * peak  # measured 4.2e-10 of the peak
+    assert a.energy_drift_rel < 6e-6  # measured 6.2e-7
 
 
 def test_numba_chunks_match_python_driven_steps_with_damage():
@@ -389,7 +393,7 @@ def test_cli_implicit_json_and_netcdf_match_explicit_fields(capsys, tmp_path):
     assert set(explicit) <= set(d)
     assert d["integrator"] == "generalized-alpha" and d["rho_inf"] == 0.6
     w1 = modal_analysis(make_model(**{"mesh.n_elements": 4}), n_modes=1).omega[0]
-    assert d["dt"] == pytest.approx(2 * np.pi / w1 / 100, rel=1e-9)  # default T1/100
+    assert d["dt"] == pytest.approx(2 * np.pi / w1 / 100, rel=1e-12)  # default T1/100
     assert d["dt"] > 50 * d["dt_critical"]  # no refusal above the critical step
     assert d["newton_iterations_total"] >= d["steps"] and d["newton_iterations_max"] >= 1
     ds_e = xr.open_dataset(tmp_path / "cd.nc")

@@ -4,40 +4,50 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 from ancf_beam.solvers.modal import modal_analysis
-from conftest import BETA_L, EI, RHOA, L, make_model
+from conftest import EI, RHOA, L, make_model
 
+#: roots of 1 + cos(b) cosh(b) = 0 to round-off (the same roots as cos(b) + 1/cosh(b) = 0)
+BETA_L = np.array([brentq(lambda b: np.cos(b) + 1.0 / np.cosh(b), (i - 0.5) * np.pi - 1,
+                          (i - 0.5) * np.pi + 1, xtol=1e-15) for i in (1, 2, 3)])  # fmt: skip
 OMEGA_EXACT = BETA_L**2 / L**2 * np.sqrt(EI / RHOA)  # 104.24, 653.3, 1829.2 rad/s
 
 
 def test_first_three_frequencies_at_40_elements():
+    """40 elements vs the closed form: measured 1.8e-8, 1.3e-7, 1.0e-6; tolerance 1e-5."""
     assert OMEGA_EXACT[0] == pytest.approx(104.24, abs=0.01)
     r = modal_analysis(make_model(**{"mesh.n_elements": 40}), n_modes=3)
-    np.testing.assert_allclose(r.omega, OMEGA_EXACT, rtol=1e-3)
-    assert np.all(r.axial_fraction < 1e-6)  # bending modes
+    np.testing.assert_allclose(r.omega, OMEGA_EXACT, rtol=1e-5)
+    assert np.all(r.axial_fraction < 1e-6)  # bending modes (measured 0)
 
 
 def test_frequency_mesh_convergence():
+    """omega_3 error on 2-16 elements falls at order 4.09 (cubic Hermite: 4); bound 3.7."""
     errs = []
     for ne in [2, 4, 8, 16]:
         r = modal_analysis(make_model(**{"mesh.n_elements": ne}), n_modes=3)
         errs.append(abs(r.omega[2] / OMEGA_EXACT[2] - 1))
     assert all(b < a for a, b in zip(errs, errs[1:], strict=False)), errs
     slope = np.polyfit(np.log([2, 4, 8, 16]), np.log(errs), 1)[0]
-    assert slope < -3.0, (errs, slope)  # cubic Hermite: O(h^4) for frequencies
+    assert slope < -3.7, (errs, slope)
 
 
 def test_static_prestress_barely_changes_stiff_beam():
+    """About the static state vs about the reference: measured 1.2e-6 (the gravity prestress of
+    the stiff beam); tolerance 1.2e-5."""
     m = make_model(**{"mesh.n_elements": 20})
     r0 = modal_analysis(m, n_modes=3, about="reference")
     r1 = modal_analysis(m, n_modes=3, about="static")
-    np.testing.assert_allclose(r1.omega, r0.omega, rtol=1e-4)
+    np.testing.assert_allclose(r1.omega, r0.omega, rtol=1.2e-5)
 
 
 def test_soft_beam_about_static_state_is_a_hanging_chain():
     """A very soft beam hanging straight down behaves like a heavy hanging chain/rod: gravity
-    stiffening dominates, so omega_1 about the static state is far above the bending value."""
+    stiffening dominates, so omega_1 about the static state is far above the bending value.
+    The chain (j_0,1 / 2) sqrt(g / L) has no bending stiffness and no stretch: it limits the
+    comparison (measured 1.05e-2; tolerance 0.1)."""
     m = make_model(**{"material.E0": 2.07e6, "mesh.n_elements": 40})
     r_ref = modal_analysis(m, n_modes=1, about="reference")
     r_st = modal_analysis(m, n_modes=1, about="static")

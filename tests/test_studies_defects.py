@@ -93,7 +93,9 @@ def damage_runs():
 
 def test_damage_validation_uses_the_applicable_checks(damage_runs):
     case, st, mo, si = damage_runs
-    va = run_family_validation(case, st, mo, si)
+    # 6 elements: the uniform counterpart's omega_3 is 1.8e-3 off the closed form (the default
+    # tolerance is set for 20 elements)
+    va = run_family_validation(case, st, mo, si, tolerances={"frequency_rel": 2e-2})
     names = list(va["name"].values)
     assert va.attrs["dynamics_checks"] == "damage"
     assert any("final damage frozen" in n for n in names)

@@ -46,21 +46,22 @@ def test_newmark_average_acceleration_closed_form(w):
 def test_bdf1_closed_form(w):
     p = linear_step_properties("bdf1", w)
     assert p["spectral_radius"] == pytest.approx(1 / math.sqrt(1 + w * w), rel=1e-12)
-    assert p["period_error"] == pytest.approx(w / math.atan(w) - 1, rel=1e-6, abs=1e-11)
+    # measured 8.1e-16 and 2.2e-12 (round-off of the power)
+    assert p["period_error"] == pytest.approx(w / math.atan(w) - 1, rel=1e-12, abs=1e-15)
     rho, phi = 1 / math.sqrt(1 + w * w), math.atan(w)
-    assert p["decay_per_period"] == pytest.approx(1 - rho ** (2 * math.pi / phi), rel=1e-9)
+    assert p["decay_per_period"] == pytest.approx(1 - rho ** (2 * math.pi / phi), rel=2.2e-11)
 
 
 @pytest.mark.parametrize("rho_inf", [0.0, 0.5, 0.8, 1.0])
 def test_generalized_alpha_spectral_radius_at_infinity(rho_inf):
     lam = np.linalg.eigvals(amplification_matrix("generalized-alpha", 1e6, rho_inf=rho_inf))
-    assert np.max(np.abs(lam)) == pytest.approx(rho_inf, abs=2e-3)
+    assert np.max(np.abs(lam)) == pytest.approx(rho_inf, abs=1e-3)  # Omega = 1e6: 1e-4 off
 
 
 def test_generalized_alpha_second_order_and_rho_one_is_newmark():
     e1 = linear_step_properties("generalized-alpha", 0.05, rho_inf=0.8)["period_error"]
     e2 = linear_step_properties("generalized-alpha", 0.025, rho_inf=0.8)["period_error"]
-    assert math.log(e1 / e2, 2) == pytest.approx(2.0, abs=0.02)
+    assert math.log(e1 / e2, 2) == pytest.approx(2.0, abs=2e-3)  # measured 1.9e-4
     ga = linear_step_properties("generalized-alpha", 0.3, rho_inf=1.0)
     nm = linear_step_properties("newmark", 0.3)
     assert ga["period_error"] == pytest.approx(nm["period_error"], rel=1e-10)
@@ -85,10 +86,11 @@ def test_fit_first_mode_recovers_frequency_and_decay_with_a_second_mode():
     w, sig = 104.0, 0.8
     y = -1e-3 + 1e-3 * np.exp(-sig * t) * np.cos(w * t) + 3e-5 * np.cos(6.27 * w * t)
     f = fit_first_mode(t, y, 100.0)
-    assert f["omega"] == pytest.approx(w, rel=1e-5)
-    assert f["decay_rate"] == pytest.approx(sig, abs=2e-3)
-    assert f["offset"] == pytest.approx(-1e-3, rel=1e-3)
-    assert f["decay_per_period"] == pytest.approx(1 - math.exp(-sig * 2 * math.pi / w), rel=3e-3)
+    # the second mode perturbs the fit: measured 7.7e-8, 8.7e-5 (abs), 1.4e-6, 1.1e-4
+    assert f["omega"] == pytest.approx(w, rel=8e-7)
+    assert f["decay_rate"] == pytest.approx(sig, abs=9e-4)
+    assert f["offset"] == pytest.approx(-1e-3, rel=1.4e-5)
+    assert f["decay_per_period"] == pytest.approx(1 - math.exp(-sig * 2 * math.pi / w), rel=1.1e-3)
     assert f["omega_std"] < 1e-2 and f["decay_rate_std"] < 1e-2
 
 
@@ -97,8 +99,8 @@ def test_fit_first_mode_windows_a_fast_decay():
     w, sig = 100.0, 20.0  # decays below 1e-3 within 0.35 s
     y = 2e-3 * np.exp(-sig * t) * np.cos(w * t + 0.3)
     f = fit_first_mode(t, y, 104.0)
-    assert f["omega"] == pytest.approx(w, rel=1e-4)
-    assert f["decay_rate"] == pytest.approx(sig, rel=1e-3)
+    assert f["omega"] == pytest.approx(w, rel=3.2e-5)  # measured 3.2e-6
+    assert f["decay_rate"] == pytest.approx(sig, rel=1.2e-4)  # measured 1.2e-5
     assert f["window_s"] < 0.5
 
 
@@ -122,10 +124,10 @@ def test_tip_error_and_settle_time():
 def test_crossover_interpolated_and_extrapolated():
     n = np.array([2.0, 5, 10, 20, 40])
     n_star, kind = crossover(n, n**3, 100 * n)
-    assert kind == "interpolated" and n_star == pytest.approx(10.0, rel=1e-9)
+    assert kind == "interpolated" and n_star == pytest.approx(10.0, rel=1e-12)
     n2 = np.array([20.0, 40, 80])
     n_star, kind = crossover(n2, n2**3, 100 * n2)
-    assert kind == "extrapolated" and n_star == pytest.approx(10.0, rel=1e-9)
+    assert kind == "extrapolated" and n_star == pytest.approx(10.0, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------------------

@@ -36,6 +36,16 @@ def _resolve_all():
 SPECS = _resolve_all()  # library validation of every resolved case, before any job runs
 
 
+def _large_deflection_cases():
+    """Cases beyond the small-deflection references (ancf_beam.studies.defects.LARGE_DEFLECTION)."""
+    from ancf_beam.studies.defects import large_deflection
+
+    return [c for c in CASES if large_deflection(SPECS[c])]
+
+
+LARGE = _large_deflection_cases()
+
+
 wildcard_constraints:
     case=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     ne=r"\d+",
@@ -87,10 +97,11 @@ SCALING = study_settings("scaling")
 
 
 def _seed_case():
-    """The first case without any defect family (the seed case), else the first case."""
+    """The first small-deflection case without any defect family (the seed case), else the
+    first case."""
     from ancf_beam.studies.defects import families
 
-    plain = [c for c in CASES if not families(SPECS[c])]
+    plain = [c for c in CASES if not families(SPECS[c]) and c not in LARGE]
     return plain[0] if plain else CASES[0]
 
 
@@ -99,7 +110,9 @@ def _strongest_case():
     from ancf_beam.studies.defects import straight_elastic
 
     cands = [
-        c for c in CASES if straight_elastic(SPECS[c]) and SPECS[c].defect.E.lam > 0
+        c
+        for c in CASES
+        if straight_elastic(SPECS[c]) and SPECS[c].defect.E.lam > 0 and c not in LARGE
     ]
     if not cands:
         return None
@@ -131,7 +144,7 @@ def defect_cases():
     if not DEFECTS:
         return []
     chosen = _study_cases(DEFECTS, "defects")
-    return CASES if chosen is None else chosen
+    return [c for c in CASES if c not in LARGE] if chosen is None else chosen
 
 
 def _one_case(settings, name):
@@ -210,7 +223,7 @@ AGG_FIGURES = {
     "comparison": ["overlay", "side_by_side", "vs_lam_n"],
     "convergence": ["convergence"],
     "critical_dt": ["critical_dt"],
-    "validation": ["validation"],
+    "validation": ["validation"] + (["validation_large"] if LARGE else []),
 }
 if INTEGRATORS:
     AGG_FIGURES["integrators"] = ["tip_histories", "accuracy", "cost", "damped"]
@@ -261,6 +274,7 @@ def all_outputs():
         out.append(f"{RES}/scaling.nc")
     out += [f"{RES}/summary.nc", f"{RES}/summary.csv"]
     out += [f"{REP}/{name}.html" for name in AGG_FIGURES]
+    out.append(f"{REP}/seed_audit.html")
     out.append(f"{REP}/index.html")
     return out
 

@@ -54,7 +54,6 @@ rule report_case:
             critical_nc=input.critical,
             response_nc=input.response,
             tolerances=tolerances("case_report"),
-            validation_tolerances=tolerances("validation"),
             checks_csv=output.checks,
             figures=_fig_paths(output, CASE_FIGURES),
         ),
@@ -102,7 +101,6 @@ rule report_comparison:
             simulate_nc=dict(zip(CASES, input.simulate)),
             validation_nc=dict(zip(CASES, input.validation)),
             tolerances=tolerances("comparison"),
-            validation_tolerances=tolerances("validation"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES["comparison"]),
         ),
@@ -226,6 +224,38 @@ rule report_validation:
         NB_CMD
 
 
+rule report_seed_audit:
+    input:
+        nb=workflow.source_path("../notebooks/seed_audit.ipynb"),
+    output:
+        **{f"fig_{k}": v for k, v in _figures("seed_audit", ["seed_audit"]).items()},
+        nb=f"{REP}/notebooks/seed_audit.ipynb",
+        html=report(
+            f"{REP}/seed_audit.html",
+            category="Reports",
+            subcategory="Across cases",
+            labels={"report": "seed audit"},
+        ),
+        table=f"{REP}/seed_audit.csv",
+    log:
+        f"{RES}/logs/report/seed_audit.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        py=PY,
+        package=PACKAGE,  # recomputed when the library changes
+        nb=lambda wc, input, output: nb_params(
+            table_csv=output.table,
+            figures=_fig_paths(output, ["seed_audit"]),
+        ),
+    shell:
+        NB_CMD
+
+
 rule report_index:
     input:
         case_html=expand(f"{REP}/cases/{{case}}.html", case=CASES),
@@ -233,6 +263,7 @@ rule report_index:
         agg_html=[f"{REP}/{name}.html" for name in AGG_FIGURES],
         agg_checks=[f"{REP}/checks/{name}.csv" for name in AGG_FIGURES],
         summary=f"{RES}/summary.csv",
+        seed_audit=f"{REP}/seed_audit.html",
     output:
         report(
             f"{REP}/index.html",

@@ -84,7 +84,6 @@ rule report_defects:
             simulate_nc=dict(zip(DEFECT_CASES, input.simulate)),
             validation_nc=dict(zip(DEFECT_CASES, input.validation)),
             tolerances=tolerances("defects"),
-            validation_tolerances=tolerances("validation"),
             checks_csv=output.checks,
             figures=_fig_paths(output, AGG_FIGURES.get("defects", [])),
         ),

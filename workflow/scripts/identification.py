@@ -14,6 +14,7 @@ case = resolve_case(snakemake.config, snakemake.params.case)
 ds = run_identification_study(
     case, s["lam"], s["n"], draws=s["draws"], sigma_rel=s["sigma_rel"], n_modes=s["n_modes"],
     seed=s["seed"], truth_mesh=s["truth_mesh"], controls=s["controls"],
+    forward_mesh=s["forward_mesh"],
 )  # fmt: skip
 ds.attrs["package_fingerprint"] = snakemake.params.package
 write_netcdf(ds, snakemake.output[0])

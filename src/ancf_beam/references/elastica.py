@@ -41,6 +41,10 @@ Boundary conditions: clamp ``x(0) = y(0) = 0``, ``theta(0) = 0``; free end ``M(L
 zero end force is built into ``W(L) = 0``). The inextensible limit (``EA`` = ``None``/``inf``
 or ``extensible=False``) sets ``eps = 0``.
 
+Initially curved reference (``kappa0``): a stress-free centre line parameterised by arc length,
+horizontal at the clamp, with curvature ``kappa0(X)``; the moment is then
+``M = EI (dtheta/dX - kappa0)`` (the ANCF element measures ``kappa - kappa0`` likewise).
+
 Numerics
 --------
 Unknowns are solved in dimensionless form with ``s = X / L``, ``xh = x / L``, ``yh = y / L``,
@@ -108,6 +112,7 @@ def solve_elastica(
     n_nodes: int = 201,
     extensible: bool = True,
     tol: float = 1e-10,
+    kappa0: Profile | None = None,
 ) -> dict:
     """Static large deflection of a cantilever hanging under its own weight.
 
@@ -130,6 +135,9 @@ def solve_elastica(
         If False the rod is inextensible (``eps = 0``) regardless of ``EA``.
     tol : float
         Relative residual tolerance of :func:`scipy.integrate.solve_bvp` at the final load.
+    kappa0 : float or callable, optional
+        Curvature (1/m) of the stress-free reference, constant or a function of ``X`` (m);
+        None: straight.
 
     Returns
     -------
@@ -154,7 +162,9 @@ def solve_elastica(
     rhoA_f = _as_function(rhoA, "rhoA")
     inextensible = (not extensible) or _is_inextensible(EA)
     EA_f = None if inextensible else _as_function(EA, "EA")
-    problem = _Elastica(L=L, EI=EI_f, EA=EA_f, rhoA=rhoA_f, EI_ref=float(EI_f(np.zeros(1))[0]))
+    k0_f = None if kappa0 is None else _as_function(kappa0, "kappa0")
+    problem = _Elastica(L=L, EI=EI_f, EA=EA_f, rhoA=rhoA_f, EI_ref=float(EI_f(np.zeros(1))[0]),
+                        kappa0=k0_f)  # fmt: skip
     if problem.EI_ref <= 0.0:
         raise ValueError("EI(0) must be positive")
     sol, n_steps = _continuation(problem, g, n_nodes, tol)
@@ -179,6 +189,13 @@ class _Elastica:
     EA: Callable[[np.ndarray], np.ndarray] | None  # N; None: inextensible
     rhoA: Callable[[np.ndarray], np.ndarray]  # kg/m
     EI_ref: float  # N m^2, EI at the clamp
+    kappa0: Callable[[np.ndarray], np.ndarray] | None = None  # 1/m; None: straight reference
+
+    def reference_rate(self, s: np.ndarray) -> np.ndarray:
+        """Dimensionless stress-free curvature ``L kappa0(L s)`` (0 for a straight rod)."""
+        if self.kappa0 is None:
+            return np.zeros_like(s)
+        return self.L * self.kappa0(self.L * s)
 
     def coefficients(self, s: np.ndarray, load: float):
         """Dimensionless coefficients at ``s``: EI_ref/EI, EI_ref/(L^2 EA), q L^3/EI_ref."""
@@ -197,7 +214,8 @@ class _Elastica:
             c_ei, c_ea, p = self.coefficients(s, load)
             c, sn = np.cos(th), np.sin(th)
             stretch = 1.0 - c_ea * w * sn  # 1 + eps
-            return np.vstack([stretch * c, stretch * sn, c_ei * m, stretch * w * c, -p])
+            dth = c_ei * m + self.reference_rate(s)
+            return np.vstack([stretch * c, stretch * sn, dth, stretch * w * c, -p])
 
         def fun_jac(s, u):
             _, _, th, m, w = u
@@ -291,7 +309,13 @@ def _continuation(problem: _Elastica, g: float, n_nodes: int, tol: float):
     Returns the solution and the number of solves."""
     mesh = np.linspace(0.0, 1.0, n_nodes)
     guess = np.zeros((5, n_nodes))
-    guess[0] = mesh
+    # the unloaded stress-free reference: tangent angle int kappa0, positions int (cos, sin)
+    rate = problem.reference_rate(mesh)
+    step_s = np.diff(mesh)
+    guess[2, 1:] = np.cumsum(0.5 * (rate[1:] + rate[:-1]) * step_s)
+    c, sn = np.cos(guess[2]), np.sin(guess[2])
+    guess[0, 1:] = np.cumsum(0.5 * (c[1:] + c[:-1]) * step_s)
+    guess[1, 1:] = np.cumsum(0.5 * (sn[1:] + sn[:-1]) * step_s)
     p_max = float(np.max(problem.coefficients(mesh, g)[2])) if g != 0.0 else 0.0
     fraction = 0.0
     step = 1.0 if p_max <= _FIRST_LOAD_PARAMETER else _FIRST_LOAD_PARAMETER / p_max

@@ -30,6 +30,8 @@ __all__ = [
     "critical_dt_checks",
     "critical_dt_table",
     "defects_checks",
+    "distinct_checks",
+    "err_over_tol",
     "extend_checks",
     "identification_checks",
     "integrators_checks",
@@ -55,7 +57,8 @@ def check(
     ``mode``: ``'rel'`` (``|c - r| / |r| <= tol``), ``'abs'`` (``|c - r| <= tol``; the error
     column then holds the absolute error), ``'max'`` (``c <= r (1 + tol)``: the computed value
     must not exceed the reference; the error column holds ``(c - r) / |r|``) or ``'min'``
-    (``c >= r (1 - tol)``; the error column holds ``(r - c) / |r|``).
+    (``c >= r (1 - tol)``; the error column holds ``(r - c) / |r|``). Every row also carries
+    ``err/tol`` (:func:`err_over_tol`): how much of its tolerance the check uses (PASS <= 1).
     """
     reference = float(reference)
     computed = float(computed)
@@ -81,10 +84,23 @@ def check(
         "computed": computed,
         "rel_error": float(err),
         "tolerance": float(tolerance),
+        "err_over_tol": err_over_tol(err, tolerance),
         "mode": mode,
         "status": "PASS" if ok else "FAIL",
         "note": note,
     }
+
+
+def err_over_tol(err: float, tolerance: float) -> float:
+    """The share of its tolerance a check uses: ``err / tol`` (signed for the one-sided modes,
+    negative when the bound holds with margin). With a zero tolerance: 0 when the error is not
+    positive, inf (or NaN for a NaN error) otherwise."""
+    err, tolerance = float(err), float(tolerance)
+    if tolerance > 0:
+        return err / tolerance
+    if math.isnan(err):
+        return math.nan
+    return 0.0 if err <= 0 else math.inf
 
 
 def checks_dataset(rows: Sequence[Mapping[str, Any]]) -> xr.Dataset:
@@ -106,6 +122,11 @@ def checks_dataset(rows: Sequence[Mapping[str, Any]]) -> xr.Dataset:
                 {"units": "1", "long_name": "relative error (absolute for mode 'abs')"},
             ),
             "tolerance": ("check", col("tolerance", float)),
+            "err_over_tol": (
+                "check",
+                np.array([err_over_tol(r["rel_error"], r["tolerance"]) for r in rows], float),
+                {"units": "1", "long_name": "error / tolerance (PASS <= 1)"},
+            ),
             "check_mode": ("check", col("mode", object)),
             "status": ("check", col("status", object)),
             "note": ("check", col("note", object)),
@@ -121,9 +142,14 @@ def checks_frame(ds: xr.Dataset):
     """A check Dataset (see :func:`checks_dataset`) as a pandas DataFrame."""
     import pandas as pd
 
-    cols = ["case", "name", "reference", "computed", "rel_error", "tolerance", "check_mode"]
+    cols = ["case", "name", "reference", "computed", "rel_error", "tolerance", "err_over_tol",
+            "check_mode"]  # fmt: skip
+    if "err_over_tol" not in ds:  # a table written before the column existed
+        ds = ds.assign(err_over_tol=("check", [err_over_tol(e, t) for e, t in zip(
+            ds["rel_error"].values, ds["tolerance"].values, strict=True)]))  # fmt: skip
     df = pd.DataFrame({c: ds[c].values for c in cols + ["status", "note"]})
-    return df.rename(columns={"name": "check", "rel_error": "rel. error", "check_mode": "mode"})
+    return df.rename(columns={"name": "check", "rel_error": "rel. error", "check_mode": "mode",
+                              "err_over_tol": "err/tol"})  # fmt: skip
 
 
 def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) -> xr.Dataset:
@@ -131,15 +157,7 @@ def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) ->
     :func:`~ancf_beam.studies.validation.run_validation`) with ``rows`` appended; the other
     variables and the attributes are kept, ``n_checks``/``n_pass``/``n_fail`` recounted."""
 
-    old = [
-        {"case": c, "check": n, "reference": r, "computed": v, "rel_error": e, "tolerance": t,
-         "mode": m, "status": s, "note": no}
-        for c, n, r, v, e, t, m, s, no in zip(
-            ds["case"].values, ds["name"].values, ds["reference"].values, ds["computed"].values,
-            ds["rel_error"].values, ds["tolerance"].values, ds["check_mode"].values,
-            ds["status"].values, ds["note"].values, strict=True)
-    ]  # fmt: skip
-    new = checks_dataset([*old, *rows])
+    new = checks_dataset([*_rows(ds), *rows])
     keep = ds.drop_vars([v for v in new.data_vars if v in ds] + ["check"], errors="ignore")
     out = xr.merge([new, keep], combine_attrs="override")
     out.attrs = dict(ds.attrs)
@@ -150,17 +168,46 @@ def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) ->
 
 def validation_checks(validation: Mapping[str, xr.Dataset]) -> xr.Dataset:
     """The check tables of several cases' validation results, one after the other (in the
-    order of ``validation``), as one check Dataset."""
-    keep = list(checks_dataset([]).data_vars)
-    out = xr.concat([ds[keep] for ds in validation.values()], dim="check")
-    return out.assign_coords(check=np.arange(out.sizes["check"]))
+    order of ``validation``), as one check Dataset of distinct checks
+    (:func:`distinct_checks`: the uniform counterpart of every graded case is the same beam,
+    so its rows are counted once)."""
+    rows = []
+    for ds in validation.values():
+        rows.extend(_rows(ds))
+    return checks_dataset(distinct_checks(rows))
+
+
+def _rows(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """The rows of a check Dataset (see :func:`checks_dataset`)."""
+    return [
+        {"case": c, "check": n, "reference": r, "computed": v, "rel_error": e, "tolerance": t,
+         "mode": m, "status": s, "note": no}
+        for c, n, r, v, e, t, m, s, no in zip(
+            ds["case"].values, ds["name"].values, ds["reference"].values, ds["computed"].values,
+            ds["rel_error"].values, ds["tolerance"].values, ds["check_mode"].values,
+            ds["status"].values, ds["note"].values, strict=True)
+    ]  # fmt: skip
+
+
+def distinct_checks(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with repeats merged: rows of equal check name, reference, computed value and
+    tolerance compare the same numbers (e.g. the uniform counterpart, which every graded case
+    of the same beam carries) and count as one check; the merged row lists all their cases."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        key = (r["check"], float(r["reference"]), float(r["computed"]), float(r["tolerance"]))
+        if key in out:
+            out[key]["case"] = f"{out[key]['case']}, {r['case']}"
+        else:
+            out[key] = dict(r)
+    return list(out.values())
 
 
 # --------------------------------------------------------------------------------------------
 # display (report notebooks)
 # --------------------------------------------------------------------------------------------
 _FORMATS = {"reference": "{:.6g}", "computed": "{:.6g}", "rel. error": "{:.3g}",
-            "tolerance": "{:.3g}"}  # fmt: skip
+            "tolerance": "{:.3g}", "err/tol": "{:.3g}"}  # fmt: skip
 
 
 def _status_colour(v: str) -> str:
@@ -177,7 +224,11 @@ def show_checks(rows_or_ds, path: str | None = None):
     if path:
         df.to_csv(path, index=False)
     n_pass = int((df["status"] == "PASS").sum())
-    display(Markdown(f"**{n_pass} of {len(df)} checks PASS**"))
+    if len(df):
+        worst = float(np.nanmax(np.where(np.isfinite(df["err/tol"]), df["err/tol"], np.inf)))
+        display(Markdown(f"**{n_pass} of {len(df)} checks PASS** (largest err/tol {worst:.3g})"))
+    else:
+        display(Markdown("**No checks in this report** (display only)."))
     display(df.style.format(_FORMATS).map(_status_colour, subset=["status"]).hide(axis="index"))
     return df
 
@@ -207,6 +258,7 @@ class CaseRun:
     case: str
     families: str  # ``'+'``-joined defect families, ``'uniform'`` when none
     straight: bool  # the straight linear-elastic references apply
+    large: bool  # large deflection: the small-deflection references do not apply
     damaged: bool
     curved: bool
     t: np.ndarray  # sample times of the explicit run
@@ -233,6 +285,7 @@ def case_run(
     ``simulate``, ``validation`` and ``response`` results."""
     fam = str(response.attrs.get("families", ""))
     straight = bool(int(validation.attrs.get("straight_elastic_references", 1)))
+    large = bool(int(validation.attrs.get("large_deflection", 0)))
     damaged = "damage" in fam.split("+")
     t = simulate["time"].values
     tip = simulate["tip_y"].values
@@ -256,7 +309,7 @@ def case_run(
         curv_err = float(np.sqrt(np.mean((static["curvature"].values - kx) ** 2))
                          / np.sqrt(np.mean(kx**2)))  # fmt: skip
     return CaseRun(
-        case=case, families=fam, straight=straight, damaged=damaged,
+        case=case, families=fam, straight=straight, large=large, damaged=damaged,
         curved="imperfection" in fam.split("+"), t=t, tip=tip,
         tip_static=float(static["tip_y"]), drift=drift, omega_fft=w, spectrum=spec,
         omega=omega, peak=peak, resolution=2 * np.pi / (t[-1] - t[0]), curvature_error=curv_err,
@@ -264,56 +317,39 @@ def case_run(
 
 
 def case_checks(
-    run: CaseRun,
-    response: xr.Dataset,
-    tolerances: Mapping[str, float] | None = None,
-    validation_tolerances: Mapping[str, float] | None = None,
+    run: CaseRun, response: xr.Dataset, tolerances: Mapping[str, float] | None = None
 ) -> list[dict[str, Any]]:
-    """Checks of the per-case report (``pipeline.case_report.tolerances``; the energy drift
-    bounds are the validation study's ``energy_drift`` / ``energy_drift_damage``).
+    """Checks of the per-case report (``pipeline.case_report.tolerances``).
 
-    The FFT tip peak against the expected ``omega_1`` (modal; for damage the beam with the
-    run's final damage frozen) and against the Welch peak of the ``response`` study, in
-    spectral bins ``2 pi / T``; straight elastic beams: the RMS static curvature error against
-    the exact ``-M/EI``; without damage: the peak dynamic tip displacement against twice the
-    static one (suddenly applied gravity); the energy drift of the time series; the uniform
-    beam: the concentration metrics of ``kappa ~ (L - x)^2`` (peak/mean 3, Gini 1/2, clamp-side
-    energy share 31/32).
+    Below large deflection: the FFT tip peak of the run against the expected ``omega_1``
+    (modal; for damage the beam with the run's final damage frozen), in spectral bins
+    ``2 pi / T``; straight elastic beams: the RMS static curvature error against the exact
+    ``-M/EI``; the uniform beam: the concentration metrics of ``kappa ~ (L - x)^2``
+    (peak/mean 3, Gini 1/2, clamp-side energy share 31/32). The energy balance and the
+    response to suddenly applied gravity are checked once, in the validation report.
     """
     tol = report_tolerances("case_report", tolerances)
-    vtol = report_tolerances("validation", validation_tolerances)
     scal = {k: float(response[k]) for k in response.data_vars if response[k].ndim == 0}
     case = run.case
+    rows = []
+    if run.large:  # nonlinear vibration: no linear reference frequency or curvature
+        return rows
     w_ref = float(run.omega[0])
     ref_name = "damaged beam, final damage frozen" if run.damaged else "modal"
     bin_width = tol["spectral_peak_bins"] * run.resolution
-    rows = [
-        check(f"spectral peak vs omega_1 ({ref_name})", w_ref, run.peak, bin_width / w_ref,
-              note="rad/s", case=case),
-        check("spectral peak: this FFT vs summarize_run (Welch)", run.peak, scal["peak_omega"],
-              bin_width / run.peak, note="rad/s", case=case),
-    ]  # fmt: skip
+    rows.append(check(f"spectral peak vs omega_1 ({ref_name})", w_ref, run.peak,
+                      bin_width / w_ref, note=f"rad/s; tolerance {tol['spectral_peak_bins']:g} "
+                      f"FFT bins of {run.resolution:.3g} rad/s", case=case))  # fmt: skip
     if run.straight:
         rows.append(check("static curvature: RMS error vs exact -M/EI", 0.0, run.curvature_error,
                           tol["curvature_rms"], mode="abs",
                           note="relative to RMS exact curvature", case=case))  # fmt: skip
-    tip0 = float(run.tip[0])
-    if not run.damaged:
-        rows.append(check("peak dynamic tip displacement vs 2 x static displacement",
-                          2 * (run.tip_static - tip0), float(run.tip.min()) - tip0,
-                          tol["step_load_peak_rel"], note="m; suddenly applied gravity",
-                          case=case))  # fmt: skip
-    drift_tol = vtol["energy_drift_damage"] if run.damaged else vtol["energy_drift"]
-    rows.append(check("energy drift from the time series", 0.0, float(np.max(np.abs(run.drift))),
-                      drift_tol, mode="abs", note="max|E - E0| / max T"
-                      + ("; damage: staggered update, O(dt)" if run.damaged else ""),
-                      case=case))  # fmt: skip
     if run.families == "uniform":  # no defect: exact concentration metrics of kappa ~ (L - x)^2
         rows.append(check("static curvature peak/mean vs 3 (kappa ~ (L - x)^2)", 3.0,
                           scal["static_peak_to_mean"], tol["concentration_rel"],
                           case=case))  # fmt: skip
         rows.append(check("static curvature Gini vs 1/2", 0.5, scal["static_gini"],
-                          tol["concentration_rel"], case=case))  # fmt: skip
+                          tol["gini_rel"], case=case))  # fmt: skip
         rows.append(check("static bending energy share of the clamp-side half vs 31/32", 31 / 32,
                           scal["static_energy_fraction_inner"], tol["energy_share_rel"],
                           case=case))  # fmt: skip
@@ -324,35 +360,13 @@ def case_checks(
 # reports across cases
 # --------------------------------------------------------------------------------------------
 def comparison_checks(
-    cases: Sequence[str],
-    families: Mapping[str, Sequence[str]],
-    summary,
-    static: Mapping[str, xr.Dataset],
-    validation: Mapping[str, xr.Dataset],
-    tolerances: Mapping[str, float] | None = None,
-    validation_tolerances: Mapping[str, float] | None = None,
+    cases: Sequence[str], tolerances: Mapping[str, float] | None = None
 ) -> list[dict[str, Any]]:
-    """Checks of the comparison report: for every straight elastic case the static tip and
-    ``omega_1`` of the collected ``summary`` (DataFrame indexed by case) against the
-    references stored by the validation study (exact graded quadrature; stepped transfer
-    matrix; validation's ``static_rel`` and ``frequency_rel``), and for every case the summary
-    against the static result it was collected from (``collect_rel``)."""
-    tol = report_tolerances("comparison", tolerances)
-    vtol = report_tolerances("validation", validation_tolerances)
-    elastic = [c for c in cases if not {"imperfection", "damage"} & set(families.get(c, []))]
-    rows = []
-    for c in elastic:
-        rows.append(check("static tip: summary vs exact graded quadrature",
-                          float(validation[c]["exact_w"][-1]), summary.loc[c, "static_tip_y"],
-                          vtol["static_rel"], note="m", case=c))  # fmt: skip
-        rows.append(check("omega_1: summary vs stepped transfer matrix",
-                          float(validation[c]["stepped_omega"][0]), summary.loc[c, "omega_1"],
-                          vtol["frequency_rel"], note="rad/s", case=c))  # fmt: skip
-    for c in cases:
-        rows.append(check("summary table vs static.nc (collect integrity)",
-                          float(static[c]["tip_y"]), summary.loc[c, "static_tip_y"],
-                          tol["collect_rel"], note="m", case=c))  # fmt: skip
-    return rows
+    """Checks of the comparison report: none of its own. It displays the cases side by side;
+    every quantity it shows against a reference (static tips, ``omega_1``, the large-deflection
+    shapes) is checked once, in the validation report, and the summary table is the collected
+    copy of those results (a comparison of a value with its own copy cannot fail)."""
+    return []
 
 
 def convergence_checks(
@@ -365,9 +379,8 @@ def convergence_checks(
     mesh-dependent, no convergence expected).
 
     Per quantity: the observed order at least :data:`~ancf_beam.studies.convergence.
-    EXPECTED_ORDER` ``(1 - order_min_rel)``; a quantity converged to the noise floor
-    (``round-off``) instead passes when its relative change on the finest mesh is below
-    ``round_off_rel``."""
+    EXPECTED_ORDER` ``(1 - order_min_rel)``. A quantity converged to the noise floor
+    (``round-off`` status, shown in the report) has no order to check."""
     from ancf_beam.studies.convergence import EXPECTED_ORDER
 
     tol = report_tolerances("convergence", tolerances)
@@ -380,12 +393,7 @@ def convergence_checks(
         d = convergence[c]
         for q in quantities:
             status = str(d["status"].sel(quantity=q).item())
-            v = d["value"].sel(quantity=q).values
-            if status == "round-off":
-                rows.append(check(f"{q}: converged to round-off (relative change, finest mesh)",
-                                  v[-1], v[-2], tol["round_off_rel"], note=status,
-                                  case=c))  # fmt: skip
-            else:
+            if status != "round-off":
                 rows.append(check(f"{q}: observed order vs 4 (cubic Hermite)", EXPECTED_ORDER,
                                   float(d["observed_order"].sel(quantity=q)),
                                   tol["order_min_rel"], mode="min", note=status,
@@ -457,51 +465,19 @@ def defects_checks(
     families: Mapping[str, Sequence[str]],
     response: Mapping[str, xr.Dataset],
     static: Mapping[str, xr.Dataset],
-    modal: Mapping[str, xr.Dataset],
-    validation: Mapping[str, xr.Dataset],
     tolerances: Mapping[str, float] | None = None,
-    validation_tolerances: Mapping[str, float] | None = None,
 ) -> list[dict[str, Any]]:
-    """Checks of the defect-families report.
-
-    Every case: failed checks of its validation table, and the Welch tip peak of the
-    ``response`` study against the expected ``omega_1`` (modal; for damage the beam with the
-    run's final damage frozen) in spectral bins. Straight elastic cases: static tip against the
-    exact graded quadrature and ``omega_1`` against the stepped transfer matrix (validation's
-    ``static_rel``, ``frequency_rel``). Curved reference: tip displacement from the arc against
-    the linear inextensible quadrature (``curved_tip_rel``). Damage: position of the largest
-    static damage (the clamp, within ``damage_peak_elements`` elements) and the validation
-    study's row of the run's mean tip against the static tip with the final damage frozen.
-    """
+    """Checks of the defect-families report: what no other report checks. Damage: the largest
+    static damage sits at the integration point nearest the clamp, where the bending moment
+    is largest (within ``damage_peak_elements`` elements; 0: that very point). The static
+    tips, frequencies, the curved reference (against the elastica with initial curvature) and
+    the dynamic checks of every family are in the validation report, the tip spectra in the
+    case reports."""
     tol = report_tolerances("defects", tolerances)
-    vtol = report_tolerances("validation", validation_tolerances)
     rows = []
     for c in cases:
-        fam = families.get(c, [])
-        rs, va = response[c], validation[c]
-        rows.append(check("validation table: failed checks", 0.0, float(va.attrs["n_fail"]),
-                          tol["validation_failures"], mode="abs",
-                          note=f"{int(va.attrs['n_checks'])} checks", case=c))  # fmt: skip
-        w_exp = (float(rs["omega_damaged_final"][0]) if "omega_damaged_final" in rs
-                 else float(modal[c]["omega"][0]))  # fmt: skip
-        res = tol["spectral_peak_bins"] * 2 * np.pi * _scalar(rs, "spectral_resolution_hz")
-        rows.append(check("tip spectrum peak vs expected omega_1", w_exp,
-                          _scalar(rs, "peak_omega"), res / w_exp, note="rad/s; tolerance one bin"
-                          + ("; damaged beam" if "damage" in fam else ""), case=c))  # fmt: skip
-        if "damage" not in fam and "imperfection" not in fam:
-            rows.append(check("static tip vs exact graded quadrature", float(va["exact_w"][-1]),
-                              float(static[c]["tip_y"]), vtol["static_rel"], note="m",
-                              case=c))  # fmt: skip
-            rows.append(check("omega_1 vs stepped transfer matrix",
-                              float(va["stepped_omega"][0]), float(modal[c]["omega"][0]),
-                              vtol["frequency_rel"], note="rad/s", case=c))  # fmt: skip
-        if "imperfection" in fam:
-            disp = float(static[c]["tip_y"]) - float(rs["static_ref_y"][-1])
-            rows.append(check("curved: tip displacement vs linear curved-beam quadrature",
-                              float(rs["linear_tip_dy"]), disp, tol["curved_tip_rel"],
-                              note="m; inextensible, small displacement", case=c))  # fmt: skip
-        if "damage" in fam:
-            rows.extend(_damage_rows(c, rs, static[c], va, tol))
+        if "damage" in families.get(c, []):
+            rows.extend(_damage_rows(c, response[c], static[c], tol))
     return rows
 
 
@@ -509,21 +485,14 @@ def _scalar(ds: xr.Dataset, key: str) -> float:
     return float(ds[key]) if key in ds else float("nan")
 
 
-def _damage_rows(c, rs, st, va, tol):
+def _damage_rows(c, rs, st, tol):
     dmg = rs["damage_static"].values
-    le = float(rs["x_gp"].values.max()) / max(1, int(st.attrs["param.mesh.n_elements"]))
-    rows = [check("damage: position of the largest static damage (clamp)", 0.0,
-                  float(rs["x_gp"].values[int(np.argmax(dmg))]),
-                  tol["damage_peak_elements"] * le, mode="abs", note="m; tolerance one element",
-                  case=c)]  # fmt: skip
-    hit = [i for i, n in enumerate(va["name"].values) if "final damage frozen" in n]
-    if hit:
-        i = hit[0]
-        rows.append(check("damage: run's mean tip vs static tip, final damage frozen",
-                          float(va["reference"][i]), float(va["computed"][i]),
-                          float(va["tolerance"][i]), note="m (validation study)",
-                          case=c))  # fmt: skip
-    return rows
+    x = rs["x_gp"].values
+    le = float(x.max()) / max(1, int(st.attrs["param.mesh.n_elements"]))
+    return [check("damage: position of the largest static damage vs the clamp-side point",
+                  float(x.min()), float(x[int(np.argmax(dmg))]),
+                  tol["damage_peak_elements"] * le, mode="abs",
+                  note=f"m; max damage {float(dmg.max()):.3g}", case=c)]  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -534,23 +503,25 @@ def identification_checks(
 ) -> list[dict[str, Any]]:
     """Checks of the identification report (``ds``: the identification study's result).
 
-    Noise-free data: every identifiable grid point recovered within ``noise_free_std`` of its
-    own standard uncertainty. Coverage of the 2- and 1-std intervals of the identifiable
-    estimates at least the nominal 95.4 % / 68.3 % less the shortfall the number of estimates
-    explains at the ``coverage_alpha`` level (binomial). The largest ``lam`` identifiable in
-    every draw; negative controls never identifiable."""
+    Noise-free data (a finer discretisation than the forward model): every grid point's
+    ``lam`` and ``n`` within ``noise_free_abs`` of the truth. Coverage of the 2- and 1-std
+    intervals of the identifiable estimates at least the nominal 95.4 % / 68.3 % less the
+    shortfall the number of estimates explains at the ``coverage_alpha`` level (binomial).
+    The largest ``lam`` identifiable in every draw; negative controls never identifiable."""
     from ancf_beam.studies.identification import coverage_tolerance
 
     tol = report_tolerances("identification", tolerances)
     a = ds.attrs
     rows = []
-    for i in np.flatnonzero(ds["clean_identifiable"].values > 0.5):
+    for i in range(ds.sizes["truth"]):
         tag = f"lam = {float(ds['lam_true'][i]):g}, n = {float(ds['n_true'][i]):g}"
+        ok = "identifiable" if ds["clean_identifiable"].values[i] > 0.5 else "NOT identifiable"
         for p in ("lam", "n"):
-            err = abs(float(ds[f"clean_{p}_est"][i]) - float(ds[f"{p}_true"][i]))
-            rows.append(check(f"noise-free {tag}: |{p} error| / std", 0.0,
-                              err / float(ds[f"clean_{p}_std"][i]), tol["noise_free_std"],
-                              mode="abs", note=f"{p} = {float(ds[f'clean_{p}_est'][i]):.5g}",
+            rows.append(check(f"noise-free {tag}: {p} estimate vs truth",
+                              float(ds[f"{p}_true"][i]), float(ds[f"clean_{p}_est"][i]),
+                              tol["noise_free_abs"], mode="abs",
+                              note=f"std {float(ds[f'clean_{p}_std'][i]):.2g}; {ok}; data "
+                              f"{a['truth_mesh']} elements, model {a['forward_mesh']}",
                               case=a["case"]))  # fmt: skip
     ident = ds["identifiable"].values > 0.5
     n_ok = int(ident.sum())
@@ -634,8 +605,9 @@ def scaling_checks(
     The explicit cost exponent at least ``1 + p_dt`` (``p_dt``: slope of ``1/dt_cr`` against
     ``n`` over the fitted meshes) less ``explicit_exponent_rel``; the implicit exponent at most
     linear plus ``implicit_exponent_rel``; the window projection against the measured full run
-    on the full runs of at least ``projection_min_s``; the chosen generalized-alpha step
-    meets the tip-error target on every mesh; the calibration found such a step."""
+    on the full runs of at least ``projection_min_s``; the generalized-alpha step chosen on
+    the calibration mesh meets the tip-error target on every other mesh (on the calibration
+    mesh it does by construction); the calibration found such a step."""
     from ancf_beam.studies.convergence import fit_slope
 
     tol = report_tolerances("scaling", tolerances)
@@ -659,6 +631,8 @@ def scaling_checks(
                           note=f"s; K = {int(ds['explicit_window_steps'][i])} steps",
                           case=case))  # fmt: skip
     for i in range(n.size):
+        if int(n[i]) == int(a["calibration_mesh"]):  # the step was chosen to meet it there
+            continue
         e_ex = float(ds["implicit_tip_error_explicit"][i])
         e = e_ex if np.isfinite(e_ex) else float(ds["implicit_tip_error_fine"][i])
         src = "vs explicit" if np.isfinite(e_ex) else "vs GA dt/4 (Richardson)"

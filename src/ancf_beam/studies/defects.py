@@ -14,6 +14,9 @@ __all__ = [
     "family_label",
     "frozen_damage_model",
     "gauss_positions",
+    "large_deflection",
+    "linear_tip_ratio",
+    "reference_curvature",
     "straight_elastic",
     "uniform_counterpart",
 ]
@@ -50,6 +53,45 @@ def straight_elastic(case: CaseSpec) -> bool:
     damage): the rule of :func:`ancf_beam.studies.validation.run_validation`."""
     fam = families(case)
     return "imperfection" not in fam and "damage" not in fam
+
+
+#: Linear tip deflection / L above which a case counts as *large deflection*: the geometric
+#: nonlinearity (~ (w/L)^2) then exceeds 1e-4, beyond the precision of the small-deflection
+#: references (linear quadrature, linear modal superposition, vibration about the static state).
+#: The seed beams deflect 0.9-3.4e-3 L; E0 = 2.07e8 Pa gives 1.4 L (tip angle -63 deg).
+LARGE_DEFLECTION = 0.01
+
+
+def linear_tip_ratio(case: CaseSpec) -> float:
+    """``|w_lin(L)| / L`` of the straight linear beam of ``case`` under its self-weight
+    (exact graded quadrature, :func:`ancf_beam.references.transfer.exact_graded_static`)."""
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.references.transfer import exact_graded_static
+
+    p = SectionProfile(case)
+    L = case.beam.length
+    return abs(float(exact_graded_static(L, p.EI, p.q, n_points=201)["tip_deflection"])) / L
+
+
+def large_deflection(case: CaseSpec) -> bool:
+    """True when the small-deflection references do not apply (:data:`LARGE_DEFLECTION`)."""
+    return linear_tip_ratio(case) > LARGE_DEFLECTION
+
+
+def reference_curvature(case: CaseSpec):
+    """Curvature ``kappa0(X)`` (1/m) of the case's stress-free reference as a callable of the
+    reference coordinate (m), or None for a straight beam (for
+    :func:`ancf_beam.references.elastica.solve_elastica`)."""
+    from ancf_beam.beam.imperfection import resolved_kappa0
+
+    imp = case.imperfection
+    if not imp.active:
+        return None
+    L = case.beam.length
+    k0 = resolved_kappa0(imp, L)
+    if imp.profile == "uniform":
+        return lambda X: np.full(np.shape(X), k0)
+    return lambda X: k0 * (1.0 - np.asarray(X, float) / L)
 
 
 def uniform_counterpart(case: CaseSpec) -> CaseSpec:
