@@ -2,8 +2,11 @@
 
 1. Floating-point operations per element-step, *counted* by replaying the pure-Python source of
    the numba kernels (``.py_func``) on arrays of a counting float type: ``kernels.elastic_force``
-   (per axial and per bending Gauss point, per element), ``kernels.cho_solve_xy_inplace`` (per
-   free DOF) and the vector updates of ``explicit.run_chunk`` (counted by hand, 4 per free DOF).
+   (per axial and per bending Gauss point, per element; ``kernels.elastic_force_soa``, which the
+   explicit loop runs from ``kernels.SOA_MIN_ELEMENTS`` elements on, does the same operations
+   per element, plus those of its padding elements below ``kernels.SOA_LANES``, which are not
+   counted as useful work), ``linalg.solve_xy_rows`` (per free DOF) and the vector updates of
+   ``explicit.run_chunk`` (counted by hand, 4 per free DOF).
    Convention: every +, -, *, /, sqrt is one flop (a fused multiply-add is two); negations are
    free (folded into the next operation by the compiler).
 2. This machine's single-core peak: clock x FMA pipes x doubles per SIMD operation x 2, from
@@ -30,6 +33,7 @@ from benchcommon import machine_note, our_model
 from numba import njit
 
 from ancf_beam.beam import kernels
+from ancf_beam.linalg import row_factor, solve_xy_rows
 from ancf_beam.solvers.explicit import simulate_explicit
 
 UPDATE_FLOPS_PER_DOF = 4  # explicit.run_chunk: r = dt2 * (f + g) (2), dlt += r (1), q += dlt (1)
@@ -126,19 +130,24 @@ def count_force(n_el: int, gauss: tuple[int, int]) -> Counter:
     return c.ops
 
 
+def _row_factors(m):
+    cbx, cby, _, _ = m.mass_cholesky_xy
+    return row_factor(cbx), row_factor(cby)
+
+
 def count_solve(n_el: int) -> Counter:
-    """Operations of one ``cho_solve_xy_inplace`` call (reduced mass, ``4 n_el`` unknowns)."""
+    """Operations of one ``solve_xy_rows`` call (reduced mass, ``4 n_el`` unknowns)."""
     m = our_model(n_el)
-    cbx, cby, ix, iy = m.mass_cholesky_xy
+    rx, ry = _row_factors(m)
     c = Flops()
-    w = [_wrap(a, c) for a in (cbx, cby, ix, iy)]
     b = np.linspace(1.0, 2.0, m.n_free)
-    x = _wrap(b, c)
+    w = [_wrap(a, c) for a in (rx, ry, b)]
+    z = [np.empty(rx.shape[0], dtype=object) for _ in range(2)]
     c.ops.clear()
-    kernels.cho_solve_xy_inplace.py_func(*w, x)
+    solve_xy_rows.py_func(*w, *z)
     ref = b.copy()
-    kernels.cho_solve_xy_inplace(cbx, cby, ix, iy, ref)
-    assert np.allclose([float(v) for v in x], ref, rtol=1e-10)
+    solve_xy_rows(rx, ry, ref, np.empty(rx.shape[0]), np.empty(rx.shape[0]))
+    assert np.allclose([float(v) for v in w[2]], ref, rtol=1e-10)
     return c.ops
 
 
@@ -266,17 +275,17 @@ def single_core_peak(ghz_override: float | None = None) -> dict:
 # 3. timing split
 # ------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _force_loop(q, n, n_el, spa, spb, sppb, ea, ei, e0, k0, lin, f):
+def _force_loop(q, n, kargs, sa, f):
     s = 0.0
     for _ in range(n):
-        s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea, ei, e0, k0, lin, f)
+        s += kernels.force(q, kargs, sa, f)
     return s
 
 
 @njit(cache=True)
-def _solve_loop(cbx, cby, ix, iy, x, n):
+def _solve_loop(rx, ry, x, zx, zy, n):
     for _ in range(n):
-        kernels.cho_solve_xy_inplace(cbx, cby, ix, iy, x)
+        solve_xy_rows(rx, ry, x, zx, zy)
 
 
 @njit(cache=True)
@@ -309,17 +318,18 @@ def time_split(n_el: int, gauss: tuple[int, int], repeat: int = 3, el_steps: flo
     q = m.reference()
     q[1::4] = -1e-3 * m.x_nodes**2
     f = np.empty(m.n_dof)
-    args = m.kernel_args()
+    args = (m.kernel_args(), kernels.soa_args(m.kernel_args(), m.le, False))  # as run_chunk
     _force_loop(q, 2, *args, f)
     x = np.linspace(1.0, 2.0, m.n_free)
-    ch = m.mass_cholesky_xy
-    _solve_loop(*ch, x, 2)
+    rx, ry = _row_factors(m)
+    ch = (rx, ry, x, np.empty(rx.shape[0]), np.empty(rx.shape[0]))
+    _solve_loop(*ch, 2)
     dlt = np.zeros(m.n_free)
     r = np.zeros(m.n_free)
     g = m.gravity_free.copy()
     _update_loop(q.copy(), dlt, r, f, g, 1e-12, 2)
     tf = _best(lambda: _force_loop(q, n, *args, f), repeat) / n
-    ts = _best(lambda: _solve_loop(*ch, x, n), repeat) / n
+    ts = _best(lambda: _solve_loop(*ch, n), repeat) / n
     qq = q.copy()
     tu = _best(lambda: _update_loop(qq, dlt, r, f, g, 1e-12, n), repeat) / n
     dt = 0.8 * 2.0 / omega_max(m)[0]
@@ -376,7 +386,7 @@ def main() -> None:
         "(8 subtractions into the global vector)"
     )
     print(
-        f"   cho_solve_xy_inplace, per element:      {pc['solve_per_element']:5.0f} flops "
+        f"   solve_xy_rows, per element:             {pc['solve_per_element']:5.0f} flops "
         f"({kinds(sk)}; 4 unknowns/element, half-bandwidth 3 per component, forward + back; "
         f"{pc['solve_constant']:+.0f} per solve at the band ends)"
     )

@@ -21,12 +21,26 @@ and ``ei_w[el, g]`` = EI(x_g) * w_g * l_e (quadrature weight and Jacobian folded
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from ancf_beam.linalg import BANDWIDTH, FAST
 
-__all__ = ["assemble_tangent_banded", "elastic_force", "element_tangent", "shape_tables"]
+__all__ = [
+    "SOA_LANES",
+    "SOA_MIN_ELEMENTS",
+    "SOA_VECTOR",
+    "SoaArgs",
+    "assemble_tangent_banded",
+    "elastic_force",
+    "elastic_force_soa",
+    "element_tangent",
+    "force",
+    "shape_tables",
+    "soa_args",
+]
 
 
 # ------------------------------------------------------------------------------------------
@@ -294,5 +308,159 @@ def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, lin
 
 
 # ------------------------------------------------------------------------------------------
-# banded Cholesky solve (factor from scipy.linalg.cholesky_banded(lower=True))
+# elastic force, structure of arrays (elements in the inner, vectorised loop)
 # ------------------------------------------------------------------------------------------
+#: Below this many elements the element-major :func:`elastic_force` is used (see SoaArgs).
+SOA_MIN_ELEMENTS = 12
+#: The element loops run over at least SOA_LANES elements, a multiple of SOA_VECTOR (SoaArgs).
+SOA_LANES = 32
+SOA_VECTOR = 8
+
+
+class SoaArgs(NamedTuple):
+    """Data of :func:`elastic_force_soa` (built by :func:`soa_args`, constant over a run).
+
+    The weights and reference strains are stored transposed, ``[g, el]``, so that the element
+    loop reads them with unit stride; ``x`` (4, n_pad + 1) receives the node coordinates
+    component by component and ``g`` (8, n_pad) the element forces. The element loops run over
+    ``n_pad = max(SOA_LANES, n_el rounded up to SOA_VECTOR)`` elements: LLVM vectorises them 8
+    wide with an interleave of 4, so a loop of fewer than 32 never reaches its vector body. The
+    padding elements continue the beam straight from its tip (along the tip tangent, element
+    length ``le``): they are finite, carry zero weights, and their forces are never gathered."""
+
+    on: bool  # use elastic_force_soa (else the element-major elastic_force)
+    le: float  # element length (m)
+    ea_t: np.ndarray
+    ei_t: np.ndarray
+    eps0_t: np.ndarray
+    kap0_t: np.ndarray
+    x: np.ndarray
+    g: np.ndarray
+
+
+def soa_args(kargs: tuple, le: float, damage_on: bool, force: bool | None = None) -> SoaArgs:
+    """SoaArgs of a model's ``kernel_args()``. Off for the linear model, with damage (which
+    rescales ``ea_w``/``ei_w`` during a run) and below :data:`SOA_MIN_ELEMENTS` elements unless
+    ``force`` says otherwise."""
+    n_el, _, _, _, ea_w, ei_w, eps0, kap0, linear = kargs
+    on = n_el >= SOA_MIN_ELEMENTS if force is None else bool(force)
+    on = on and not linear and not damage_on
+    if not on:
+        z = np.zeros((1, 1))
+        return SoaArgs(False, float(le), z, z, z, z, z, z)
+    n_pad = max(SOA_LANES, -(-n_el // SOA_VECTOR) * SOA_VECTOR)
+
+    def padded(a):
+        out = np.zeros((a.shape[1], n_pad))
+        out[:, :n_el] = a.T
+        return out
+
+    x = np.zeros((4, n_pad + 1))
+    g = np.zeros((8, n_pad))
+    return SoaArgs(True, float(le), padded(ea_w), padded(ei_w), padded(eps0), padded(kap0), x, g)
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def _soa_axial(spa, ea_t, eps0_t, x, g):
+    """Axial term of all (padded) elements into ``g``; returns its strain energy."""
+    energy = 0.0
+    x0, y0, x1, y1 = x[0], x[1], x[2], x[3]
+    for gp in range(spa.shape[0]):
+        s0, s1, s2, s3 = spa[gp, 0], spa[gp, 1], spa[gp, 2], spa[gp, 3]
+        w_row = ea_t[gp]
+        e_row = eps0_t[gp]
+        for el in range(g.shape[1]):
+            rx = s0 * x0[el] + s1 * x1[el] + s2 * x0[el + 1] + s3 * x1[el + 1]
+            ry = s0 * y0[el] + s1 * y1[el] + s2 * y0[el + 1] + s3 * y1[el + 1]
+            nrm = np.sqrt(rx * rx + ry * ry)
+            eps = nrm - 1.0 - e_row[el]
+            w = w_row[el]
+            energy += w * eps * eps
+            c = w * eps / nrm
+            cx = c * rx
+            cy = c * ry
+            g[0, el] += s0 * cx
+            g[1, el] += s0 * cy
+            g[2, el] += s1 * cx
+            g[3, el] += s1 * cy
+            g[4, el] += s2 * cx
+            g[5, el] += s2 * cy
+            g[6, el] += s3 * cx
+            g[7, el] += s3 * cy
+    return 0.5 * energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def _soa_bending(spb, sppb, ei_t, kap0_t, x, g):
+    """Bending term of all (padded) elements into ``g``; returns its strain energy."""
+    energy = 0.0
+    x0, y0, x1, y1 = x[0], x[1], x[2], x[3]
+    for gp in range(spb.shape[0]):
+        s0, s1, s2, s3 = spb[gp, 0], spb[gp, 1], spb[gp, 2], spb[gp, 3]
+        t0, t1, t2, t3 = sppb[gp, 0], sppb[gp, 1], sppb[gp, 2], sppb[gp, 3]
+        w_row = ei_t[gp]
+        k_row = kap0_t[gp]
+        for el in range(g.shape[1]):
+            rx = s0 * x0[el] + s1 * x1[el] + s2 * x0[el + 1] + s3 * x1[el + 1]
+            ry = s0 * y0[el] + s1 * y1[el] + s2 * y0[el + 1] + s3 * y1[el + 1]
+            ddx = t0 * x0[el] + t1 * x1[el] + t2 * x0[el + 1] + t3 * x1[el + 1]
+            ddy = t0 * y0[el] + t1 * y1[el] + t2 * y0[el + 1] + t3 * y1[el + 1]
+            inv = 1.0 / (rx * rx + ry * ry)
+            kabs = (rx * ddy - ry * ddx) * inv
+            kap = kabs - k_row[el]
+            w = w_row[el]
+            energy += w * kap * kap
+            c = w * kap * inv
+            k2 = 2.0 * kabs
+            ax = c * (ddy - k2 * rx)  # dkappa/dr' and dkappa/dr'' as in elastic_force
+            ay = -c * (ddx + k2 * ry)
+            bx = -c * ry
+            by = c * rx
+            g[0, el] += s0 * ax + t0 * bx
+            g[1, el] += s0 * ay + t0 * by
+            g[2, el] += s1 * ax + t1 * bx
+            g[3, el] += s1 * ay + t1 * by
+            g[4, el] += s2 * ax + t2 * bx
+            g[5, el] += s2 * ay + t2 * by
+            g[6, el] += s3 * ax + t3 * bx
+            g[7, el] += s3 * ay + t3 * by
+    return 0.5 * energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def elastic_force_soa(q, n_el, spa, spb, sppb, sa, f):
+    """:func:`elastic_force` (nonlinear measures) restructured as structure of arrays: the
+    same force and strain energy up to the order of summation. ``sa``: :class:`SoaArgs`."""
+    x, g = sa.x, sa.g
+    for k in range(4):
+        for nd in range(n_el + 1):
+            x[k, nd] = q[4 * nd + k]
+    o = 4 * n_el
+    for nd in range(n_el + 1, x.shape[1]):  # padding: straight on along the tip tangent
+        s = (nd - n_el) * sa.le
+        x[0, nd] = q[o] + s * q[o + 2]
+        x[1, nd] = q[o + 1] + s * q[o + 3]
+        x[2, nd] = q[o + 2]
+        x[3, nd] = q[o + 3]
+    for k in range(8):
+        for el in range(g.shape[1]):
+            g[k, el] = 0.0
+    energy = _soa_axial(spa, sa.ea_t, sa.eps0_t, x, g)
+    energy += _soa_bending(spb, sppb, sa.ei_t, sa.kap0_t, x, g)
+    # node nd collects the first half of element nd and the second half of element nd - 1
+    for k in range(4):
+        f[k] = -g[k, 0]
+        f[4 * n_el + k] = -g[4 + k, n_el - 1]
+    for nd in range(1, n_el):
+        for k in range(4):
+            f[4 * nd + k] = -(g[k, nd] + g[4 + k, nd - 1])
+    return energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def force(q, kargs, sa, f):
+    """Elastic force into ``f`` and strain energy, by :func:`elastic_force_soa` when ``sa.on``
+    and by :func:`elastic_force` otherwise (``kargs``: ``BeamModel.kernel_args()``)."""
+    if sa.on:
+        return elastic_force_soa(q, kargs[0], kargs[1], kargs[2], kargs[3], sa, f)
+    return elastic_force(q, *kargs, f)

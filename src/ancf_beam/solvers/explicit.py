@@ -66,6 +66,7 @@ class CentralDifference(NamedTuple):
     """Constant data of one central-difference run (a numba argument)."""
 
     kargs: tuple  # BeamModel.kernel_args()
+    sa: kernels.SoaArgs  # structure-of-arrays force data (kernels.soa_args)
     g_free: np.ndarray  # gravity force on the free DOFs (N)
     q_ref: np.ndarray  # full reference coordinates (zero of the gravity potential)
     rfx: np.ndarray  # row factors (linalg.row_factor) of M + dt/2 C, x-components
@@ -145,7 +146,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     Returns (status, steps done)."""
     q, dlt, f, r, v = st.q, st.dlt, wk.f, wk.r, wk.v
     g_free, clb, rfx, rfy, zx, zy = cd.g_free, cd.clb, cd.rfx, cd.rfy, wk.zx, wk.zy
-    n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = cd.kargs  # unpacked once per chunk
+    kargs, sa = cd.kargs, cd.sa
     nf = dlt.shape[0]
     dt = cd.dt
     dt2 = dt * dt
@@ -156,7 +157,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     for s in range(n_steps):
         step = step0 + s
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
-        energy = kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f)
+        energy = kernels.force(q, kargs, sa, f)
         for i in range(nf):
             r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if cd.damped:
@@ -217,8 +218,10 @@ def _setup(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitStat
         f = f - cv
     a0 = sla.cho_solve_banded((model.mass_cholesky, True), f)
     dlt = np.ascontiguousarray(dt * v0f - 0.5 * dt * dt * a0)
+    kargs = model.kernel_args()
+    sa = kernels.soa_args(kargs, model.le, model.case.damage.enabled)
     cd = CentralDifference(
-        model.kernel_args(), model.gravity_free, q_ref, row_factor(cbx), row_factor(cby), mlb,
+        kargs, sa, model.gravity_free, q_ref, row_factor(cbx), row_factor(cby), mlb,
         clb, damped, dt, float(settings.energy_growth_limit), model.case.damage.enabled,
     )  # fmt: skip
     return cd, ExplicitState(q, dlt, np.zeros(1), np.zeros(1), np.zeros(1))

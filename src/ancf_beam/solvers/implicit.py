@@ -147,8 +147,10 @@ def _system(model: BeamModel, damping: tuple[float, float]) -> ImplicitSystem:
     rd = ResidualData(
         *padded_band(mlb), *padded_band(clb), damped, np.ascontiguousarray(model.gravity_free)
     )
+    kargs = model.kernel_args()
+    sa = kernels.soa_args(kargs, model.le, model.case.damage.enabled)
     return ImplicitSystem(
-        model.kernel_args(), rd, mlb, clb, np.ascontiguousarray(model.gravity_full),
+        kargs, sa, rd, mlb, clb, np.ascontiguousarray(model.gravity_full),
         model.reference(),
     )  # fmt: skip
 
@@ -196,7 +198,7 @@ class ImplicitRun:
         v = np.array(v0, dtype=float)
         sy = self.system
         f = self.work.iw.f
-        energy = kernels.elastic_force(q, *sy.kargs, f)
+        energy = kernels.force(q, sy.kargs, sy.sa, f)
         rhs = f[CLAMP:] + sy.rd.g
         if sy.rd.damped:
             cv = np.empty(self.model.n_free)

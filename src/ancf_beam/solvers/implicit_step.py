@@ -126,6 +126,7 @@ class ImplicitSystem(NamedTuple):
     """Constant data of a run."""
 
     kargs: tuple  # BeamModel.kernel_args()
+    sa: kernels.SoaArgs  # structure-of-arrays force data (kernels.soa_args)
     rd: ResidualData
     mlb: np.ndarray  # mass, lower band storage (free DOFs)
     clb: np.ndarray  # damping, lower band storage
@@ -198,7 +199,7 @@ def _residual(fr, rd, v, a, ma, cv, r, xp):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _evaluate(q, c_v, c_a, kargs, rd, iw):
+def _evaluate(q, c_v, c_a, kargs, sa, rd, iw):
     """The iterate ``qi = q + d``, ``v = v_pred + c_v e``, ``a = a_pred + c_a e``, its elastic
     force ``f`` and residual ``r`` (in ``iw``). Returns (U, ||r||, ||Q_e||, ||M a||,
     ||q_free||)."""
@@ -211,7 +212,7 @@ def _evaluate(q, c_v, c_a, kargs, rd, iw):
         qn += x * x
         vi[i] = vp[i] + c_v * e[i]
         ai[i] = ap[i] + c_a * e[i]
-    energy = kernels.elastic_force(qi, *kargs, f)
+    energy = kernels.force(qi, kargs, sa, f)
     rn, fn, mn = _residual(f[CLAMP:], rd, vi, ai, vec[ROW.ma], vec[ROW.cv], vec[ROW.r], iw.xp)
     return energy, rn, fn, mn, np.sqrt(qn)
 
@@ -365,7 +366,7 @@ def newton_step(h, st, sy, par, wk):
     (with ``fq`` and the strain energy) is overwritten and (True, iterations, damping work) is
     returned; on failure the state is left untouched, the failure is described in ``st.s``
     and (False, iterations, 0) is returned."""
-    iw, fw, kargs, rd = wk.iw, wk.fw, sy.kargs, sy.rd
+    iw, fw, kargs, sa, rd = wk.iw, wk.fw, sy.kargs, sy.sa, sy.rd
     q, fq, s, vec, qi, f = st.q, st.fq, st.s[0], iw.vec, iw.qi, iw.f
     d, e, r = vec[ROW.d], vec[ROW.e], vec[ROW.r]
     c_a, c_v = _predict(h, par, st.v, st.a, st.at, vec)
@@ -375,14 +376,14 @@ def newton_step(h, st, sy, par, wk):
     energy = rn = fn = mn = qn = 0.0
     if have:  # the extrapolation or the constant start (reusing Q_e(q_n)), the smaller residual
         if s.fq_valid == 0:
-            s.energy = kernels.elastic_force(q, *kargs, f)
+            s.energy = kernels.force(q, kargs, sa, f)
             for i in range(fq.shape[0]):
                 fq[i] = f[CLAMP + i]
             s.fq_valid = 1
         qc = _constant_start_rates(c_a, c_v, q, vec)
         rn_c, fn_c, mn_c = _residual(fq, rd, vec[ROW.vc], vec[ROW.ac], vec[ROW.ma], vec[ROW.cv],
                                      vec[ROW.rc], iw.xp)  # fmt: skip
-        energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, rd, iw)
+        energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, sa, rd, iw)
         if not (rn <= rn_c):  # also when the extrapolation is not finite
             energy, rn, fn, mn, qn = s.energy, rn_c, fn_c, mn_c, np.sqrt(qc)
             _take_constant_start(q, fq, vec, qi, f)
@@ -398,7 +399,7 @@ def newton_step(h, st, sy, par, wk):
     status = _FAILED
     while True:
         if not have:
-            energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, rd, iw)
+            energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, sa, rd, iw)
         have = False
         status, tol_r = _newton_status(it, rn, fn, mn, qn, dnorm, dtot, tol_r, par)
         if status != _CONTINUE:
