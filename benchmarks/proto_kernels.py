@@ -10,7 +10,7 @@ replace, so that the proposal comes with a number:
   ``[g, el]``), which LLVM vectorises (4-8 elements per SIMD instruction, sqrt and division
   included). The energy is only needed on the sampled steps, where the library kernel can still
   be called.
-* ``solve_rows``: the component-split banded mass solve of ``kernels.cho_solve_xy_inplace`` with
+* ``solve_rows``: the component-split banded mass solve of ``linalg.cho_solve_xy_inplace`` with
   the factor re-stored row by row and pre-scaled by the reciprocal diagonal, so the loop-carried
   dependency of each triangular sweep is one fused multiply-add per row (instead of the whole
   3-term dot product, a multiply and index arithmetic on the band storage).
@@ -40,6 +40,7 @@ import numpy as np
 from benchcommon import machine_note, our_model
 from numba import njit
 
+from ancf_beam import linalg
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import CLAMP
 from ancf_beam.solvers.explicit import simulate_explicit
@@ -135,9 +136,9 @@ def force_soa(q, n_el, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, X, G, f):
 # ------------------------------------------------------------------------------------------
 # mass solve with one FMA per row on the dependency chain
 # ------------------------------------------------------------------------------------------
-# (moved into the library: ancf_beam.beam.kernels.row_factor / solve_xy_rows)
-row_factor = kernels.row_factor
-solve_rows = kernels.solve_xy_rows
+# (moved into the library: ancf_beam.linalg.row_factor / solve_xy_rows)
+row_factor = linalg.row_factor
+solve_rows = linalg.solve_xy_rows
 
 
 # ------------------------------------------------------------------------------------------
@@ -209,7 +210,7 @@ def _soa_force_loop(q, n, n_el, spa, spb, sppb, ea, ei, e0, k0, X, G, f):
 @njit(cache=True)
 def _lib_solve_loop(cbx, cby, ix, iy, x, n):
     for _ in range(n):
-        kernels.cho_solve_xy_inplace(cbx, cby, ix, iy, x)
+        linalg.cho_solve_xy_inplace(cbx, cby, ix, iy, x)
 
 
 @njit(cache=True)
@@ -253,7 +254,7 @@ def check_and_time(ne: int, gauss, repeat: int, el_steps: float) -> dict:
     rx, ry = row_factor(cbx), row_factor(cby)
     b = np.sin(np.arange(m.n_free) + 1.0)
     x1 = b.copy()
-    kernels.cho_solve_xy_inplace(cbx, cby, ix, iy, x1)
+    linalg.cho_solve_xy_inplace(cbx, cby, ix, iy, x1)
     x2 = b.copy()
     zx = np.empty(rx.shape[0])
     zy = np.empty(rx.shape[0])

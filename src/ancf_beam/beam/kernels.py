@@ -83,113 +83,99 @@ def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.
 # elastic force (and strain energy, its return value)
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def _axial_element(q, o, spa, w_row, e0_row, linear, energy):
+    """Axial Gauss points of the element at ``q[o:o+8]``: its 8 force accumulators ``dU/de``
+    (a tuple) and ``energy`` plus its axial strain energy."""
+    e0x, e0y, e1x, e1y = q[o], q[o + 1], q[o + 2], q[o + 3]
+    e2x, e2y, e3x, e3y = q[o + 4], q[o + 5], q[o + 6], q[o + 7]
+    g0x = g0y = g1x = g1y = g2x = g2y = g3x = g3y = 0.0
+    for g in range(spa.shape[0]):
+        s0, s1, s2, s3 = spa[g, 0], spa[g, 1], spa[g, 2], spa[g, 3]
+        rx = s0 * e0x + s1 * e1x + s2 * e2x + s3 * e3x
+        ry = s0 * e0y + s1 * e1y + s2 * e2y + s3 * e3y
+        w = w_row[g]
+        if linear:
+            eps = rx - 1.0 - e0_row[g]
+            cx = w * eps
+            cy = 0.0
+        else:
+            nrm = np.sqrt(rx * rx + ry * ry)
+            eps = nrm - 1.0 - e0_row[g]
+            c = w * eps / nrm
+            cx = c * rx
+            cy = c * ry
+        energy += 0.5 * w * eps * eps
+        g0x += s0 * cx
+        g0y += s0 * cy
+        g1x += s1 * cx
+        g1y += s1 * cy
+        g2x += s2 * cx
+        g2y += s2 * cy
+        g3x += s3 * cx
+        g3y += s3 * cy
+    return (g0x, g0y, g1x, g1y, g2x, g2y, g3x, g3y), energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def _bending_element(q, o, spb, sppb, w_row, k0_row, linear, acc, energy):
+    """Bending Gauss points of the element at ``q[o:o+8]`` added to the accumulators ``acc``
+    and to ``energy`` (see :func:`_axial_element`)."""
+    e0x, e0y, e1x, e1y = q[o], q[o + 1], q[o + 2], q[o + 3]
+    e2x, e2y, e3x, e3y = q[o + 4], q[o + 5], q[o + 6], q[o + 7]
+    g0x, g0y, g1x, g1y, g2x, g2y, g3x, g3y = acc
+    for g in range(spb.shape[0]):
+        s0, s1, s2, s3 = spb[g, 0], spb[g, 1], spb[g, 2], spb[g, 3]
+        t0, t1, t2, t3 = sppb[g, 0], sppb[g, 1], sppb[g, 2], sppb[g, 3]
+        w = w_row[g]
+        ddy = t0 * e0y + t1 * e1y + t2 * e2y + t3 * e3y
+        if linear:
+            kap = ddy - k0_row[g]
+            c = w * kap
+            ax = ay = bx = 0.0
+            by = c
+        else:
+            rx = s0 * e0x + s1 * e1x + s2 * e2x + s3 * e3x
+            ry = s0 * e0y + s1 * e1y + s2 * e2y + s3 * e3y
+            ddx = t0 * e0x + t1 * e1x + t2 * e2x + t3 * e3x
+            inv = 1.0 / (rx * rx + ry * ry)
+            cr = rx * ddy - ry * ddx
+            kabs = cr * inv
+            kap = kabs - k0_row[g]
+            c = w * kap * inv
+            # dkappa/dr' = (J r'' - 2 kappa r') / g2 ; dkappa/dr'' = J^T r' / g2
+            ax = c * (ddy - 2.0 * kabs * rx)
+            ay = c * (-ddx - 2.0 * kabs * ry)
+            bx = -c * ry
+            by = c * rx
+        g0x += s0 * ax + t0 * bx
+        g0y += s0 * ay + t0 * by
+        g1x += s1 * ax + t1 * bx
+        g1y += s1 * ay + t1 * by
+        g2x += s2 * ax + t2 * bx
+        g2y += s2 * ay + t2 * by
+        g3x += s3 * ax + t3 * bx
+        g3y += s3 * ay + t3 * by
+        energy += 0.5 * w * kap * kap
+    return (g0x, g0y, g1x, g1y, g2x, g2y, g3x, g3y), energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
 def elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f):
     """Overwrite ``f`` (full DOF vector) with the elastic force ``-dU/dq``; return ``U`` (J).
 
     ``eps0[el, g]`` / ``kap0[el, g]``: strain measures of the stress-free reference at the axial
-    / bending Gauss points (zero for the straight beam, non-zero for an imperfect one)."""
+    / bending Gauss points (zero for the straight beam, non-zero for an imperfect one).
+    Element-major: elements outside, Gauss points inside (scalar code, the faster kernel for
+    short meshes; :func:`elastic_force_soa` vectorises over the elements)."""
     for k in range(f.shape[0]):
         f[k] = 0.0
-    nga = spa.shape[0]
-    ngb = spb.shape[0]
     energy = 0.0
     for el in range(n_el):
         o = 4 * el
-        # element coordinates, 4 blocks of 2
-        e0x = q[o]
-        e0y = q[o + 1]
-        e1x = q[o + 2]
-        e1y = q[o + 3]
-        e2x = q[o + 4]
-        e2y = q[o + 5]
-        e3x = q[o + 6]
-        e3y = q[o + 7]
-        g0x = 0.0
-        g0y = 0.0
-        g1x = 0.0
-        g1y = 0.0
-        g2x = 0.0
-        g2y = 0.0
-        g3x = 0.0
-        g3y = 0.0
-        # ---- axial term
-        for g in range(nga):
-            s0 = spa[g, 0]
-            s1 = spa[g, 1]
-            s2 = spa[g, 2]
-            s3 = spa[g, 3]
-            rx = s0 * e0x + s1 * e1x + s2 * e2x + s3 * e3x
-            ry = s0 * e0y + s1 * e1y + s2 * e2y + s3 * e3y
-            w = ea_w[el, g]
-            if linear:
-                eps = rx - 1.0 - eps0[el, g]
-                cx = w * eps
-                cy = 0.0
-            else:
-                nrm = np.sqrt(rx * rx + ry * ry)
-                eps = nrm - 1.0 - eps0[el, g]
-                c = w * eps / nrm
-                cx = c * rx
-                cy = c * ry
-            energy += 0.5 * w * eps * eps
-            g0x += s0 * cx
-            g0y += s0 * cy
-            g1x += s1 * cx
-            g1y += s1 * cy
-            g2x += s2 * cx
-            g2y += s2 * cy
-            g3x += s3 * cx
-            g3y += s3 * cy
-        # ---- bending term
-        for g in range(ngb):
-            s0 = spb[g, 0]
-            s1 = spb[g, 1]
-            s2 = spb[g, 2]
-            s3 = spb[g, 3]
-            t0 = sppb[g, 0]
-            t1 = sppb[g, 1]
-            t2 = sppb[g, 2]
-            t3 = sppb[g, 3]
-            w = ei_w[el, g]
-            ddy = t0 * e0y + t1 * e1y + t2 * e2y + t3 * e3y
-            if linear:
-                kap = ddy - kap0[el, g]
-                c = w * kap
-                g0y += t0 * c
-                g1y += t1 * c
-                g2y += t2 * c
-                g3y += t3 * c
-            else:
-                rx = s0 * e0x + s1 * e1x + s2 * e2x + s3 * e3x
-                ry = s0 * e0y + s1 * e1y + s2 * e2y + s3 * e3y
-                ddx = t0 * e0x + t1 * e1x + t2 * e2x + t3 * e3x
-                inv = 1.0 / (rx * rx + ry * ry)
-                cr = rx * ddy - ry * ddx
-                kabs = cr * inv
-                kap = kabs - kap0[el, g]
-                c = w * kap * inv
-                # dkappa/dr' = (J r'' - 2 kappa r') / g2 ; dkappa/dr'' = J^T r' / g2
-                ax = c * (ddy - 2.0 * kabs * rx)
-                ay = c * (-ddx - 2.0 * kabs * ry)
-                bx = -c * ry
-                by = c * rx
-                g0x += s0 * ax + t0 * bx
-                g0y += s0 * ay + t0 * by
-                g1x += s1 * ax + t1 * bx
-                g1y += s1 * ay + t1 * by
-                g2x += s2 * ax + t2 * bx
-                g2y += s2 * ay + t2 * by
-                g3x += s3 * ax + t3 * bx
-                g3y += s3 * ay + t3 * by
-            energy += 0.5 * w * kap * kap
-        f[o] -= g0x
-        f[o + 1] -= g0y
-        f[o + 2] -= g1x
-        f[o + 3] -= g1y
-        f[o + 4] -= g2x
-        f[o + 5] -= g2y
-        f[o + 6] -= g3x
-        f[o + 7] -= g3y
+        acc, energy = _axial_element(q, o, spa, ea_w[el], eps0[el], linear, energy)
+        acc, energy = _bending_element(q, o, spb, sppb, ei_w[el], kap0[el], linear, acc, energy)
+        for k in range(8):
+            f[o + k] -= acc[k]
     return energy
 
 
@@ -202,9 +188,13 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, eps0_row, kap0_row, linea
     for i in range(8):
         for j in range(8):
             ke[i, j] = 0.0
-    dk = scratch[0]
-    dc = scratch[1]
-    dg2 = scratch[2]
+    _axial_tangent(e, spa, ea_row, eps0_row, linear, ke)
+    _bending_tangent(e, spb, sppb, ei_row, kap0_row, linear, ke, scratch)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _axial_tangent(e, spa, ea_row, eps0_row, linear, ke):
+    """Add the axial Gauss points' d2U/de2 to ``ke``."""
     for g in range(spa.shape[0]):
         w = ea_row[g]
         if linear:
@@ -232,6 +222,14 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, eps0_row, kap0_row, linea
                 ke[2 * a, 2 * b + 1] += c * m01
                 ke[2 * a + 1, 2 * b] += c * m01
                 ke[2 * a + 1, 2 * b + 1] += c * m11
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _bending_tangent(e, spb, sppb, ei_row, kap0_row, linear, ke, scratch):
+    """Add the bending Gauss points' d2U/de2 to ``ke`` (``scratch``: (3, 8) work array)."""
+    dk = scratch[0]
+    dc = scratch[1]
+    dg2 = scratch[2]
     for g in range(spb.shape[0]):
         w = ei_row[g]
         if linear:
