@@ -121,7 +121,15 @@ def count_force(n_el: int, gauss: tuple[int, int]) -> Counter:
     ]  # fmt: skip
     c.ops.clear()  # wrapping does not count
     f = np.empty(m.n_dof, dtype=object)
-    e = kernels.elastic_force.py_func(*args, f)
+    helpers = ("_axial_element", "_bending_element")
+    saved = {h: getattr(kernels, h) for h in helpers}
+    try:  # replay the helpers' Python source too
+        for h in helpers:
+            setattr(kernels, h, saved[h].py_func)
+        e = kernels.elastic_force.py_func(*args, f)
+    finally:
+        for h in helpers:
+            setattr(kernels, h, saved[h])
     ref = np.empty(m.n_dof)
     e_ref = kernels.elastic_force(q, *m.kernel_args(), ref)
     got = np.array([float(x) for x in f])
@@ -276,9 +284,17 @@ def single_core_peak(ghz_override: float | None = None) -> dict:
 # ------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _force_loop(q, n, kargs, sa, f):
+    """The force evaluation of ``explicit.run_chunk`` (tuples unpacked once, as there)."""
+    n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = kargs
+    soa, le, ea_t, ei_t, eps0_t, kap0_t, xs, gs = sa
     s = 0.0
     for _ in range(n):
-        s += kernels.force(q, kargs, sa, f)
+        if soa:
+            s += kernels.soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t,
+                                          kap0_t, xs, gs, f)  # fmt: skip
+        else:
+            s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear,
+                                       f)  # fmt: skip
     return s
 
 
