@@ -1,6 +1,7 @@
 """Prototype kernels for the explicit step (run on demand, not in CI; no Exudyn needed).
 
-NOT library code: these are measured sketches of the ``src/`` changes proposed in
+Prototypes (now in the library: ``force_soa`` as ``kernels.elastic_force_soa``, ``solve_rows``
+as ``linalg.solve_xy_rows``): measured sketches of the ``src/`` changes proposed in
 benchmarks/README.md ("What limits speed"), each checked against the library kernel it would
 replace, so that the proposal comes with a number:
 

@@ -83,7 +83,7 @@ def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.
 # ------------------------------------------------------------------------------------------
 # elastic force (and strain energy, its return value)
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
 def _axial_element(q, o, spa, w_row, e0_row, linear, energy):
     """Axial Gauss points of the element at ``q[o:o+8]``: its 8 force accumulators ``dU/de``
     (a tuple) and ``energy`` plus its axial strain energy."""
@@ -117,7 +117,7 @@ def _axial_element(q, o, spa, w_row, e0_row, linear, energy):
     return (g0x, g0y, g1x, g1y, g2x, g2y, g3x, g3y), energy
 
 
-@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
 def _bending_element(q, o, spb, sppb, w_row, k0_row, linear, acc, energy):
     """Bending Gauss points of the element at ``q[o:o+8]`` added to the accumulators ``acc``
     and to ``energy`` (see :func:`_axial_element`)."""
@@ -193,7 +193,7 @@ def element_tangent(e, spa, spb, sppb, ea_row, ei_row, eps0_row, kap0_row, linea
     _bending_tangent(e, spb, sppb, ei_row, kap0_row, linear, ke, scratch)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _axial_tangent(e, spa, ea_row, eps0_row, linear, ke):
     """Add the axial Gauss points' d2U/de2 to ``ke``."""
     for g in range(spa.shape[0]):
@@ -225,7 +225,7 @@ def _axial_tangent(e, spa, ea_row, eps0_row, linear, ke):
                 ke[2 * a + 1, 2 * b + 1] += c * m11
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _bending_tangent(e, spb, sppb, ei_row, kap0_row, linear, ke, scratch):
     """Add the bending Gauss points' d2U/de2 to ``ke`` (``scratch``: (3, 8) work array)."""
     dk = scratch[0]
