@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ancf_beam.linalg import BANDWIDTH, FAST
+from ancf_beam.linalg import BANDWIDTH, FAST, NO_FACTOR, band_factor_solve, band_factorize
 
 __all__ = [
     "SOA_LANES",
@@ -41,6 +41,7 @@ __all__ = [
     "shape_tables",
     "soa_args",
     "soa_force_arrays",
+    "tangent_solve",
 ]
 
 
@@ -304,6 +305,23 @@ def assemble_tangent_banded(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, lin
         for i in range(8):
             for j in range(8):
                 ab[BANDWIDTH + i - j, o + j] += ke[i, j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tangent_solve(q, kargs, off, ab, lb, fac, lu, piv, xp, x):
+    """Overwrite ``x`` with ``K_T(q)^-1 x`` on the DOFs from ``off`` on (the free ones) in
+    numba: assembly into ``ab`` (15, n_dof), its lower band copied into ``lb`` (8, n), banded
+    Cholesky (LU with pivoting when not positive definite; work arrays as
+    :func:`ancf_beam.linalg.band_factorize`). Returns the factor kind (``NO_FACTOR``: singular,
+    ``x`` untouched)."""
+    assemble_tangent_banded(q, *kargs, ab)
+    for k in range(lb.shape[0]):
+        for j in range(lb.shape[1]):
+            lb[k, j] = ab[BANDWIDTH + k, off + j]
+    kind = band_factorize(lb, fac, lu, piv)
+    if kind != NO_FACTOR:
+        band_factor_solve(kind, fac, lu, piv, xp, x)
+    return kind
 
 
 # ------------------------------------------------------------------------------------------

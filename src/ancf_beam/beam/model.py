@@ -17,7 +17,7 @@ import scipy.linalg as sla
 from ancf_beam.beam import kernels
 from ancf_beam.beam.defects import SectionProfile, mapped_values
 from ancf_beam.config import CaseSpec
-from ancf_beam.linalg import BANDWIDTH, band_to_dense, xy_cholesky
+from ancf_beam.linalg import BANDWIDTH, NO_FACTOR, band_to_dense, xy_cholesky
 
 __all__ = ["CLAMP", "N_GAUSS_MASS", "BeamModel", "Quadrature", "gauss01"]
 
@@ -283,6 +283,22 @@ class BeamModel:
         if free:
             return np.ascontiguousarray(ab[:, CLAMP:])
         return ab
+
+    def tangent_solve(self, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """``K_T(q)^-1 r`` on the free DOFs (assembly, banded factorisation and solve in numba;
+        work arrays kept on the model). Raises ``numpy.linalg.LinAlgError`` when singular."""
+        w = self.__dict__.get("_tangent_work")
+        if w is None:
+            nf, bw = self.n_free, BANDWIDTH
+            w = (np.empty((2 * bw + 1, self.n_dof)), np.empty((bw + 1, nf)),
+                 np.empty((2, nf, bw + 1)), np.empty((3 * bw + 1, nf)),
+                 np.zeros(nf, dtype=np.int64), np.zeros(nf + 2 * bw))  # fmt: skip
+            self._tangent_work = w
+        x = np.array(r, dtype=float)
+        q = np.ascontiguousarray(q, dtype=float)
+        if kernels.tangent_solve(q, self.kernel_args(), CLAMP, *w, x) == NO_FACTOR:
+            raise np.linalg.LinAlgError("singular tangent stiffness")
+        return x
 
     def tangent_dense(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         ab = self.tangent_band(q, free=free)

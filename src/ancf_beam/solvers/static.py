@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import scipy.linalg as sla
 
 from ancf_beam.beam.model import CLAMP, BeamModel
 from ancf_beam.results import ConvergenceError, StaticResult
@@ -27,8 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def _newton_step_solve(model: BeamModel, q: np.ndarray, r: np.ndarray) -> np.ndarray:
-    kt = model.tangent_band(q)
-    return sla.solve_banded((7, 7), kt, r, overwrite_ab=True, check_finite=False)
+    return model.tangent_solve(q, r)
 
 
 def solve_static(
