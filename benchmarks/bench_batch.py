@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--elements", type=int, default=10)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--t-end", type=float, default=0.01, help="s, explicit runs")
+    ap.add_argument("--t-end", type=float, default=0.1, help="s, explicit runs")
     args = ap.parse_args()
     cases = _cases(args.grid, args.elements)
     workers = args.workers or batch.default_workers()

@@ -96,12 +96,12 @@ def _static_task(case) -> tuple[float, float]:
 
 def _explicit_task(args) -> tuple[np.ndarray, np.ndarray]:
     from ancf_beam.beam.model import BeamModel
-    from ancf_beam.solvers.critical import dt_critical
     from ancf_beam.solvers.explicit import simulate_explicit
+    from ancf_beam.solvers.modal import omega_max
 
     case, t_end, dt_safety, sample_dt = args
     model = BeamModel(case)
-    dt_cr = dt_critical(model).dt_critical
+    dt_cr = 2.0 / omega_max(model)[0]
     res = simulate_explicit(model, t_end, dt_safety * dt_cr, dt_critical=dt_cr,
                             sample_dt=sample_dt, snapshot_dt=t_end, progress=False)  # fmt: skip
     return res.t, res.tip_y
