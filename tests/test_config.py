@@ -17,7 +17,7 @@ from ancf_beam.config import ConfigError, load_config, parse_set, resolve_case
         ("beam.length", 0.0, ["beam.length", "[0.001, 1000]"]),
         ("beam.width", -0.02, ["beam.width", "[1e-06, 10]"]),
         ("beam.height", 0, ["beam.height", "[1e-06, 10]"]),
-        ("material.E0", -1.0, ["material.E0", "[1000, 1e+13]"]),
+        ("material.E0", -1.0, ["material.E0", "[1000, 1e+15]"]),
         ("material.rho", 0.0, ["material.rho", "[1, 100000]"]),
         ("mesh.n_elements", 0, ["mesh.n_elements", "0", "[1, 10000]"]),
         ("mesh.n_elements", 2.5, ["mesh.n_elements", "2.5", "integer"]),

@@ -303,7 +303,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "beam.length": (1e-3, 1e3),
     "beam.width": (1e-6, 10.0),
     "beam.height": (1e-6, 10.0),
-    "material.E0": (1e3, 1e13),
+    "material.E0": (1e3, 1e15),  # up to 5000 x steel: near-rigid limits
     "material.rho": (1.0, 1e5),
     "load.g": (0.0, 1e3),
 }
