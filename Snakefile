@@ -4,12 +4,24 @@
 # A --configfile given on the command line replaces config/config.yaml (it is not merged).
 from snakemake.utils import min_version, validate
 
+import ancf_beam.config as ancf_config
+
 min_version("9.0")
 
 
 if not workflow.overwrite_configfiles:
 
     configfile: "config/config.yaml"
+
+
+# Snakemake's own YAML reader keeps the last of two equal keys (a repeated case block would
+# silently replace the first): read every config file again with the library's strict reader,
+# which names the duplicate key and its line (and any malformed YAML).
+for _configfile in workflow.configfiles:
+    try:
+        ancf_config.load_config(_configfile)
+    except ancf_config.ConfigError as exc:
+        raise WorkflowError(str(exc)) from exc
 
 
 # set_default=False: the schema's default: annotations would otherwise be copied into every

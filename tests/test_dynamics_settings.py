@@ -83,9 +83,10 @@ def test_time_step_policy():
     with pytest.raises(SettingsError, match="exceeds the critical step"):
         DynamicsSettings.from_case(m.case, dt=2e-5).time_step(m, 1e-5)
     assert DynamicsSettings.from_case(m.case, dt=2e-5, force=True).time_step(m) == (2e-5, None)
-    # the config's dynamics.dt comes before dt_safety * dt_critical for the explicit solver
+    # one rule for every integrator: dt given > dt_safety given > dynamics.dt > default
     case_dt = m.case.with_overrides({"dynamics.dt": 3e-6})
-    assert DynamicsSettings.from_case(case_dt, dt_safety=0.5).time_step(m, 1e-5)[0] == 3e-6
+    assert DynamicsSettings.from_case(case_dt, dt_safety=0.5).time_step(m, 1e-5)[0] == 5e-6
+    assert DynamicsSettings.from_case(case_dt).time_step(m, 1e-5)[0] == 3e-6
     # implicit: dt given > dt_safety given > dynamics.dt > T1 / 100
     im = {"integrator": "bdf1"}
     assert DynamicsSettings.from_case(case_dt, dt=1e-3, **im).time_step(m)[0] == 1e-3

@@ -99,7 +99,7 @@ def test_config_yaml_holds_the_issue_cases():
         ("f", {"rod.defect.lam": 1.5}, "mechanisms.f.rod: config key 'defect.lam' = 1.5 is "
                                        "invalid: expected a number in [0, 1)"),
         ("f", {"rod.mesh.n_elements": 0}, "'mesh.n_elements' = 0 is invalid: expected an "
-                                          "integer >= 1"),
+                                          "integer in [1, 10000]"),
         ("p", {"crank.length": 1.0}, "unknown config key 'crank'"),
         ("p", {"load.g": 1.0}, "unknown config key 'load'"),
         ("nope", {}, "unknown mechanism 'nope' (available mechanisms: r, f, p)"),

@@ -12,8 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
+import os
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ancf_beam import __version__
@@ -76,6 +80,43 @@ def _case(args: argparse.Namespace) -> CaseSpec:
     return case_from_file(args.config, args.case, args.set)
 
 
+def _positive_finite(option: str, value: float | None, unit: str = "") -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a finite number > 0{unit}, got {value}")
+
+
+def _modes_at_most(option: str, value: int | None, case: CaseSpec) -> None:
+    """``value`` modes of the reduced system: between 1 and its 4 x n_elements DOFs."""
+    if value is None:
+        return
+    n_dof = 4 * case.mesh.n_elements
+    if not 1 <= value <= n_dof:
+        raise UsageError(
+            f"{option} must be in [1, {n_dof}] (4 x mesh.n_elements = {case.mesh.n_elements}), "
+            f"got {value}"
+        )
+
+
+def check_out(out: str | None) -> None:
+    """``--out``: a ``.nc`` name in an existing, writable directory (checked before the run)."""
+    if out is None:
+        return
+    if not str(out).endswith(".nc"):
+        raise UsageError(f"--out must name a .nc file, got {out!r}")
+    path = Path(out)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--out {out}: directory '{parent}' does not exist")
+    if path.is_dir():
+        raise UsageError(f"--out {out}: is a directory")
+    try:  # a real probe: permissions, read-only mounts and ACLs all show here
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.probe.", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: directory '{parent}' is not writable ({exc})") from exc
+
+
 # ------------------------------------------------------------------------------------------
 # subcommands
 # ------------------------------------------------------------------------------------------
@@ -88,9 +129,9 @@ def cmd_static(args):
 def cmd_modal(args):
     from ancf_beam.analyses import run_modal
 
-    if args.modes is not None and args.modes < 1:
-        raise UsageError(f"--modes must be >= 1, got {args.modes}")
-    return run_modal(_case(args), n_modes=args.modes, about=args.about)
+    case = _case(args)
+    _modes_at_most("--modes", args.modes, case)
+    return run_modal(case, n_modes=args.modes, about=args.about)
 
 
 def cmd_stepped(args):
@@ -135,6 +176,7 @@ def cmd_simulate(args):
     from ancf_beam.analyses import run_simulate
     from ancf_beam.solvers.settings import SettingsError
 
+    _positive_finite("--dt-critical", args.dt_critical, " (s)")
     case = _case(args)
     if args.force and (args.integrator or case.dynamics.integrator) in IMPLICIT_INTEGRATORS:
         log.info("--force has no effect for implicit integrators (any dt is accepted)")
@@ -158,11 +200,11 @@ def cmd_critical_dt(args):
 def cmd_identify(args):
     from ancf_beam.identify import run_identify
 
-    if args.sigma_rel is not None and not args.sigma_rel > 0:
-        raise UsageError(f"--sigma-rel must be > 0, got {args.sigma_rel}")
-    if args.modes is not None and args.modes < 1:
-        raise UsageError(f"--modes must be >= 1, got {args.modes}")
+    _positive_finite("--sigma-rel", args.sigma_rel)
+    for w in args.omega:
+        _positive_finite("--omega", w, " (rad/s)")
     case = _case(args)
+    _modes_at_most("--modes", args.modes, case)
     try:
         return run_identify(case, args.omega, args.sigma_rel, args.fit_E0, args.modes)
     except ValueError as exc:
@@ -174,8 +216,7 @@ def cmd_mechanism(args):
     from ancf_beam.mbs.analysis import run_mechanism
     from ancf_beam.results import RedundantConstraintError
 
-    if args.t_end is not None and not args.t_end > 0:
-        raise UsageError(f"--t-end must be > 0, got {args.t_end}")
+    _positive_finite("--t-end", args.t_end, " (s)")
     spec = mechanism_from_file(args.config, args.case, args.set)
     try:
         return run_mechanism(spec, t_end=args.t_end, integrator=args.integrator,
@@ -394,21 +435,24 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     func = COMMANDS[args.command][0]
     try:
-        if args.out is not None and not str(args.out).endswith(".nc"):
-            raise UsageError(f"--out must name a .nc file, got {args.out!r}")
+        check_out(args.out)
         summary, ds = func(args)
     except (ConfigError, UsageError) as exc:
         print(f"ancf-beam {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # solver failures: clear message, non-zero exit, nothing written
-        if args.verbose:
-            raise
+        log.debug("traceback of the failure", exc_info=True)  # -v shows it; exit code the same
         print(f"ancf-beam {args.command}: failed: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     if args.out:
         from ancf_beam.io import write_netcdf
 
-        write_netcdf(ds, args.out)
+        try:
+            write_netcdf(ds, args.out)
+        except OSError as exc:  # e.g. a full disk: the temporary file is gone, no partial file
+            print(f"ancf-beam {args.command}: failed: cannot write --out {args.out}: {exc}",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_FAILURE
         summary["out"] = str(args.out)
     if args.json:
         from ancf_beam.io import json_ready

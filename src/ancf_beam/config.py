@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 MAPPINGS = ("gauss", "nodal", "element")
@@ -291,12 +292,44 @@ def _table(v: Any) -> bool:
 TABLE_DESC = "null or a list [[x/L, factor], ...] with x/L rising strictly from 0 to 1, factor > 0"
 
 
+def _between(lo: float, hi: float):
+    return lambda v: _is_number(v) and lo <= v <= hi
+
+
+#: Plausibility bounds (inclusive) of the beam's sizes and material, SI. Outside them the model
+#: leaves the range it was verified on (or round-off swamps it: a 1e-300 m beam gives NaN fields);
+#: the JSON schema of the workflow carries the same minimum/maximum.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "beam.length": (1e-3, 1e3),
+    "beam.width": (1e-6, 10.0),
+    "beam.height": (1e-6, 10.0),
+    "material.E0": (1e3, 1e15),  # up to 5000 x steel: near-rigid limits
+    "material.rho": (1.0, 1e5),
+    "load.g": (0.0, 1e3),
+}
+#: Gauss points per element and term: 1 point makes the stiffness singular; 10 is exact far
+#: beyond the cubic element's needs.
+N_GAUSS_RANGE = (2, 10)
+#: Largest mesh, segments and load steps accepted (a plausibility bound, not a solver limit).
+MAX_ELEMENTS = 10_000
+MAX_SEGMENTS = 100_000
+#: Bound of ``|kappa0| * beam.length`` per imperfection profile: reference tip angles up to 2 rad
+#: (uniform) and 1.5 rad (linear), the range over which the reference tip height grows with
+#: kappa0, so a ``tip_offset`` maps onto exactly one kappa0 inside the same bound.
+MAX_KAPPA0_L = {"uniform": 2.0, "linear": 3.0}
+
+
+def _bounded(key: str, unit: str) -> tuple[str, Any]:
+    lo, hi = BOUNDS[key]
+    return (f"a number in [{lo:g}, {hi:g}] ({unit})", _between(lo, hi))
+
+
 RULES: dict[str, tuple[str, Any]] = {
-    "beam.length": ("a number > 0 (m)", _positive),
-    "beam.width": ("a number > 0 (m)", _positive),
-    "beam.height": ("a number > 0 (m)", _positive),
-    "material.E0": ("a number > 0 (Pa)", _positive),
-    "material.rho": ("a number > 0 (kg/m^3)", _positive),
+    "beam.length": _bounded("beam.length", "m"),
+    "beam.width": _bounded("beam.width", "m"),
+    "beam.height": _bounded("beam.height", "m"),
+    "material.E0": _bounded("material.E0", "Pa"),
+    "material.rho": _bounded("material.rho", "kg/m^3"),
     "defect.lam": ("a number in [0, 1)", _lam),
     "defect.n": ("a number > 0", _positive),
     "defect.table": (TABLE_DESC, _table),
@@ -317,18 +350,18 @@ RULES: dict[str, tuple[str, Any]] = {
     "defect.width.n": ("a number > 0", _positive),
     "defect.height.lam": ("a number in [0, 1)", _lam),
     "defect.height.n": ("a number > 0", _positive),
-    "mesh.n_elements": ("an integer >= 1", _int_at_least(1)),
-    "mesh.n_gauss_axial": ("an integer in [1, 10]", _int_between(1, 10)),
-    "mesh.n_gauss_bending": ("an integer in [1, 10]", _int_between(1, 10)),
+    "mesh.n_elements": (f"an integer in [1, {MAX_ELEMENTS}]", _int_between(1, MAX_ELEMENTS)),
+    "mesh.n_gauss_axial": ("an integer in [2, 10]", _int_between(*N_GAUSS_RANGE)),
+    "mesh.n_gauss_bending": ("an integer in [2, 10]", _int_between(*N_GAUSS_RANGE)),
     "mesh.strain": (f"one of {', '.join(STRAIN_MODELS)}", _one_of(STRAIN_MODELS)),
-    "load.g": ("a number >= 0 (m/s^2)", _nonnegative),
+    "load.g": _bounded("load.g", "m/s^2"),
     "static.load_steps": ("an integer >= 1", _int_at_least(1)),
     "static.max_iterations": ("an integer >= 1", _int_at_least(1)),
     "static.rtol": ("a number in (0, 1e-2]", lambda v: _positive(v) and v <= 1e-2),
     "static.max_cutbacks": ("an integer >= 0", _int_at_least(0)),
     "modal.n_modes": ("an integer >= 1", _int_at_least(1)),
     "modal.about": (f"one of {', '.join(MODAL_STATES)}", _one_of(MODAL_STATES)),
-    "stepped.segments": ("an integer >= 1", _int_at_least(1)),
+    "stepped.segments": (f"an integer in [1, {MAX_SEGMENTS}]", _int_between(1, MAX_SEGMENTS)),
     "dynamics.t_end": ("a number > 0 (s)", _positive),
     "dynamics.dt": ("null or a number > 0 (s)", _positive_or_none),
     "dynamics.dt_safety": ("a number in (0, 1]", lambda v: _positive(v) and v <= 1),
@@ -589,21 +622,82 @@ def default_config_path() -> Path | None:
     return None
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (plain YAML keeps the
+    last one silently, so a repeated case block would replace the first without a word)."""
+
+
+def _construct_unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode, deep=False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key: the base constructor reports it
+            continue
+        if first is not None:
+            raise ConfigError(
+                f"config file '{key_node.start_mark.name}': duplicate key {key!r} at line {line} "
+                f"(first given at line {first}); each key may appear once per block"
+            )
+        seen[key] = line
+    return loader.construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
+)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse a YAML file with :class:`UniqueKeyLoader`; malformed YAML, a duplicate key or an
+    unreadable file raise :class:`ConfigError` naming the file (and the line)."""
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            return yaml.load(fh, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file '{p}' is not valid YAML: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file '{p}' cannot be read: {exc}") from exc
+
+
+def check_names(config: Mapping[str, Any]) -> None:
+    """The keys of ``cases`` and ``mechanisms`` are names (strings): a number given as a case
+    name would pass the schema and fail later with a bare ``KeyError``."""
+    for section in ("cases", "mechanisms"):
+        block = config.get(section)
+        if block is None:
+            continue
+        if not isinstance(block, Mapping):
+            raise ConfigError(f"config key '{section}' must be a mapping of named blocks")
+        for name in block:
+            if not isinstance(name, str) or not name:
+                raise ConfigError(
+                    f"config key '{section}.{name}': the name {name!r} is a "
+                    f"{type(name).__name__}; names must be non-empty strings (quote it: "
+                    f"'\"{name}\"')"
+                )
+
+
 def load_config(path: str | Path | None = None) -> dict[str, Any]:
-    """Read a configuration YAML file (no validation yet; see :func:`resolve_case`)."""
+    """Read a configuration YAML file: duplicate keys, malformed YAML, unknown top-level keys
+    and non-string case names are errors (values are validated by :func:`resolve_case`)."""
     p = Path(path) if path is not None else default_config_path()
     if p is None:
         return {}
     if not p.is_file():
         raise ConfigError(f"config file '{p}' does not exist")
-    with open(p) as fh:
-        data = yaml.safe_load(fh) or {}
+    data = read_yaml(p) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file '{p}' must hold a mapping at the top level")
     for k in data:
         if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
             allowed = {**DEFAULTS, **dict.fromkeys(TOP_LEVEL_EXTRA, 0)}
             raise ConfigError(_unknown_key_message(str(k), allowed))
+    check_names(data)
     return data
 
 
@@ -633,6 +727,7 @@ def resolve_case(
     ``case=None`` selects the config's defaults (named ``"default"``).
     """
     config = dict(config or {})
+    check_names(config)
     merged = copy.deepcopy(DEFAULTS)
     sections = {k: v for k, v in config.items() if k in SECTIONS}
     for k in config:
@@ -664,7 +759,13 @@ def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
             "config keys 'imperfection.kappa0' and 'imperfection.tip_offset' are exclusive: "
             "set one of them (the other to 0 / null)"
         )
+    _check_reference_shape(resolved)
     mesh = resolved["mesh"]
+    if resolved["modal"]["n_modes"] > 4 * mesh["n_elements"]:
+        raise ConfigError(
+            f"config key 'modal.n_modes' = {resolved['modal']['n_modes']} is invalid: expected "
+            f"an integer in [1, {4 * mesh['n_elements']}] (4 x mesh.n_elements, the free DOFs)"
+        )
     if resolved["damage"]["enabled"] and mesh["n_gauss_axial"] != mesh["n_gauss_bending"]:
         raise ConfigError(
             "config key 'damage.enabled' = true needs mesh.n_gauss_axial == mesh.n_gauss_bending "
@@ -695,6 +796,31 @@ def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
         damage=DamageSpec(**resolved["damage"]),
         resolved=resolved,
     )
+
+
+def _check_reference_shape(resolved: Mapping[str, Any]) -> None:
+    """Plausibility of the initially curved reference: ``|kappa0| L <=`` :data:`MAX_KAPPA0_L`,
+    and a ``tip_offset`` that a kappa0 inside that bound reaches."""
+    imp, length = resolved["imperfection"], float(resolved["beam"]["length"])
+    kmax = MAX_KAPPA0_L[imp["profile"]] / length
+    where = f"beam.length = {length:g} m, imperfection.profile = {imp['profile']}"
+    if abs(imp["kappa0"]) > kmax:
+        raise ConfigError(
+            f"config key 'imperfection.kappa0' = {imp['kappa0']!r} is invalid: expected |kappa0| "
+            f"<= {kmax:.6g} 1/m (|kappa0| L <= {MAX_KAPPA0_L[imp['profile']]:g} for {where})"
+        )
+    offset = imp["tip_offset"]
+    if offset not in (None, 0, 0.0):
+        n = 4000  # midpoint rule for the tip height of the reference curved to the bound
+        s = (np.arange(n) + 0.5) / n * length
+        th = kmax * (s if imp["profile"] == "uniform" else s - 0.5 * s**2 / length)
+        reach = float(np.sum(np.sin(th)) * length / n)
+        if not abs(offset) < reach:
+            raise ConfigError(
+                f"config key 'imperfection.tip_offset' = {offset!r} is invalid: expected "
+                f"|tip_offset| < {reach:.6g} m (the tip height at |kappa0| L = "
+                f"{MAX_KAPPA0_L[imp['profile']]:g} for {where})"
+            )
 
 
 def case_from_file(

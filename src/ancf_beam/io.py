@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import logging
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from functools import lru_cache
@@ -26,7 +28,11 @@ from ancf_beam import __version__
 from ancf_beam.config import CaseSpec
 
 __all__ = [
+    "InputFileError",
     "git_commit",
+    "log_to_file",
+    "read_netcdf",
+    "remove_stale_temporaries",
     "json_ready",
     "package_fingerprint",
     "provenance_attrs",
@@ -109,11 +115,55 @@ def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
     return attrs
 
 
+class InputFileError(OSError):
+    """An input NetCDF file is missing, truncated or not NetCDF; the message names the file."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files that interrupted writes of ``path`` left behind.
+
+    A temporary is ``.<name>.<pid>.<random>.tmp`` next to ``path``; it is stale when the process
+    ``<pid>`` no longer exists (a killed run), so a concurrent writer's file is left alone.
+    Temporaries of the older ``.<name>.<random>.tmp`` form carry no pid and are always stale."""
+    path = Path(path)
+    removed = []
+    prefix = f".{path.name}."
+    if not path.parent.is_dir():
+        return removed
+    for tmp in path.parent.iterdir():
+        name = tmp.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid_text = name[len(prefix) :].split(".", 1)[0]
+        if pid_text.isdigit() and "." in name[len(prefix) : -4] and _pid_alive(int(pid_text)):
+            continue
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except FileNotFoundError:  # removed by someone else meanwhile
+            pass
+    return removed
+
+
 def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
-    """Write ``ds`` to ``path`` atomically (temporary file + rename)."""
+    """Write ``ds`` to ``path`` atomically (temporary file + rename); first remove the stale
+    temporaries of earlier, killed writes of the same file (:func:`remove_stale_temporaries`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+    )
     os.close(fd)
     try:
         ds.to_netcdf(tmp, engine="netcdf4")
@@ -123,6 +173,36 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
+    """Load a NetCDF file into memory; a missing, truncated or foreign file raises
+    :class:`InputFileError` naming it (not a bare HDF5 error)."""
+    try:
+        return xr.load_dataset(path, engine="netcdf4")
+    except Exception as exc:  # netCDF4/HDF5 raise OSError, ValueError or RuntimeError
+        raise InputFileError(
+            f"cannot read NetCDF file '{path}': {exc.__class__.__name__}: {exc} (missing, "
+            "truncated or not NetCDF; delete it and rerun the job that writes it)"
+        ) from exc
+
+
+def log_to_file(path: str | os.PathLike, level: int = logging.INFO) -> None:
+    """Send this process's log records to ``path`` and record an uncaught exception there too
+    (its traceback still goes to stderr): a script that fails leaves its error in its log."""
+    logging.basicConfig(filename=os.fspath(path), level=level, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    previous = sys.excepthook
+
+    def _hook(kind, value, tb):
+        if not issubclass(kind, KeyboardInterrupt):
+            logging.getLogger("ancf_beam").critical(
+                "uncaught %s: %s", kind.__name__, value, exc_info=(kind, value, tb)
+            )
+            logging.shutdown()
+        previous(kind, value, tb)
+
+    sys.excepthook = _hook
 
 
 def package_fingerprint() -> str:

@@ -3,13 +3,10 @@
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
 
-import xarray as xr
-
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, read_netcdf, write_netcdf
 from ancf_beam.studies.collect import collect
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 inp = snakemake.input
 studies = {
     "static": inp.static,
@@ -20,7 +17,7 @@ studies = {
     "critical_dt": inp.critical,
 }
 per_case = {
-    case: {study: xr.load_dataset(files[i]) for study, files in studies.items()}
+    case: {study: read_netcdf(files[i]) for study, files in studies.items()}
     for i, case in enumerate(snakemake.params.cases)
 }
 ds, table = collect(per_case)

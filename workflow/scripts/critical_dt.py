@@ -5,10 +5,9 @@ import logging
 
 from ancf_beam.analyses import run_critical_dt
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, write_netcdf
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 measure = {int(m) for m in snakemake.params.measure}
 meshes = [int(m) for m in snakemake.params.meshes]
 for ne, path in zip(meshes, snakemake.output, strict=True):

@@ -6,25 +6,22 @@ result and the static tip from its static result."""
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
 
-import xarray as xr
-
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, read_netcdf, write_netcdf
 from ancf_beam.studies.integrators import run_integrator_study
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 inp = snakemake.input
 s = snakemake.params.settings
 ne = int(snakemake.params.n_elements)
 case = resolve_case(snakemake.config, snakemake.wildcards.case, {"mesh.n_elements": ne})
-with xr.open_dataset(inp.critical) as cr:
+with read_netcdf(inp.critical) as cr:
     dt_critical = float(cr["dt_critical"])
     if int(cr.attrs["param.mesh.n_elements"]) != ne:
         raise ValueError(f"{inp.critical} is not for {ne} elements")
-with xr.open_dataset(inp.modal) as mo:
+with read_netcdf(inp.modal) as mo:
     omega_1 = float(mo["omega"][0])
-with xr.open_dataset(inp.static) as st:
+with read_netcdf(inp.static) as st:
     static_tip = float(st["tip_y"])
 ds = run_integrator_study(
     case, dt_critical, omega_1, static_tip, t_end=s["t_end"], explicit_safety=s["explicit_safety"],

@@ -3,17 +3,14 @@
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
 
-import xarray as xr
-
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, read_netcdf, write_netcdf
 from ancf_beam.studies.response import run_response
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 case = resolve_case(snakemake.config, snakemake.wildcards.case)
-st = xr.load_dataset(snakemake.input.static)
-si = xr.load_dataset(snakemake.input.simulate)
+st = read_netcdf(snakemake.input.static)
+si = read_netcdf(snakemake.input.simulate)
 ds = run_response(case, st, si, n_modes=case.modal.n_modes)
 ds.attrs["package_fingerprint"] = snakemake.params.package
 write_netcdf(ds, snakemake.output[0])

@@ -4,11 +4,10 @@
 import logging
 
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, write_netcdf
 from ancf_beam.studies.scaling import run_scaling_study
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 s = snakemake.params.settings
 case = resolve_case(snakemake.config, snakemake.params.case)
 ds = run_scaling_study(

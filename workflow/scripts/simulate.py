@@ -3,17 +3,14 @@
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
 
-import xarray as xr
-
 from ancf_beam.analyses import run_simulate
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, read_netcdf, write_netcdf
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 ne = int(snakemake.params.n_elements)
 case = resolve_case(snakemake.config, snakemake.wildcards.case, {"mesh.n_elements": ne})
-with xr.open_dataset(snakemake.input.critical) as cr:
+with read_netcdf(snakemake.input.critical) as cr:
     dt_critical = float(cr["dt_critical"])
     ne_cr = int(cr.attrs["param.mesh.n_elements"])
     case_cr = str(cr.attrs["case"])

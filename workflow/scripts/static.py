@@ -5,10 +5,9 @@ import logging
 
 from ancf_beam.analyses import run_static
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, write_netcdf
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 case = resolve_case(snakemake.config, snakemake.wildcards.case)
 summary, ds = run_static(case)
 ds.attrs["package_fingerprint"] = snakemake.params.package

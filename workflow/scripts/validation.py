@@ -6,19 +6,16 @@ checks of a damaged case replaced by the ones that apply to it."""
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import logging
 
-import xarray as xr
-
 from ancf_beam.config import resolve_case
-from ancf_beam.io import write_netcdf
+from ancf_beam.io import log_to_file, read_netcdf, write_netcdf
 from ancf_beam.studies.validation import run_family_validation
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+log_to_file(snakemake.log[0])  # the log also records an uncaught error
 case = resolve_case(snakemake.config, snakemake.wildcards.case)
 settings = snakemake.params.settings
-st = xr.load_dataset(snakemake.input.static)
-mo = xr.load_dataset(snakemake.input.modal)
-si = xr.load_dataset(snakemake.input.simulate)
+st = read_netcdf(snakemake.input.static)
+mo = read_netcdf(snakemake.input.modal)
+si = read_netcdf(snakemake.input.simulate)
 ds = run_family_validation(
     case, st, mo, si, tolerances=settings["tolerances"], segments=settings["segments"]
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from ancf_beam.config import ImperfectionSpec
+from ancf_beam.config import MAX_KAPPA0_L, ImperfectionSpec
 
 __all__ = [
     "centre_line",
@@ -55,7 +55,7 @@ def kappa0_for_tip_offset(offset: float, profile: str, length: float) -> float:
     def tip_y(k):
         return centre_line(k, profile, np.linspace(0.0, length, 65))[-1, 1] - offset
 
-    kmax = (2.0 if profile == "uniform" else 3.0) / length  # keeps theta0(L) below ~2 rad
+    kmax = MAX_KAPPA0_L[profile] / length  # the config's bound on |kappa0| L
     lo, hi = (0.0, kmax) if offset > 0 else (-kmax, 0.0)
     if np.sign(tip_y(lo)) == np.sign(tip_y(hi)):
         raise ValueError(f"imperfection.tip_offset = {offset} m is too large for L = {length} m")

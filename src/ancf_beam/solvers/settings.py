@@ -16,13 +16,14 @@ Policy (unchanged from the first versions of the solvers):
   matters to the explicit solver (the implicit ones accept any ``dt``).
 * **Ranges.** See :data:`RANGES`; ``dt_safety`` is in (0, 1] for the explicit solver and > 0 for
   the implicit ones.
-* **The time step** (:meth:`DynamicsSettings.time_step`). Explicit: ``dt`` (given, else
-  ``dynamics.dt``), else ``dt_safety * dt_critical`` (``dt_safety`` given, else
-  ``dynamics.dt_safety``); a ``dt`` above ``dt_critical`` is refused unless ``force``.
-  Implicit: ``dt`` given, else ``dt_safety * dt_critical`` when ``dt_safety`` is given, else
-  ``dynamics.dt``, else ``T1 / 100`` (``T1 = 2 pi / omega_1`` about the reference;
-  :data:`~ancf_beam.config.IMPLICIT_STEPS_PER_PERIOD`). ``dt`` and
-  ``dt_safety`` exclude each other. ``dt_critical = 2 / omega_max`` is computed when needed and
+* **The time step** (:meth:`DynamicsSettings.time_step`), one rule for every integrator: the
+  run's settings before the config, ``dt`` before ``dt_safety``: ``dt`` given, else
+  ``dt_safety * dt_critical`` when ``dt_safety`` is given, else ``dynamics.dt``, else the
+  integrator's default: ``dynamics.dt_safety * dt_critical`` (explicit) or ``T1 / 100``
+  (implicit; ``T1 = 2 pi / omega_1`` about the reference;
+  :data:`~ancf_beam.config.IMPLICIT_STEPS_PER_PERIOD`). An explicit ``dt`` above
+  ``dt_critical`` is refused unless ``force``. ``dt`` and ``dt_safety`` given together are an
+  error. ``dt_critical = 2 / omega_max`` is computed when needed and
   not given.
 
 Defaults come from :mod:`ancf_beam.config`: the case's ``dynamics`` section
@@ -287,7 +288,8 @@ class DynamicsSettings:
         if dt is not None and dt_safety is not None:
             raise SettingsError(("dt", "dt_safety"), "give either {0} or {1}, not both")
         if integ == EXPLICIT_INTEGRATOR:
-            dt = dyn.dt if dt is None else dt
+            if dt is None and dt_safety is None:
+                dt = dyn.dt
             dt_safety = dyn.dt_safety if dt_safety is None else dt_safety
             if energy_growth_limit is None:
                 energy_growth_limit = dyn.energy_growth_limit
