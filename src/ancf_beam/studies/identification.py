@@ -109,14 +109,7 @@ def run_identification_study(
             case,
             study="identification",
             method="frequencies",
-            sigma_rel=sigma_rel,
-            n_modes=n_modes,
-            draws=draws,
-            seed=seed,
-            truth_mesh=truth_mesh,
-            forward_mesh=case.mesh.n_elements,
-            lam_values=",".join(f"{v:g}" for v in lam_values),
-            n_values=",".join(f"{v:g}" for v in n_values),
+            **_study_attrs(fwd, draws, seed, lam_values, n_values),
             n_estimates=int(est.shape[0] * est.shape[1]),
             n_identifiable=int(ok.sum()),
             **_coverage(np.abs(lam_z[ok]), np.abs(n_z[ok])),
@@ -124,6 +117,20 @@ def run_identification_study(
         )
     )
     return ds
+
+
+def _study_attrs(fwd, draws, seed, lam_values, n_values) -> dict[str, Any]:
+    """The study's settings as provenance attributes."""
+    return {
+        "sigma_rel": fwd.sigma_rel,
+        "n_modes": fwd.n_modes,
+        "draws": draws,
+        "seed": seed,
+        "truth_mesh": fwd.truth_mesh,
+        "forward_mesh": fwd.case.mesh.n_elements,
+        "lam_values": ",".join(f"{v:g}" for v in lam_values),
+        "n_values": ",".join(f"{v:g}" for v in n_values),
+    }
 
 
 #: Per-estimate quantities of the study (all dimensionless).

@@ -168,23 +168,7 @@ def run_validation(
                 f"omega_{k + 1}: ANCF vs stepped TM (Richardson N={segments}, {2 * segments})",
                 om_tm[k], om[k], tol["frequency_rel"], note="rad/s", case=case.name))  # fmt: skip
     if not case.damage.enabled:
-        el = elastica_reference(case, int(static_ds.sizes["dof"]) // 4 - 1)
-        rows.extend(_elastica_checks(case, static_ds, el, large, tol))
-        q = static_ds["q"].values
-        shapes.update(
-            elastica_X=("s_elastica", el["X"], {"units": "m"}),
-            elastica_x=("s_elastica", el["x"], {"units": "m", "long_name": "extensible elastica"}),
-            elastica_y=("s_elastica", el["y"], {"units": "m", "long_name": "extensible elastica"}),
-            ancf_node_x=("node", q[0::4], {"units": "m", "long_name": "ANCF static, nodes"}),
-            ancf_node_y=("node", q[1::4], {"units": "m", "long_name": "ANCF static, nodes"}),
-        )
-        if large:
-            lin_numbers, lin_q = _linear_model_numbers(case, el)
-            numbers.extend(lin_numbers)
-            shapes.update(
-                linear_node_x=("node", lin_q[0::4], {"units": "m", "long_name": "linear model"}),
-                linear_node_y=("node", lin_q[1::4], {"units": "m", "long_name": "linear model"}),
-            )
+        rows.extend(_elastica_part(case, static_ds, large, tol, numbers, shapes))
     if families(case):
         rows.extend(_uniform_checks(case, om.size, tol))
     if simulate_ds is not None:
@@ -192,6 +176,29 @@ def run_validation(
         rows.extend(_dynamics_checks(case, static_ds, simulate_ds, tol, large, straight))
     ds = _validation_dataset(case, rows, numbers, exact, p, om, om_tm, segments, tol, t0, large)
     return ds.assign(shapes)
+
+
+def _elastica_part(case, static_ds, large, tol, numbers, shapes) -> list[dict[str, Any]]:
+    """Checks of the nonlinear static shape vs the extensible elastica; the shapes (and, with
+    large deflection, the linear model's reported errors) go into ``shapes`` / ``numbers``."""
+    el = elastica_reference(case, int(static_ds.sizes["dof"]) // 4 - 1)
+    rows = _elastica_checks(case, static_ds, el, large, tol)
+    q = static_ds["q"].values
+    shapes.update(
+        elastica_X=("s_elastica", el["X"], {"units": "m"}),
+        elastica_x=("s_elastica", el["x"], {"units": "m", "long_name": "extensible elastica"}),
+        elastica_y=("s_elastica", el["y"], {"units": "m", "long_name": "extensible elastica"}),
+        ancf_node_x=("node", q[0::4], {"units": "m", "long_name": "ANCF static, nodes"}),
+        ancf_node_y=("node", q[1::4], {"units": "m", "long_name": "ANCF static, nodes"}),
+    )
+    if large:
+        lin_numbers, lin_q = _linear_model_numbers(case, el)
+        numbers.extend(lin_numbers)
+        shapes.update(
+            linear_node_x=("node", lin_q[0::4], {"units": "m", "long_name": "linear model"}),
+            linear_node_y=("node", lin_q[1::4], {"units": "m", "long_name": "linear model"}),
+        )
+    return rows
 
 
 def _ancf_and_stepped_frequencies(case, modal_ds, p, segments):
