@@ -62,7 +62,7 @@ def compare_file(a: Path, b: Path, rtol: float) -> tuple[list[str], int, int]:
         return [f"columns differ: {list(da.columns)} != {list(db.columns)}"], 0, 0
 
     def keep(df):
-        opt = df["check"].astype(str).map(lambda s: any(o in s for o in OPTIONAL_ROWS))
+        opt = df["check"].astype(str).map(lambda s: any(o in s for o in OPTIONAL_ROWS)).astype(bool)
         return df[~opt].reset_index(drop=True), int(opt.sum())
 
     da, opt_a = keep(da)
