@@ -244,23 +244,18 @@ class CircleContact(ForceElement):
         """Per sample of ``q``, ``v`` (shape ``(n,)`` or ``(k, n)``): ``delta`` (m),
         ``delta_dot`` (m/s), ``e_x``, ``e_y`` (m, eccentricity), ``v_t`` (m/s), ``F_n``,
         ``F_t`` (N, friction on Q along t) and ``state`` (1 where ``F_n > 0``). ``fst_row``:
-        the carried state (approach speed) to use; by default each sample is evaluated as if
-        its own closing speed were the approach speed (exact for laws that do not use ``v0``)."""
+        the carried state (approach speed) to use, one row or one per sample; by default each
+        sample is evaluated as if its own closing speed were the approach speed (exact for laws
+        that do not use ``v0``)."""
         fi, ff = self.encode()
-        q2 = np.atleast_2d(np.asarray(q, dtype=float))
-        v2 = np.atleast_2d(np.asarray(v, dtype=float))
+        q2 = np.ascontiguousarray(np.atleast_2d(np.asarray(q, dtype=float)))
+        v2 = np.ascontiguousarray(np.atleast_2d(np.asarray(v, dtype=float)))
         st = np.zeros(STATE_SIZE) if fst_row is None else np.asarray(fst_row, dtype=float)
-        pp = np.zeros(8)
-        pq = np.zeros(8)
-        out = {k: np.zeros(len(q2)) for k in
-               ("delta", "delta_dot", "e_x", "e_y", "v_t", "F_n", "F_t", "state")}  # fmt: skip
-        for i in range(len(q2)):
-            qi = np.ascontiguousarray(q2[i])
-            vi = np.ascontiguousarray(v2[i])
-            d, dd, nx, ny, el, vt, _, fn, ft = core.contact_forces(fi, ff, st, qi, vi, pp, pq)
-            row = (d, dd, nx * el, ny * el, vt, fn, ft, float(fn > 0.0))
-            for k, x in zip(out, row, strict=True):
-                out[k][i] = x
+        st = np.ascontiguousarray(np.broadcast_to(st, (len(q2), STATE_SIZE)))
+        res = np.zeros((len(q2), 8))
+        core.contact_samples(fi, ff, q2, v2, st, res)
+        keys = ("delta", "delta_dot", "e_x", "e_y", "v_t", "F_n", "F_t", "state")
+        out = {k: res[:, j] for j, k in enumerate(keys)}
         if np.ndim(q) == 1:
             return {k: x[0] for k, x in out.items()}
         return out
