@@ -184,3 +184,24 @@ def test_cli_two_body_json_and_netcdf(tmp_path, capsys):
         assert float(abs(ex - (ds.x2 - ds.x1)).max()) == 0.0
         pen = ds.penetration.isel(contact=0)
         assert float(abs(pen - (0.02 - ex)).max()) <= 1e-17
+
+
+def test_critical_dt_of_mechanisms_names_the_governing_mode(tmp_path, capsys):
+    """``critical-dt --mechanism``: seed 003's contact bound 2 / omega_n = 0.6928 ms (governing
+    mode contact, zeta reported); a Hertz law switched in by --set is linearised at the
+    undamped peak penetration; the flexible slider-crank is bounded by its beam elements."""
+    base = ["critical-dt", "--config", str(CONFIG), "--json", "-q"]
+    assert main([*base, "--mechanism", "impact_seed003", "--out", str(tmp_path / "c.nc")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["governing_mode"] == "contact"
+    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=1e-14)
+    assert out["contact_zeta"]["contact"] == pytest.approx(200.0 / (2 * math.sqrt(1e7 * M_EFF)))
+    sets = ["--set", "contact.law=hertz", "--set", "contact.K=1e9", "--set", "contact.k=null",
+            "--set", "contact.c=null"]  # fmt: skip
+    assert main([*base, "--mechanism", "impact_seed003", *sets]) == 0
+    out = json.loads(capsys.readouterr().out)
+    k_lin = 1.5 * 1e9 * math.sqrt(ref.hertz(M_EFF, 1e9, 1.0)["max_penetration"])
+    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=1e-12)
+    assert main([*base, "--mechanism", "slider_crank_flexible"]) == 0
+    assert json.loads(capsys.readouterr().out)["governing_mode"] == "beam"
+    assert main([*base, "--mechanism", "impact_seed003", "--measure"]) == 2
