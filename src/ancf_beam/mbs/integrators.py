@@ -822,6 +822,7 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     k = 1
     steps = 0
     events = 0
+    nfev = 0  # of the integrators before the last restart
     t_start = time.perf_counter()
     c_start = time.process_time()
 
@@ -862,6 +863,7 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             fn_prev[e] = _contact_fn(system, ye, n, e)
             events += 1
             if te < st.t_end:
+                nfev += solver.nfev
                 solver = method(fun, te, ye, st.t_end, rtol=st.rtol, atol=st.atol)
             continue
         if contacts:  # the end of positive contact force, located on the dense output
@@ -891,7 +893,7 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     cpu = time.process_time() - c_start
     return buf.result(ts, k, integrator="adaptive", dt=math.nan, steps=steps, wall_s=wall,
                       cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
-                                        "nfev": int(solver.nfev),
+                                        "nfev": int(nfev + solver.nfev),
                                         "contact_events": events,
                                         "contact_intervals": intervals})  # fmt: skip
 
