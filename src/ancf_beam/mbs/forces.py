@@ -176,7 +176,7 @@ class CircleContact(ForceElement):
     r_q: float = 0.0
     law: ContactLaw | None = None
     friction: FrictionLaw | None = None
-    m_eff: float | None = None  # kg, estimate for the contact frequency (explicit step bound)
+    m_eff: float | None = None  # kg, for the contact frequency (None: from the bodies' masses)
     v_impact: float | None = None  # m/s, expected approach speed (nonlinear laws' stiffness)
 
     def __post_init__(self):
@@ -214,6 +214,26 @@ class CircleContact(ForceElement):
         return (self.law.damping == 0.0 and self.law.chi == 0.0
                 and self.friction.law == "none")  # fmt: skip
 
+    def estimated_mass(self) -> float | None:
+        """``m_eff`` when given, else ``m_P m_Q / (m_P + m_Q)`` from the masses of the bodies
+        the two points belong to (a beam: its total mass; the ground: infinite)."""
+        if self.m_eff is not None:
+            return self.m_eff
+        masses = []
+        for pt in (self.p, self.q):
+            body = pt.body
+            if body is None:
+                continue
+            m = getattr(body, "mass", None)
+            if m is None and hasattr(body, "model"):
+                m = body.model.total_mass()
+            if m is None:
+                return None
+            masses.append(float(m))
+        if not masses:
+            return None
+        return masses[0] if len(masses) == 1 else masses[0] * masses[1] / sum(masses)
+
     def linear_stiffness(self, v_impact: float | None = None, m_eff: float | None = None):
         """Stiffness (N/m) that sets the contact frequency: ``k`` of kelvin-voigt; for the
         ``K delta^n`` laws the tangent ``n K delta_max^(n-1)`` at the undamped estimate of the
@@ -224,7 +244,7 @@ class CircleContact(ForceElement):
         if law.law == "kelvin-voigt":
             return law.stiffness
         v = self.v_impact if v_impact is None else v_impact
-        m = self.m_eff if m_eff is None else m_eff
+        m = self.estimated_mass() if m_eff is None else m_eff
         if v is None or m is None:
             return None
         n, k = law.exponent, law.stiffness
@@ -234,7 +254,7 @@ class CircleContact(ForceElement):
     def omega(self, v_impact: float | None = None, m_eff: float | None = None):
         """Contact frequency ``sqrt(k_lin / m_eff)`` (rad/s; :meth:`linear_stiffness`), None
         when it cannot be estimated."""
-        m = self.m_eff if m_eff is None else m_eff
+        m = self.estimated_mass() if m_eff is None else m_eff
         k = self.linear_stiffness(v_impact, m)
         if k is None or m is None:
             return None
