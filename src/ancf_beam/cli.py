@@ -194,6 +194,13 @@ def cmd_simulate(args):
 def cmd_critical_dt(args):
     from ancf_beam.analyses import run_critical_dt
 
+    if args.mechanism is not None:
+        from ancf_beam.config import mechanism_from_file
+        from ancf_beam.mbs.analysis import mechanism_critical_dt
+
+        if args.measure or args.case is not None:
+            raise UsageError("--mechanism takes neither --measure nor --case")
+        return mechanism_critical_dt(mechanism_from_file(args.config, args.mechanism, args.set))
     return run_critical_dt(_case(args), measure=args.measure)
 
 
@@ -232,7 +239,7 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
     "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit or implicit)"),
     "critical-dt": (cmd_critical_dt, "critical explicit time step: eigenvalue, bounds, measured"),
     "identify": (cmd_identify, "estimate the defect (lam, n) from measured natural frequencies"),
-    "mechanism": (cmd_mechanism, "planar mechanism run (pendulum, slider-crank) from mechanisms:"),
+    "mechanism": (cmd_mechanism, "planar mechanism run (pendulum, slider-crank, two-body impact)"),
 }
 
 
@@ -344,6 +351,12 @@ def _add_critical_dt_identify(sub) -> None:
     p.add_argument(
         "--measure", action="store_true", help="also measure the limit by bisection on dt"
     )
+    p.add_argument(
+        "--mechanism",
+        metavar="NAME",
+        help="bound of a mechanism of mechanisms: instead (beam elements and contacts, the "
+        "governing mode named; --set keys relative to its block)",
+    )
     _common(p)
 
     text = COMMANDS["identify"][1]
@@ -378,7 +391,8 @@ def _add_mechanism(sub) -> None:
         "mechanism",
         help=text,
         description="integrate a mechanism of the config's mechanisms: section (a pendulum "
-        "beam pinned at node 0, or a slider-crank with a rigid or ANCF connecting rod)",
+        "beam pinned at node 0, a slider-crank with a rigid or ANCF connecting rod, or a two-body "
+        "impact through a contact law)",
     )
     p.add_argument(
         "--case", metavar="NAME", required=True, help="mechanism name (a key of mechanisms:)"

@@ -212,6 +212,7 @@ class MechanismResult:
     cpu_s: float = math.nan
     newton_iterations: np.ndarray | None = None  # per step, index-3 integrators
     stats: dict | None = None
+    force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
 
     @property
     def total(self) -> np.ndarray:

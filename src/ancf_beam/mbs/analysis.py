@@ -9,12 +9,22 @@ pendulum: ``tip_x``, ``tip_y`` (m, at ``t_end``);
 slider-crank: ``slider_x`` (m), ``slider_v`` (m/s), ``slider_a`` (m/s^2) at ``t_end``,
 ``slider_a_max``, ``slider_a_min``, ``drive_torque_max`` (N m, largest magnitude of the torque
 the drive applies to the crank), ``reaction_max`` (N, largest joint force of any joint), and
-with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude).
+with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude);
+two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_rel``; null while
+the bodies are still in contact at ``t_end``), ``contact_duration`` (s, time with positive
+contact force: located by the adaptive integrator's events, else from the samples by linear
+interpolation of the force's zero crossings), ``max_penetration`` (m), ``max_contact_force`` (N)
+(largest samples refined by a parabola through their neighbours), ``critical_dt`` (s, explicit
+bound ``2 / omega`` of the governing mode ``critical_dt_mode``: ``contact`` or ``beam``).
 
 Dataset (dimension ``time``): as they apply, ``slider_x``, ``slider_v``, ``slider_a``,
 ``crank_angle``, ``drive_torque``, ``reaction_force`` (time x joint), ``tip_x``, ``tip_y``,
 ``midspan_deflection`` (ANCF rod: signed distance of the mid-span point from the chord of its end
-points, positive to the left of the direction node 0 -> last node), ``constraint_violation``,
+points, positive to the left of the direction node 0 -> last node), and for every circle contact
+(dimension ``contact``) ``contact_force_normal``, ``contact_force_tangential`` (N, friction on
+the second body along ``t``), ``penetration`` (m), ``eccentricity_x``, ``eccentricity_y`` (m,
+centre of the second circle minus the first), ``contact_state`` (1 while the normal force is
+positive, else 0), ``constraint_violation``,
 ``velocity_violation``, ``kinetic_energy``, ``potential_energy``, ``energy_total``; attributes:
 provenance (every resolved parameter, case, version, commit, config hash) and solver settings.
 """
@@ -30,11 +40,18 @@ import xarray as xr
 
 from ancf_beam.config import MechanismSpec
 from ancf_beam.io import provenance_attrs
-from ancf_beam.mbs.integrators import IntegratorSettings, integrate
+from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
 from ancf_beam.results import MechanismResult
 
-__all__ = ["midspan_deflection", "run_mechanism", "settings_from_spec"]
+__all__ = [
+    "contact_duration",
+    "mechanism_critical_dt",
+    "midspan_deflection",
+    "peak",
+    "run_mechanism",
+    "settings_from_spec",
+]
 
 
 def settings_from_spec(
@@ -62,6 +79,85 @@ def midspan_deflection(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     u = chord / np.linalg.norm(chord, axis=-1, keepdims=True)
     rel = mid - a
     return u[..., 0] * rel[..., 1] - u[..., 1] * rel[..., 0]
+
+
+def peak(t: np.ndarray, y: np.ndarray) -> float:
+    """Largest value of the sampled ``y(t)``, refined by the parabola through the largest sample
+    and its neighbours (uniform samples)."""
+    i = int(np.argmax(y))
+    if 0 < i < len(y) - 1:
+        a, b, c = y[i - 1], y[i], y[i + 1]
+        den = a - 2.0 * b + c
+        if den < 0.0:
+            return float(b - 0.125 * (c - a) ** 2 / den)
+    return float(y[i])
+
+
+def contact_duration(t: np.ndarray, fn: np.ndarray) -> float:
+    """Total time (s) with positive force ``fn`` from samples, the ends of each interval by
+    linear interpolation of the force to zero (a first sample already in contact counts from
+    ``t[0]``)."""
+    pos = fn > 0.0
+    total = 0.0
+    for i in range(len(t) - 1):
+        if pos[i] and pos[i + 1]:
+            total += t[i + 1] - t[i]
+        elif pos[i] != pos[i + 1]:
+            a, b = (fn[i], fn[i + 1])
+            x = a / (a - b) if a != b else 0.5  # zero of the linear interpolant
+            total += (t[i + 1] - t[i]) * (x if pos[i] else 1.0 - x)
+    return float(total)
+
+
+def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str]:
+    """Per circle contact: the Dataset's contact variables (see the module docstring)."""
+    system = mech.system
+    hist = system.contact_history(res.q, res.v, res.force_state)
+    if not hist:
+        return []
+    names = list(hist)
+
+    def stack(key):
+        return np.array([hist[nm][key] for nm in names]).T.reshape(len(res.t), len(names))
+
+    dims = ("time", "contact")
+    data.update(
+        contact_force_normal=(dims, stack("F_n"), {"units": "N"}),
+        contact_force_tangential=(dims, stack("F_t"), {
+            "units": "N", "long_name": "friction force on the second body along t"}),
+        penetration=(dims, stack("delta"), {"units": "m", "long_name": "penetration (> 0)"}),
+        eccentricity_x=(dims, stack("e_x"), {"units": "m"}),
+        eccentricity_y=(dims, stack("e_y"), {"units": "m"}),
+        contact_state=(dims, stack("state").astype(np.int8), {
+            "long_name": "1 while the normal force is positive, else 0"}),
+    )  # fmt: skip
+    return names
+
+
+def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict[str, Any]:
+    spec = mech.spec
+    b1, b2 = mech.bodies
+    fe = mech.contact
+    r = mech.system.contact_history(res.q, res.v, res.force_state)[fe.name]
+    t = res.t
+    in_contact_at_end = bool(r["F_n"][-1] > 0.0 or r["delta"][-1] > 0.0)
+    v_sep = float(res.v[-1, b2.offset] - res.v[-1, b1.offset])
+    intervals = (res.stats or {}).get("contact_intervals")
+    if intervals:
+        duration = float(sum(t1 - t0 for _, t0, t1 in intervals))
+    else:
+        duration = contact_duration(t, r["F_n"])
+    bounds = explicit_dt_bounds(mech.system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    return {
+        "restitution": None if in_contact_at_end else v_sep / spec.v_rel,
+        "contact_duration": duration,
+        "max_penetration": peak(t, r["delta"]),
+        "max_contact_force": peak(t, r["F_n"]),
+        "impacts": int(res.force_state[-1, mech.system.forces.index(fe), 2]),
+        "critical_dt": bounds.get(mode) if mode else None,
+        "critical_dt_mode": mode,
+    }
 
 
 def _reactions(mech: Mechanism, res: MechanismResult) -> tuple[list[str], np.ndarray]:
@@ -114,7 +210,16 @@ def run_mechanism(
         "max_velocity_violation": float(np.max(res.dphi_max)) if res.dphi_max.size else 0.0,
         "energy_drift_rel": drift,
     }
-    if spec.kind == "pendulum":
+    if spec.kind == "two-body":
+        summary.update(_two_body_summary(mech, res, data))
+        o1, o2 = (b.offset for b in mech.bodies)
+        data.update(
+            x1=("time", res.q[:, o1], {"units": "m"}),
+            x2=("time", res.q[:, o2], {"units": "m"}),
+            v1=("time", res.v[:, o1], {"units": "m/s"}),
+            v2=("time", res.v[:, o2], {"units": "m/s"}),
+        )
+    elif spec.kind == "pendulum":
         tip = mech.beam.node(-1).position(res.q)
         summary["tip_x"] = float(tip[-1, 0])
         summary["tip_y"] = float(tip[-1, 1])
@@ -149,7 +254,10 @@ def run_mechanism(
                 mid,
                 {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
             )
+    contact_names = _contact_data(mech, res, data)
     coords: dict[str, Any] = {"time": ("time", t, time_attrs)}
+    if contact_names:
+        coords["contact"] = ("contact", contact_names)
     if spec.kind == "slider-crank":
         coords["joint"] = ("joint", names)
     ds = xr.Dataset(data, coords=coords)
@@ -169,4 +277,37 @@ def run_mechanism(
             **extra,
         )  # fmt: skip
     )
+    return summary, ds
+
+
+def mechanism_critical_dt(spec: MechanismSpec) -> tuple[dict[str, Any], xr.Dataset]:
+    """Explicit stability bound of a mechanism (``ancf-beam critical-dt --mechanism NAME``):
+    ``dt_critical`` (s), the smallest of the bounds ``2 / omega`` by mode (``bounds``: ``beam``
+    element bound, ``contact`` bound of the stiffest contact), ``governing_mode``; per contact
+    its linearised ``contact_stiffness`` (N/m), ``contact_omega`` (rad/s) and, for the damped
+    linear law, ``contact_zeta``."""
+    mech = build_mechanism(spec)
+    bounds = explicit_dt_bounds(mech.system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    summary: dict[str, Any] = {
+        "case": spec.name,
+        "kind": spec.kind,
+        "dt_critical": bounds.get(mode) if mode else None,
+        "governing_mode": mode,
+        "bounds": dict(bounds),
+    }
+    data = {}
+    for fe in mech.system.contact_forces.values():
+        k = fe.linear_stiffness()
+        w = fe.omega()
+        summary.setdefault("contact_stiffness", {})[fe.name] = k
+        summary.setdefault("contact_omega", {})[fe.name] = w
+        if fe.law.law == "kelvin-voigt" and fe.m_eff:
+            zeta = fe.law.damping / (2.0 * math.sqrt(fe.law.stiffness * fe.m_eff))
+            summary.setdefault("contact_zeta", {})[fe.name] = zeta
+    for name, b in bounds.items():
+        data[f"dt_bound_{name}"] = ((), b, {"units": "s", "long_name": f"2/omega, {name} mode"})
+    ds = xr.Dataset(data)
+    ds.attrs.update(provenance_attrs(spec, study="mechanism-critical-dt", kind=spec.kind,
+                                     governing_mode=mode or "none"))  # fmt: skip
     return summary, ds

@@ -12,6 +12,12 @@
   centre of mass) on the x axis through the pivot, rotation locked. Initial velocities are made
   consistent with the drive, the rod moving rigidly (no initial deformation rates).
 
+* ``two-body``: seed 003's impact: two point masses ``m1`` (at the origin, moving at ``v_rel``
+  along +x) and ``m2`` (at rest) on the x axis, discs of radii ``radius1``, ``radius2`` whose
+  surfaces are ``gap`` apart at t = 0 (0: touching, the impact starts at t = 0+), one
+  :class:`~ancf_beam.mbs.forces.CircleContact` (``contact``) with the configured law, no gravity
+  unless ``g`` is set.
+
 Joint names (used for reactions): ``pivot``, ``drive``, ``crank_pin``, ``wrist_pin``,
 ``slider_guide`` (slider-crank); ``pivot`` (pendulum).
 """
@@ -23,11 +29,18 @@ from dataclasses import dataclass
 
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
-from ancf_beam.mbs.bodies import BeamBody, RigidBody, ground
+from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
+from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.joints import Driver, Prismatic, Revolute
 from ancf_beam.mbs.system import System
 
-__all__ = ["Mechanism", "build_mechanism", "build_pendulum", "build_slider_crank"]
+__all__ = [
+    "Mechanism",
+    "build_mechanism",
+    "build_pendulum",
+    "build_slider_crank",
+    "build_two_body",
+]
 
 
 @dataclass
@@ -41,6 +54,8 @@ class Mechanism:
     rod: RigidBody | None = None  # rigid connecting rod
     slider: RigidBody | None = None
     drive: Driver | None = None
+    bodies: tuple[PointMass, PointMass] | None = None  # two-body
+    contact: CircleContact | None = None  # two-body
 
 
 def build_pendulum(spec: MechanismSpec) -> Mechanism:
@@ -87,7 +102,23 @@ def build_slider_crank(spec: MechanismSpec) -> Mechanism:
                      drive=drive)  # fmt: skip
 
 
+def build_two_body(spec: MechanismSpec) -> Mechanism:
+    m1, m2 = spec.masses
+    r1, r2 = spec.radii
+    system = System(g=spec.g, name=spec.name)
+    b1 = PointMass("body1", mass=m1, position=(0.0, 0.0), velocity=(spec.v_rel, 0.0))
+    b2 = PointMass("body2", mass=m2, position=(r1 + r2 + spec.gap, 0.0))
+    contact = CircleContact("contact", p=b1.point(), q=b2.point(), inside=False, r_p=r1, r_q=r2,
+                            law=spec.contact, m_eff=spec.m_eff, v_impact=spec.v_rel)  # fmt: skip
+    system.add(b1, b2, contact)
+    return Mechanism(spec, system.finalize(), bodies=(b1, b2), contact=contact)
+
+
 def build_mechanism(spec: MechanismSpec) -> Mechanism:
     """The mechanism of ``spec.kind``."""
-    builders = {"pendulum": build_pendulum, "slider-crank": build_slider_crank}
+    builders = {
+        "pendulum": build_pendulum,
+        "slider-crank": build_slider_crank,
+        "two-body": build_two_body,
+    }
     return builders[spec.kind](spec)
