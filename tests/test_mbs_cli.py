@@ -58,13 +58,14 @@ def _schema_keys(node, defs, prefix=""):
 
 
 def test_schema_mirrors_the_mechanism_rules():
-    from ancf_beam.config import BEAM_CASE_SECTIONS, MECHANISM_RULES, RULES
+    from ancf_beam.config import BEAM_CASE_SECTIONS, CLEARANCE_KEYS, MECHANISM_RULES, RULES
 
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     keys = _schema_keys(schema["$defs"]["mechanism"], schema["$defs"])
     beam = {k for k in RULES if k.split(".")[0] in BEAM_CASE_SECTIONS}
     rod_beam = {f"rod.{k}" for k in beam}
-    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model"}
+    clearance = {f"clearance.{k}" for k in CLEARANCE_KEYS}  # checked by _clearance_spec
+    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model"} | clearance
 
 
 def test_config_yaml_holds_the_issue_cases():

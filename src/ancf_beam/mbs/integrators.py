@@ -113,8 +113,13 @@ class IntegratorSettings:
     ``max_iter``, ``tol`` (relative residual), ``max_halvings``, ``newton`` (``modified`` or
     ``full``) for the index-3 Newton; ``projection``: project positions (central difference) and
     velocities (central difference, index-3) onto the constraint manifold after every step;
-    ``method``, ``rtol``, ``atol``: the adaptive integrator. The solver fields and their
-    defaults are those of :class:`ancf_beam.config.MechanismSolverSpec`."""
+    ``method``, ``rtol``, ``atol``: the adaptive integrator; ``step_control`` (index-3 with
+    contact elements): steps of ``dt`` in free flight and ``dt_contact`` (s; None: ``dt / 10``)
+    while a contact gap is below ``contact_margin`` (m) or would close within the next step,
+    contact onsets located to a penetration of at most ``onset_tol`` (m) (see
+    :func:`_run_step_control`; the other integrators ignore it: the adaptive one controls its
+    own step and stops at every onset). The solver fields and their defaults are those of
+    :class:`ancf_beam.config.MechanismSolverSpec`."""
 
     integrator: str = INTEGRATORS[0]
     t_end: float = 1.0
@@ -133,6 +138,10 @@ class IntegratorSettings:
     method: str = _SOLVER.method
     rtol: float = _SOLVER.rtol
     atol: float = _SOLVER.atol
+    step_control: bool = _SOLVER.step_control
+    dt_contact: float | None = _SOLVER.dt_contact
+    contact_margin: float = _SOLVER.contact_margin
+    onset_tol: float = _SOLVER.onset_tol
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
@@ -152,6 +161,13 @@ class IntegratorSettings:
             raise ValueError(f"method must be one of {', '.join(IVP_METHODS)}")
         if self.newton not in NEWTON_VARIANTS:
             raise ValueError(f"newton must be one of {', '.join(NEWTON_VARIANTS)}")
+        if self.dt_contact is not None and not (math.isfinite(self.dt_contact)
+                                                and self.dt_contact > 0):  # fmt: skip
+            raise ValueError(f"dt_contact must be > 0, got {self.dt_contact!r}")
+        if not (math.isfinite(self.onset_tol) and self.onset_tol > 0):
+            raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")
+        if not (math.isfinite(self.contact_margin) and self.contact_margin >= 0):
+            raise ValueError(f"contact_margin must be >= 0, got {self.contact_margin!r}")
         if self.projection and self.integrator == "adaptive":
             raise ValueError("projection is not available with the adaptive integrator")
 
