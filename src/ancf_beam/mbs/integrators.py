@@ -46,8 +46,9 @@ Outputs every ``sample_every = round(sample_dt / dt)`` steps (the adaptive integ
 potential, gravity ``-Q_g . (q - q0)``, work released by damage).
 
 Per-step state for force elements (``System.fst``) is carried by all integrators; the numba loops
-stop at a failed step and leave it to Python (step halving), which is also where step control
-and event location for contact belong.
+stop at a failed step and leave it to Python (step halving). Systems with contact elements run
+the index-3 and adaptive integrators through :mod:`ancf_beam.mbs.stepping` (step control, onset
+location, the contact record).
 """
 
 from __future__ import annotations
@@ -555,6 +556,12 @@ def integrate(
     settings.validate()
     system.finalize()
     q, v, a, lam = initial_state(system, q0, v0)
+    if settings.integrator != "central-difference" and np.any(system.fei[:, 0] == core.FE_CONTACT):
+        from ancf_beam.mbs import stepping  # contact: onsets located, contact record, steps
+
+        if settings.integrator == "adaptive":
+            return stepping.integrate_adaptive_contact(system, settings, q, v, a, lam)
+        return stepping.integrate_contact_index3(system, settings, q, v, a, lam)
     if settings.integrator == "adaptive":
         return _integrate_adaptive(system, settings, q, v, a, lam)
     dt = settings.dt if settings.dt is not None else default_dt(system, settings)
