@@ -965,8 +965,10 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "slider.mass": ("a number > 0 (kg)", _positive),
     "slider.inertia": ("a number > 0 (kg m^2)", _positive),
     "drive.omega": ("a number (rad/s, constant crank speed)", _is_number),
-    "clearance": ("null or a mapping {joint, bearing_radius, journal_radius, E, nu, contact, "
-                  "friction}", lambda v: v is None or isinstance(v, Mapping)),
+    "clearance": (
+        "null or a mapping {joint, bearing_radius, journal_radius, E, nu, contact, friction}",
+        lambda v: v is None or isinstance(v, Mapping),
+    ),
 }
 
 #: joints of a slider-crank that may carry a clearance (ancf_beam.mbs.mechanisms)

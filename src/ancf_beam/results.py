@@ -214,6 +214,7 @@ class MechanismResult:
     newton_iterations: np.ndarray | None = None  # per step, index-3 integrators
     stats: dict | None = None
     contact: Any = None  # ancf_beam.mbs.stepping.ContactRecord of runs with contact elements
+    force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
 
     @property
     def total(self) -> np.ndarray:

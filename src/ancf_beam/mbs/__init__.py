@@ -6,9 +6,15 @@ time, :mod:`.statics` finds equilibria and linearised modes, :mod:`.mechanisms` 
 configured mechanisms and :mod:`.analysis` runs them for the CLI.
 """
 
+from ancf_beam.mbs.core import contact_gaps, update_force_state
+from ancf_beam.mbs.forces import CircleContact
+
 __all__ = [
+    "CircleContact",
     "analysis",
     "bodies",
+    "contact",
+    "contact_gaps",
     "core",
     "forces",
     "integrators",
@@ -16,4 +22,5 @@ __all__ = [
     "mechanisms",
     "statics",
     "system",
+    "update_force_state",
 ]

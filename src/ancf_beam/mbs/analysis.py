@@ -104,7 +104,7 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
     law = cl.contact
     states = classify_episodes(eps, t_end, mech.contact_m_eff, law.stiffness, law.exponent,
                                cl.continuous_factor, law.v0_min)  # fmt: skip
-    ev = mech.contact.evaluate(res.q, res.v, None)
+    ev = system.contact_history(res.q, res.v, res.force_state)[mech.contact.name]
     delta = np.asarray(ev["delta"], float)
     ecc = np.hypot(ev["e_x"], ev["e_y"])
     # per sample: 0 free flight, else the class of the episode the sample lies in

@@ -24,14 +24,28 @@ from numba import njit
 
 from ancf_beam.beam import kernels
 from ancf_beam.linalg import BANDWIDTH, CHOLESKY, band_factor_solve
+from ancf_beam.mbs.contact import (
+    HERTZ,
+    KELVIN_VOIGT,
+    P_CHI,
+    P_DAMP,
+    P_EXP,
+    P_STIFF,
+    P_V0MIN,
+    friction_coefficient,
+    normal_force,
+)
 
 __all__ = [
+    "FE_CONTACT",
     "FE_FORCE",
     "FE_SPRING",
     "FE_TORQUE",
     "MAX_ROW_NNZ",
     "accel_index1",
     "constraint_hessian_band",
+    "contact_gaps",
+    "contact_kinematics",
     "eval_constraints",
     "force_elements",
     "force_elements_tangent",
@@ -41,13 +55,18 @@ __all__ = [
     "lu_solve",
     "system_forces",
     "system_tangent",
+    "update_force_state",
 ]
 
 MAX_ROW_NNZ = 12  # Jacobian entries per constraint row (two beam points: 8; a line: 7)
 
 _E_POS, _E_LINE, _E_ANGLE, _E_DRIVER = 0, 1, 2, 3
 _PT_GROUND, _PT_LINEAR, _PT_RIGID = 0, 1, 2
-FE_FORCE, FE_TORQUE, FE_SPRING = 0, 1, 2
+FE_FORCE, FE_TORQUE, FE_SPRING, FE_CONTACT = 0, 1, 2, 3
+# FE_CONTACT parameters in fef[e] (after the two points' weights 0:8) and carried state fst[e]
+C_RP, C_RQ, C_INSIDE, C_LAW, C_FRIC, C_NPAR, C_FPAR = 8, 9, 10, 11, 12, 13, 18
+C_NFLT = 24  # floats used: normal-law parameters 13:18, friction parameters 18:24
+S_V0, S_FLAG, S_IMPACTS, S_T0 = 0, 1, 2, 3  # approach speed, in contact (0/1), count, onset t
 _BW = BANDWIDTH
 
 
@@ -308,8 +327,11 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
     Kinds: ``FE_FORCE`` constant force ``(F_x, F_y)`` (N, ``fef[8:10]``) at point P;
     ``FE_TORQUE`` constant torque (N m, ``fef[8]``) on the rigid body whose angle index is
     ``fei[7]``; ``FE_SPRING`` linear spring-damper between P and Q, stiffness ``k`` (N/m),
-    damping ``c`` (N s/m), free length ``l0`` (m) in ``fef[8:11]``. ``fst`` holds per-element
-    state an integrator carries from step to step (unused by these kinds)."""
+    damping ``c`` (N s/m), free length ``l0`` (m) in ``fef[8:11]``; ``FE_CONTACT`` circle
+    contact between P and Q (:func:`contact_kinematics`; radii, side, law codes and parameters
+    at ``fef[8:24]``), its potential the elastic part of the normal law. ``fst`` holds
+    per-element state an integrator carries from step to step (contacts: the approach speed at
+    the onset, see :func:`update_force_state`)."""
     energy = 0.0
     for e in range(fei.shape[0]):
         kind = fei[e, 0]
@@ -339,6 +361,12 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
                 f[cols[i]] += vals[i]
             stretch = ln - fef[e, 10]
             energy += 0.5 * fef[e, 8] * stretch * stretch
+        elif kind == FE_CONTACT:
+            delta, _, nx, ny, _, _, s, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp,
+                                                               pq)  # fmt: skip
+            if fn != 0.0 or ft != 0.0:
+                _contact_apply(fei[e], fef[e], nx, ny, s, fn, ft, f, pp, pq, cols, vals)
+            energy += _contact_potential(fef[e], delta)
     return energy
 
 
@@ -385,6 +413,213 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
             if fei[e, 4] == _PT_RIGID:
                 i = fei[e, 5] + 2
                 ab[_BW, i] += fx * pq[7] - fy * pq[6]
+        elif kind == FE_CONTACT:
+            delta, ddot, nx, ny, el, _, s, fn, _ = contact_forces(fei[e], fef[e], fst[e], q, v,
+                                                                  pp, pq)  # fmt: skip
+            if fn <= 0.0:
+                continue
+            # normal part only (friction and the damping force's geometric share are left out):
+            # d(s F n)/de = -F_delta n n^T + s F (I - n n^T) / |e|, d/de' = -F_ddot n n^T
+            kd, cd = _normal_derivatives(fef[e], delta, ddot, _contact_v0(fef[e], fst[e], ddot))
+            kk = kd + c_v * cd
+            g = -s * fn / el
+            b00 = kk * nx * nx + g * (1.0 - nx * nx)
+            b01 = kk * nx * ny - g * nx * ny
+            b11 = kk * ny * ny + g * (1.0 - ny * ny)
+            kx = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 1.0, 0.0, 1.0, cols,
+                           vals, 0)  # fmt: skip
+            kx = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, -1.0,
+                           cols, vals, kx)  # fmt: skip
+            ky = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 0.0, 1.0, 1.0, cols,
+                           vals, kx)  # fmt: skip
+            ky = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, -1.0,
+                           cols, vals, ky)  # fmt: skip
+            for a in range(ky):
+                ca = 0 if a < kx else 1
+                for b in range(ky):
+                    cb = 0 if b < kx else 1
+                    bab = b00 if ca == 0 and cb == 0 else (b11 if ca == 1 and cb == 1 else b01)
+                    _band_add(ab, cols[a], cols[b], vals[a] * bab * vals[b])
+            fx = s * fn * nx  # on Q (P: the opposite)
+            fy = s * fn * ny
+            if fei[e, 1] == _PT_RIGID:
+                i = fei[e, 2] + 2
+                ab[_BW, i] -= fx * pp[7] - fy * pp[6]
+            if fei[e, 4] == _PT_RIGID:
+                i = fei[e, 5] + 2
+                ab[_BW, i] += fx * pq[7] - fy * pq[6]
+
+
+# ------------------------------------------------------------------------------------------
+# circle contact (FE_CONTACT)
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_kinematics(fei_r, fef_r, q, v, pp, pq):
+    """Geometry of a circle contact between the circle of radius ``r_p`` centred at point P and
+    the circle of radius ``r_q`` centred at Q; ``e = x_Q - x_P``, ``n = e / |e|``, ``t = (-n_y,
+    n_x)``. Returns ``(delta, delta_dot, nx, ny, |e|, v_t, s)``:
+
+    * inside (journal Q inside bearing P): ``delta = |e| - (r_p - r_q)``, ``s = -1``;
+    * outside (two discs): ``delta = r_p + r_q - |e|``, ``s = +1``;
+
+    the force on Q is ``s F_n n`` (and ``-s F_n n`` on P), ``delta_dot = -s n . e'`` (> 0
+    closing). ``v_t`` is the sliding speed of Q's material point at the contact relative to P's
+    along ``t``: both contact points lie on the line of centres, at ``x_P + r_p n`` (P) and
+    ``x_Q - s r_q n`` (Q), so for rigid markers (angular speeds ``w``) ``v_t = (v_Q - v_P) . t
+    - s w_Q r_q - w_P r_p``; a beam point or point mass carries no rotation (``w = 0``)."""
+    point_eval(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v, pp)
+    point_eval(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], q, v, pq)
+    ex = pq[0] - pp[0]
+    ey = pq[1] - pp[1]
+    el = math.sqrt(ex * ex + ey * ey)
+    if el > 0.0:
+        nx = ex / el
+        ny = ey / el
+    else:  # concentric: any direction (no contact unless the discs overlap fully)
+        nx = 1.0
+        ny = 0.0
+    r_p = fef_r[C_RP]
+    r_q = fef_r[C_RQ]
+    dvx = pq[2] - pp[2]
+    dvy = pq[3] - pp[3]
+    if fef_r[C_INSIDE] != 0.0:
+        s = -1.0
+        delta = el - (r_p - r_q)
+    else:
+        s = 1.0
+        delta = r_p + r_q - el
+    ddot = -s * (nx * dvx + ny * dvy)
+    wp = v[fei_r[2] + 2] if fei_r[1] == _PT_RIGID else 0.0
+    wq = v[fei_r[5] + 2] if fei_r[4] == _PT_RIGID else 0.0
+    vt = -ny * dvx + nx * dvy - s * wq * r_q - wp * r_p
+    return delta, ddot, nx, ny, el, vt, s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _contact_v0(fef_r, fst_r, ddot):
+    """Approach speed of the current impact: the carried value once the onset has been
+    recorded, otherwise (within the step that first penetrates) the current closing speed."""
+    if fst_r[S_FLAG] != 0.0:
+        return fst_r[S_V0]
+    return max(ddot, fef_r[C_NPAR + P_V0MIN])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_forces(fei_r, fef_r, fst_r, q, v, pp, pq):
+    """``(delta, delta_dot, nx, ny, |e|, v_t, s, F_n, F_t)`` of one circle contact: ``F_n >= 0``
+    the normal force, ``F_t = -mu_eff(v_t) F_n`` the friction force on Q along ``t`` (N)."""
+    delta, ddot, nx, ny, el, vt, s = contact_kinematics(fei_r, fef_r, q, v, pp, pq)
+    fn = 0.0
+    ft = 0.0
+    if delta > 0.0:
+        law = int(fef_r[C_LAW])
+        par = fef_r[C_NPAR:C_FPAR]
+        fn = normal_force(law, par, delta, ddot, _contact_v0(fef_r, fst_r, ddot))
+        fl = int(fef_r[C_FRIC])
+        if fl != 0 and fn > 0.0:
+            ft = -friction_coefficient(fl, fef_r[C_FPAR:C_NFLT], vt) * fn
+    return delta, ddot, nx, ny, el, vt, s, fn, ft
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _contact_potential(fef_r, delta):
+    """Elastic energy (J) of the normal law's spring part at penetration ``delta``."""
+    if delta <= 0.0:
+        return 0.0
+    law = int(fef_r[C_LAW])
+    k = fef_r[C_NPAR + P_STIFF]
+    if law == KELVIN_VOIGT:
+        return 0.5 * k * delta * delta
+    n = fef_r[C_NPAR + P_EXP]
+    return k * delta ** (n + 1.0) / (n + 1.0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _normal_derivatives(fef_r, delta, ddot, v0):
+    """``(dF/d delta, dF/d delta_dot)`` of the normal law (0 where the force is clipped)."""
+    law = int(fef_r[C_LAW])
+    par = fef_r[C_NPAR:C_FPAR]
+    if normal_force(law, par, delta, ddot, v0) <= 0.0:
+        return 0.0, 0.0
+    if law == KELVIN_VOIGT:
+        return par[P_STIFF], par[P_DAMP]
+    n = par[P_EXP]
+    k = par[P_STIFF]
+    if law == HERTZ:
+        return n * k * delta ** (n - 1.0), 0.0
+    w = par[P_CHI] / max(v0, par[P_V0MIN])
+    return n * k * delta ** (n - 1.0) * (1.0 + w * ddot), k * delta**n * w
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _contact_apply(fei_r, fef_r, nx, ny, s, fn, ft, f, pp, pq, cols, vals):
+    """Add the generalized forces of normal force ``fn`` and friction ``ft`` (on Q along t) to
+    ``f``: forces at the circle centres, plus the friction moments about the centres of rigid
+    markers (``-s r_q F_t`` on Q, ``r_p F_t`` on P ... with the contact points of
+    :func:`contact_kinematics`)."""
+    tx = -ny
+    ty = nx
+    fx = s * fn * nx + ft * tx  # on Q
+    fy = s * fn * ny + ft * ty
+    k = point_jac(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], pq, 1.0, 0.0, fx, cols, vals, 0)
+    k = point_jac(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], pq, 0.0, 1.0, fy, cols, vals, k)
+    k = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, 1.0, 0.0, -fx, cols, vals, k)
+    k = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, 0.0, 1.0, -fy, cols, vals, k)
+    for i in range(k):
+        f[cols[i]] += vals[i]
+    if ft != 0.0:
+        # moment of the friction force about each circle centre: (contact point - centre) x F;
+        # Q: (-s r_q n) x (ft t) = -s r_q ft; P: (r_p n) x (-ft t) = -r_p ft
+        if fei_r[4] == _PT_RIGID:
+            f[fei_r[5] + 2] -= s * fef_r[C_RQ] * ft
+        if fei_r[1] == _PT_RIGID:
+            f[fei_r[2] + 2] -= fef_r[C_RP] * ft
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_gaps(q, S, out):
+    """Signed gap ``-delta`` (m; > 0 apart, < 0 overlapping) of every force element into ``out``
+    (one entry per element, ``+inf`` for elements that are not contacts)."""
+    fei = S[7]
+    fef = S[8]
+    pp = np.empty(8)
+    pq = np.empty(8)
+    for e in range(fei.shape[0]):
+        if fei[e, 0] == FE_CONTACT:
+            out[e] = -contact_kinematics(fei[e], fef[e], q, q, pp, pq)[0]
+        else:
+            out[e] = np.inf
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def update_force_state(q, v, t, S, fst):
+    """Update the carried state of the force elements after an accepted step at ``(q, v, t)``:
+    a contact that penetrates (``delta > 0``) and was not in contact records the onset (approach
+    speed ``v0 = delta_dot``, floored at the law's ``v0_min``, time, impact count); a contact in
+    contact that has separated (``delta < 0`` and opening) clears its flag."""
+    fei = S[7]
+    fef = S[8]
+    pp = np.empty(8)
+    pq = np.empty(8)
+    for e in range(fei.shape[0]):
+        if fei[e, 0] != FE_CONTACT:
+            continue
+        delta, ddot, _, _, _, _, _ = contact_kinematics(fei[e], fef[e], q, v, pp, pq)
+        if fst[e, S_FLAG] == 0.0:
+            if delta > 0.0:
+                contact_onset(e, ddot, t, fef, fst)
+        elif delta < 0.0 and ddot < 0.0:
+            fst[e, S_FLAG] = 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_onset(e, ddot, t, fef, fst):
+    """Record the onset of an impact of contact element ``e`` at time ``t`` with closing speed
+    ``ddot`` (an event locator calls it at ``delta = 0``)."""
+    fst[e, S_V0] = max(ddot, fef[e, C_NPAR + P_V0MIN])
+    fst[e, S_FLAG] = 1.0
+    fst[e, S_IMPACTS] += 1.0
+    fst[e, S_T0] = t
 
 
 # ------------------------------------------------------------------------------------------

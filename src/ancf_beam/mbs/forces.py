@@ -24,14 +24,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ancf_beam.mbs import core
 from ancf_beam.mbs.bodies import Point, RigidBody
-from ancf_beam.mbs.core import FE_FORCE, FE_SPRING, FE_TORQUE
+from ancf_beam.mbs.contact import ContactLaw, FrictionLaw
+from ancf_beam.mbs.core import FE_CONTACT, FE_FORCE, FE_SPRING, FE_TORQUE
 
-__all__ = ["STATE_SIZE", "ForceElement", "PointForce", "SpringDamper", "Torque"]
+__all__ = [
+    "CONTACT_STATES",
+    "STATE_SIZE",
+    "CircleContact",
+    "ForceElement",
+    "PointForce",
+    "SpringDamper",
+    "Torque",
+]
 
 STATE_SIZE = 4  # floats of carried state per force element
 N_INT = 8
-N_FLT = 16
+N_FLT = core.C_NFLT  # 24: the circle contact's parameters are the longest row
 
 
 @dataclass(eq=False)
@@ -130,3 +140,99 @@ class SpringDamper(ForceElement):
     @property
     def conservative(self) -> bool:
         return self.c == 0.0
+
+
+#: names of the carried contact flag (``fst[e, 1]``) as :meth:`CircleContact.evaluate` reports it
+CONTACT_STATES = ("separated", "in contact")
+
+
+@dataclass(eq=False)
+class CircleContact(ForceElement):
+    """Contact between a circle of radius ``r_p`` centred at point ``p`` and one of radius
+    ``r_q`` centred at ``q`` (DESIGN.md section 7), with eccentricity ``e = x_q - x_p``:
+
+    * ``inside=True``: journal Q inside bearing P (``r_p > r_q``), penetration ``delta = |e| -
+      (r_p - r_q)`` (radial clearance ``r_p - r_q``);
+    * ``inside=False``: two discs, ``delta = r_p + r_q - |e|``.
+
+    Contact when ``delta > 0``; the normal force ``F_n`` (:func:`ancf_beam.mbs.contact.
+    normal_force` with the approach speed ``v0`` recorded at the onset) acts along the line of
+    centres, pushing the bodies apart; friction ``F_t = -mu_eff(v_t) F_n`` acts at the contact
+    point along ``t = (-n_y, n_x)`` with ``v_t`` the sliding speed of Q's surface relative to
+    P's, including the rotation of rigid markers times their radii
+    (:func:`ancf_beam.mbs.core.contact_kinematics`). The friction moment about the centres
+    acts on rigid markers' angles; on a beam point or point mass the friction force acts at the
+    point (the point carries no rotation).
+
+    Newton tangent: the normal force's stiffness and damping (friction left out). Potential
+    energy: the elastic part ``K delta^(n+1)/(n+1)`` (``k delta^2/2``): the element is
+    conservative when the law has no damping (hertz, kelvin-voigt with ``c = 0``, a hysteresis
+    law with ``ce = 1``) and there is no friction."""
+
+    p: Point | None = None
+    q: Point | None = None
+    inside: bool = False
+    r_p: float = 0.0
+    r_q: float = 0.0
+    law: ContactLaw | None = None
+    friction: FrictionLaw | None = None
+
+    def __post_init__(self):
+        if self.law is None:
+            raise ValueError(f"contact '{self.name}': a normal law is required")
+        if self.friction is None:
+            self.friction = FrictionLaw()
+        if not (self.r_p >= 0.0 and self.r_q >= 0.0):
+            raise ValueError(f"contact '{self.name}': radii must be >= 0")
+        if self.inside and not self.r_p > self.r_q:
+            raise ValueError(f"contact '{self.name}': the bearing radius r_p must exceed the "
+                             "journal radius r_q")  # fmt: skip
+
+    def encode(self):
+        fi, ff = self._rows(FE_CONTACT, self.p, self.q)
+        ff[core.C_RP] = self.r_p
+        ff[core.C_RQ] = self.r_q
+        ff[core.C_INSIDE] = float(self.inside)
+        ff[core.C_LAW] = self.law.code
+        ff[core.C_FRIC] = self.friction.code
+        ff[core.C_NPAR : core.C_FPAR] = self.law.params()
+        ff[core.C_FPAR : core.C_NFLT] = self.friction.params()
+        return fi, ff
+
+    def dofs(self):
+        return sorted(set(self.p.dofs() + self.q.dofs()))
+
+    @property
+    def clearance(self) -> float:
+        """Radial clearance ``r_p - r_q`` (m; inside contacts)."""
+        return self.r_p - self.r_q
+
+    @property
+    def conservative(self) -> bool:
+        return (self.law.damping == 0.0 and self.law.chi == 0.0
+                and self.friction.law == "none")  # fmt: skip
+
+    def evaluate(self, q, v, fst_row=None) -> dict[str, np.ndarray]:
+        """Per sample of ``q``, ``v`` (shape ``(n,)`` or ``(k, n)``): ``delta`` (m),
+        ``delta_dot`` (m/s), ``e_x``, ``e_y`` (m, eccentricity), ``v_t`` (m/s), ``F_n``,
+        ``F_t`` (N, friction on Q along t) and ``state`` (1 where ``F_n > 0``). ``fst_row``:
+        the carried state (approach speed) to use; by default each sample is evaluated as if
+        its own closing speed were the approach speed (exact for laws that do not use ``v0``)."""
+        fi, ff = self.encode()
+        q2 = np.atleast_2d(np.asarray(q, dtype=float))
+        v2 = np.atleast_2d(np.asarray(v, dtype=float))
+        st = np.zeros(STATE_SIZE) if fst_row is None else np.asarray(fst_row, dtype=float)
+        pp = np.zeros(8)
+        pq = np.zeros(8)
+        out = {k: np.zeros(len(q2)) for k in
+               ("delta", "delta_dot", "e_x", "e_y", "v_t", "F_n", "F_t", "state")}  # fmt: skip
+        for i in range(len(q2)):
+            qi = np.ascontiguousarray(q2[i])
+            vi = np.ascontiguousarray(v2[i])
+            d, dd, nx, ny, el, vt, _, fn, ft = core.contact_forces(fi, ff, st, qi, vi, pp, pq)
+            row = (d, dd, nx * el, ny * el, vt, fn, ft, float(fn > 0.0))
+            for k, x in zip(out, row, strict=True):
+                out[k][i] = x
+        if np.ndim(q) == 1:
+            return {k: x[0] for k, x in out.items()}
+        return out

@@ -71,6 +71,7 @@ from ancf_beam.linalg import (
     sym_band_matvec,
 )
 from ancf_beam.mbs import core
+from ancf_beam.mbs.forces import STATE_SIZE
 from ancf_beam.mbs.system import System
 from ancf_beam.results import (
     ConstraintSingularityError,
@@ -219,8 +220,9 @@ def _damage(q, S):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _record(i, q, v, a, lam, S, W, energy, pot, diss, q_ref, out_q, out_v, out_a, out_l,
-            out_e, mv):  # fmt: skip
-    """Store sample ``i`` (constraint rows of ``W`` evaluated at ``q``)."""
+            out_e, mv, out_s):  # fmt: skip
+    """Store sample ``i`` (constraint rows of ``W`` evaluated at ``q``; the force elements'
+    carried state ``W[20]`` flattened into ``out_s``)."""
     phi = W[1]
     dphi = W[2]
     for k in range(q.shape[0]):
@@ -229,6 +231,10 @@ def _record(i, q, v, a, lam, S, W, energy, pot, diss, q_ref, out_q, out_v, out_a
         out_a[i, k] = a[k]
     for k in range(lam.shape[0]):
         out_l[i, k] = lam[k]
+    fs = W[20]
+    for e in range(fs.shape[0]):
+        for k in range(fs.shape[1]):
+            out_s[i, e * fs.shape[1] + k] = fs[e, k]
     sym_band_matvec(S[0], v, mv)
     kin = 0.0
     grav = 0.0
@@ -251,7 +257,8 @@ def _record(i, q, v, a, lam, S, W, energy, pot, diss, q_ref, out_q, out_v, out_a
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lref, vs, diss,
-              sample_every, q_ref, out_q, out_v, out_a, out_l, out_e, mv, i_sample):  # fmt: skip
+              sample_every, q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s,
+              i_sample):  # fmt: skip
     """Up to ``n_steps`` central-difference steps; returns (steps done, status, i_sample,
     dissipated work). A state that is not finite, or a coordinate that moves more than
     ``lref`` in one step (an unstable run long before it overflows), stops the loop."""
@@ -280,11 +287,12 @@ def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lr
             return s, NONFINITE, i_sample, diss
         if proj:
             core.project_velocity(q, v, t1, S, W)
+        core.update_force_state(q, v, t1, S, W[20])
         released = _damage(q, S)
         diss += released
         if (step + 1) % sample_every == 0:
             _record(i_sample, q, v, a, lam, S, W, energy - released, pot, diss, q_ref, out_q,
-                    out_v, out_a, out_l, out_e, mv)  # fmt: skip
+                    out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
             i_sample += 1
     return n_steps, OK, i_sample, diss
 
@@ -456,6 +464,7 @@ def _ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
             core.schur_prepare(1, S[1], lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
             flags[0] = 1
         core.project_velocity(q, v, t1, S, W)
+    core.update_force_state(q, v, t1, S, fstate)
     fst[_F_ENERGY] = energy
     fst[_F_POT] = pot
     return True, it
@@ -463,7 +472,7 @@ def _ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _ga_chunk(n_steps, step0, h, q, v, a, at, lam, par, ist, fst, S, W, G, diss, sample_every,
-              q_ref, out_q, out_v, out_a, out_l, out_e, mv, iters, i_sample):  # fmt: skip
+              q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s, iters, i_sample):  # fmt: skip
     """Up to ``n_steps`` index-3 steps; returns (steps done, i_sample, dissipated work); fewer
     steps than asked means the next one failed (state left at its start)."""
     for s in range(n_steps):
@@ -479,7 +488,7 @@ def _ga_chunk(n_steps, step0, h, q, v, a, at, lam, par, ist, fst, S, W, G, diss,
             ist[_I_KIND] = NO_FACTOR  # stiffness changed
         if (step + 1) % sample_every == 0:
             _record(i_sample, q, v, a, lam, S, W, fst[_F_ENERGY], fst[_F_POT], diss, q_ref,
-                    out_q, out_v, out_a, out_l, out_e, mv)  # fmt: skip
+                    out_q, out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
             i_sample += 1
     return n_steps, i_sample, diss
 
@@ -504,23 +513,26 @@ def _ivp_rhs(t, y, S, W, alpha, beta, a, lam, out):
 class _Buffers:
     """Preallocated sample buffers."""
 
-    def __init__(self, n_samples: int, n: int, m: int):
+    def __init__(self, n_samples: int, n: int, m: int, n_state: int = 0):
         self.q = np.zeros((n_samples, n))
         self.v = np.zeros((n_samples, n))
         self.a = np.zeros((n_samples, n))
         self.lam = np.zeros((n_samples, m))
         self.e = np.zeros((n_samples, 6))
         self.mv = np.zeros(n)
+        self.s = np.zeros((n_samples, n_state))
 
     def args(self):
-        return self.q, self.v, self.a, self.lam, self.e, self.mv
+        return self.q, self.v, self.a, self.lam, self.e, self.mv, self.s
 
     def result(self, t, k, **kw) -> MechanismResult:
         return MechanismResult(
             t=t[:k], q=self.q[:k].copy(), v=self.v[:k].copy(), a=self.a[:k].copy(),
             lam=self.lam[:k].copy(), phi_max=self.e[:k, 4].copy(), dphi_max=self.e[:k, 5].copy(),
             kinetic=self.e[:k, 0].copy(), strain=self.e[:k, 1].copy(),
-            gravity=self.e[:k, 2].copy(), dissipated=self.e[:k, 3].copy(), **kw,
+            gravity=self.e[:k, 2].copy(), dissipated=self.e[:k, 3].copy(),
+            force_state=self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE).copy(),
+            **kw,
         )  # fmt: skip
 
 
@@ -556,6 +568,7 @@ def integrate(
     settings.validate()
     system.finalize()
     q, v, a, lam = initial_state(system, q0, v0)
+    system.reset_force_state(q, v)
     if settings.integrator != "central-difference" and np.any(system.fei[:, 0] == core.FE_CONTACT):
         from ancf_beam.mbs import stepping  # contact: onsets located, contact record, steps
 
@@ -571,7 +584,7 @@ def integrate(
         log.warning("sample_dt = %g s is not a multiple of dt = %g s: sampling every %d steps "
                     "(%g s)", settings.sample_dt, dt, sample_every, sample_every * dt)  # fmt: skip
     n_samples = n_steps // sample_every + 1
-    buf = _Buffers(n_samples, system.n, system.m)
+    buf = _Buffers(n_samples, system.n, system.m, system.fst.size)
     W = system.work()
     q_ref = system.q0.copy()
     _, u, p = system.forces_at(q, v, 0.0)
@@ -788,35 +801,102 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
 
     n_samples = int(math.floor(st.t_end / st.sample_dt + 1e-9)) + 1
     ts = np.arange(n_samples) * st.sample_dt
-    buf = _Buffers(n_samples, n, m)
+    buf = _Buffers(n_samples, n, m, system.fst.size)
     q_ref = system.q0.copy()
-    solver = getattr(si, st.method)(fun, 0.0, np.concatenate([q, v]), st.t_end, rtol=st.rtol,
-                                    atol=st.atol)  # fmt: skip
+    method = getattr(si, st.method)
+    solver = method(fun, 0.0, np.concatenate([q, v]), st.t_end, rtol=st.rtol, atol=st.atol)
     ys = np.zeros((n_samples, 2 * n))
     ys[0] = np.concatenate([q, v])
+    states = np.zeros((n_samples, *system.fst.shape))
+    states[0] = system.fst
+    contacts = system.contact_indices
+    gaps = np.zeros(len(system.forces))
+    core.contact_gaps(q, data, gaps)
     k = 1
     steps = 0
+    events = 0
     t_start = time.perf_counter()
     c_start = time.process_time()
+
+    def fill(dense, t_stop):
+        nonlocal k
+        while k < n_samples and ts[k] <= t_stop + 1e-12 * st.t_end:
+            ys[k] = dense(min(ts[k], t_stop))
+            states[k] = system.fst
+            k += 1
+
     while solver.status == "running":
+        t_old = solver.t
         msg = solver.step()
         if solver.status == "failed":
             raise InstabilityError(f"adaptive ({st.method}): {msg} at t = {solver.t:.6g} s")
         steps += 1
+        y1 = solver.y
+        onset = None
+        if contacts:
+            gaps_prev = gaps.copy()
+            core.contact_gaps(np.ascontiguousarray(y1[:n]), data, gaps)
+            hit = [
+                e
+                for e in contacts
+                if system.fst[e, core.S_FLAG] == 0.0 and gaps_prev[e] > 0.0 >= gaps[e]
+            ]
+            if hit:
+                onset = _locate_onset(system, solver.dense_output(), t_old, solver.t, hit, n)
+        if onset is not None:  # contact onset (delta = 0) located: restart the integrator there
+            te, ye, e = onset
+            fill(solver.dense_output(), te)
+            qe = np.ascontiguousarray(ye[:n])
+            ve = np.ascontiguousarray(ye[n:])
+            ddot = system.contact_forces[e].evaluate(qe, ve)["delta_dot"]
+            core.contact_onset(e, float(ddot), te, system.fef, system.fst)
+            core.update_force_state(qe, ve, te, data, system.fst)
+            core.contact_gaps(qe, data, gaps)
+            events += 1
+            if te < st.t_end:
+                solver = method(fun, te, ye, st.t_end, rtol=st.rtol, atol=st.atol)
+            continue
         if k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
-            dense = solver.dense_output()
-            while k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
-                ys[k] = dense(min(ts[k], solver.t))
-                k += 1
+            fill(solver.dense_output(), solver.t)
+        if contacts:
+            core.update_force_state(np.ascontiguousarray(y1[:n]),
+                                    np.ascontiguousarray(y1[n:]), solver.t, data,
+                                    system.fst)  # fmt: skip
     for i in range(k):
         qi = np.ascontiguousarray(ys[i, :n])
         vi = np.ascontiguousarray(ys[i, n:])
         if system.has_function_drivers:
             system.update_drivers(ts[i], W)
+        W[20][:] = states[i]  # the approach speeds valid at this sample
         u, p, *_ = core.accel_index1(qi, vi, ts[i], data, W, st.alpha, st.beta, aw, lw)
         _record(i, qi, vi, aw, lw, data, W, u, p, 0.0, q_ref, *buf.args())
+        buf.s[i] = states[i].ravel()
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     return buf.result(ts, k, integrator="adaptive", dt=math.nan, steps=steps, wall_s=wall,
                       cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
-                                        "nfev": int(solver.nfev)})  # fmt: skip
+                                        "nfev": int(solver.nfev),
+                                        "contact_events": events})  # fmt: skip
+
+
+def _locate_onset(system, dense, t0, t1, hit, n):
+    """Earliest time in ``(t0, t1]`` at which one of the contact elements ``hit`` reaches
+    ``delta = 0`` (root of its gap on the dense output, to round-off); returns ``(t, y, e)``."""
+    from scipy.optimize import brentq
+
+    gaps = np.zeros(len(system.forces))
+
+    def gap(t, e):
+        core.contact_gaps(np.ascontiguousarray(dense(t)[:n]), system.data, gaps)
+        return gaps[e]
+
+    best = None
+    for e in hit:
+        if gap(t0, e) <= 0.0:  # touching at the start of the step already
+            te = t0
+        else:
+            te = brentq(gap, t0, t1, args=(e,), xtol=1e-300, rtol=1e-15)
+        if best is None or te < best[0]:
+            best = (te, e)
+    te, e = best
+    return te, dense(te), e

@@ -222,7 +222,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
         ok = False
         it = 0
-        for k in range(max_halvings + 1):
+        for _k in range(max_halvings + 1):
             ok, it = _ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G)
             cnt[_C_ITERS] += it
             if ok:
@@ -240,7 +240,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             hi = h
             fhi = g_end
             side = 0
-            for k in range(_MAX_LOCATE):
+            for _k in range(_MAX_LOCATE):
                 s = lo + (hi - lo) * flo / (flo - fhi)
                 w = hi - lo
                 s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
@@ -452,8 +452,9 @@ def integrate_adaptive_contact(system, st, q, v, a, lam) -> MechanismResult:
         starts = [e for e in els if fs[e, core.S_FLAG] == 0.0 and g_prev[e] > 0.0 > g1[e]]
         event = None
         if starts:
-            roots = [(brentq(lambda s, e=e: gaps(dense(s))[e], t, t1, xtol=1e-14 * t1 + 1e-300,
-                             rtol=4 * np.finfo(float).eps), e) for e in starts]  # fmt: skip
+            roots = [(brentq(lambda s, e=e, d=dense: gaps(d(s))[e], t, t1,
+                             xtol=1e-14 * t1 + 1e-300, rtol=4 * np.finfo(float).eps), e)
+                     for e in starts]  # fmt: skip
             event = min(roots)
             t1 = event[0]
             y1 = dense(t1)

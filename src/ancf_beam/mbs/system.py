@@ -30,7 +30,14 @@ from ancf_beam.beam.damage import DamageState
 from ancf_beam.linalg import BANDWIDTH, band_cholesky, sym_band_matvec
 from ancf_beam.mbs import core
 from ancf_beam.mbs.bodies import BeamBody, Body
-from ancf_beam.mbs.forces import N_FLT, N_INT, STATE_SIZE, ForceElement, SpringDamper
+from ancf_beam.mbs.forces import (
+    N_FLT,
+    N_INT,
+    STATE_SIZE,
+    CircleContact,
+    ForceElement,
+    SpringDamper,
+)
 from ancf_beam.mbs.joints import Driver, Joint, Row, Weld, encode_rows, linear_rows
 from ancf_beam.results import RedundantConstraintError
 
@@ -136,6 +143,9 @@ class System:
         self.fei = np.array(fi, dtype=np.int64).reshape(-1, N_INT)
         self.fef = np.array(ff, dtype=float).reshape(-1, N_FLT)
         self.fst = np.zeros((len(self.forces), STATE_SIZE))
+        self.contact_indices = [i for i, fe in enumerate(self.forces)
+                                if isinstance(fe, CircleContact)]  # fmt: skip
+        self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
 
         # mass, gravity
         mlb = np.zeros((BANDWIDTH + 1, self.n))
@@ -309,6 +319,37 @@ class System:
         kin = 0.5 * float(np.dot(v, self.mass_matvec(v)))
         grav = -float(np.dot(self.qg, np.asarray(q) - self.q0))
         return {"kinetic": kin, "strain": u, "gravity": grav, "force_potential": p}
+
+    def reset_force_state(self, q, v, t: float = 0.0) -> None:
+        """Clear the force elements' carried state and record contacts that already touch at
+        ``(q, v, t)`` (:func:`ancf_beam.mbs.core.update_force_state`)."""
+        self.fst[:] = 0.0
+        core.update_force_state(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
+                                t, self.data, self.fst)  # fmt: skip
+
+    def contact_gaps(self, q) -> np.ndarray:
+        """Signed gap (m) of every force element (``+inf`` for non-contacts); see
+        :func:`ancf_beam.mbs.core.contact_gaps`."""
+        out = np.zeros(len(self.forces))
+        core.contact_gaps(np.ascontiguousarray(q, float), self.data, out)
+        return out
+
+    def contact_history(self, q, v, force_state=None) -> dict[str, dict[str, np.ndarray]]:
+        """Per contact element (by name), per sample of ``q``, ``v`` (``(k, n)``): penetration,
+        eccentricity, normal and friction force, contact flag
+        (:meth:`ancf_beam.mbs.forces.CircleContact.evaluate`), using the carried state of each
+        sample (``force_state``, ``(k, n_elements, 4)``, e.g. ``MechanismResult.force_state``)
+        for the approach speed."""
+        q = np.atleast_2d(q)
+        v = np.atleast_2d(v)
+        out = {}
+        for i, fe in self.contact_forces.items():
+            if force_state is None:
+                out[fe.name] = fe.evaluate(q, v)
+                continue
+            rows = [fe.evaluate(q[j], v[j], force_state[j, i]) for j in range(len(q))]
+            out[fe.name] = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
+        return out
 
     @property
     def energy_balance_closes(self) -> bool:

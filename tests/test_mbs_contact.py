@@ -1,0 +1,152 @@
+"""Circle contact force element (FE_CONTACT): forces, tangent, potential and carried state
+against finite differences, power balance and an analytic equilibrium."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ancf_beam.mbs import core
+from ancf_beam.mbs.bodies import PointMass, RigidBody, ground
+from ancf_beam.mbs.contact import ContactLaw, FrictionLaw
+from ancf_beam.mbs.forces import CircleContact
+from ancf_beam.mbs.integrators import IntegratorSettings, integrate
+from ancf_beam.mbs.system import System
+
+LAWS = {
+    "hertz": {"law": "hertz", "K": 1.0e9},
+    "lankarani-nikravesh": {"law": "lankarani-nikravesh", "K": 1.0e9, "restitution": 0.7},
+    "kelvin-voigt": {"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0},
+}
+
+
+def _pair(inside, law, friction=None):
+    """Two rigid bodies with off-centre circle markers, overlapping by about 1-3 mm."""
+    s = System(g=0.0)
+    a = s.add(RigidBody("a", mass=2.0, inertia=0.1, position=(0.0, 0.0)))
+    pos = (0.0007, 0.0003) if inside else (0.017, 0.001)
+    b = s.add(RigidBody("b", mass=3.0, inertia=0.2, position=pos, angle=0.3))
+    c = s.add(CircleContact("c", p=a.marker(0.001, 0.002), q=b.marker(0.003, -0.001),
+                            inside=inside, r_p=0.01, r_q=0.0095 if inside else 0.01,
+                            law=ContactLaw.from_config(law, "contact"),
+                            friction=friction))  # fmt: skip
+    s.finalize()
+    s.fst[0] = (0.5, 1.0, 1.0, 0.0)  # in contact, approach speed 0.5 m/s
+    return s, c
+
+
+@pytest.mark.parametrize("inside", [False, True])
+@pytest.mark.parametrize("name", list(LAWS))
+def test_contact_tangent_and_potential_match_finite_differences(inside, name):
+    s, c = _pair(inside, LAWS[name])
+    q = s.q0.copy()
+    v = np.array([0.1, 0.2, 1.0, -0.3, 0.1, -2.0])
+    assert c.evaluate(q, v, s.fst[0])["delta"] > 5e-4
+    zero = np.zeros(6)
+    h = 1e-10
+    eye = np.eye(6)
+    kfd = np.column_stack([-(s.forces_at(q + h * eye[j], zero)[0]
+                             - s.forces_at(q - h * eye[j], zero)[0]) / (2 * h)
+                           for j in range(6)])  # fmt: skip
+    k = s.tangent_dense(q, zero)
+    # measured relative error 2e-8 (central differences, h = 1e-10 m on a 1 mm overlap)
+    assert np.max(np.abs(k - kfd)) <= 2e-7 * np.max(np.abs(k))
+    cfd = np.column_stack([-(s.forces_at(q, v + 1e-6 * eye[j])[0]
+                             - s.forces_at(q, v - 1e-6 * eye[j])[0]) / 2e-6
+                           for j in range(6)])  # fmt: skip
+    cv = s.tangent_dense(q, v, c_v=1.0) - s.tangent_dense(q, v, c_v=0.0)
+    # damping tangent (the law's dF/d delta_dot along n n^T): measured 1.3e-8 relative
+    assert np.max(np.abs(cv - cfd)) <= 1e-7 * max(np.max(np.abs(cfd)), 1e-300)
+    if name != "kelvin-voigt":
+        assert (np.max(np.abs(cfd)) > 0) == (name != "hertz")
+    pot = [s.forces_at(q + h * eye[j], zero)[2] - s.forces_at(q - h * eye[j], zero)[2]
+           for j in range(6)]  # fmt: skip
+    grad = np.array(pot) / (2 * h)
+    f = s.forces_at(q, zero)[0]
+    # Q = -dV/dq for the elastic part: measured 2e-8 relative
+    assert np.max(np.abs(grad + f)) <= 2e-7 * np.max(np.abs(f))
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_contact_power_equals_normal_and_friction_power(inside):
+    """Q . q' = -F_n delta' + F_t v_t: the generalized forces (translations and the friction
+    moments on the angles) do the work of the contact forces at the contact points."""
+    fr = FrictionLaw.from_config({"law": "coulomb-tanh", "mu": 0.3, "v_ref": 0.01}, "friction")
+    s, c = _pair(inside, LAWS["lankarani-nikravesh"], fr)
+    q = s.q0.copy()
+    v = np.array([0.1, 0.2, 1.0, -0.3, 0.1, -2.0])
+    r = c.evaluate(q, v, s.fst[0])
+    assert r["F_n"] > 0 and abs(r["F_t"]) > 0.05 * r["F_n"]
+    f = s.forces_at(q, v)[0]
+    power = -r["F_n"] * r["delta_dot"] + r["F_t"] * r["v_t"]
+    # round-off only (measured 2e-16 relative)
+    assert f @ v == pytest.approx(power, rel=1e-12)
+    assert r["F_t"] * r["v_t"] < 0  # friction dissipates
+    # v_t by finite differences of the contact points' material positions
+    n = np.array([r["e_x"], r["e_y"]]) / math.hypot(r["e_x"], r["e_y"])
+    t = np.array([-n[1], n[0]])
+    s_ = -1.0 if inside else 1.0
+
+    def material(qq, body, marker, radius, sign):
+        """Position of the body-fixed point that sits at the contact at q."""
+        o = body.offset
+        th = qq[o + 2]
+        rot = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
+        th0 = q[o + 2]
+        rot0 = np.array([[math.cos(th0), -math.sin(th0)], [math.sin(th0), math.cos(th0)]])
+        centre0 = marker.position(q)
+        local = rot0.T @ (centre0 + sign * radius * n - q[o : o + 2])
+        return qq[o : o + 2] + rot @ local
+
+    a, b = s.bodies
+    h = 1e-7
+    rel = [material(q + k * h * v, b, c.q, c.r_q, -s_) - material(q + k * h * v, a, c.p, c.r_p,
+           1.0) for k in (-1, 1)]  # fmt: skip
+    vt_fd = t @ (rel[1] - rel[0]) / (2 * h)
+    assert r["v_t"] == pytest.approx(vt_fd, rel=1e-6)  # measured 1e-9
+
+
+def test_journal_resting_in_bearing_is_in_equilibrium():
+    """A journal (point mass, radius 9.5 mm) inside a ground bearing (10 mm) under gravity at
+    the Hertz penetration delta = (m g / K)^(1/1.5): zero net force, and it stays there."""
+    m, g, k_h = 0.5, 9.81, 2.0e9
+    law = ContactLaw.from_config({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.8},
+                                 "contact")  # fmt: skip
+    delta = (m * g / k_h) ** (1 / 1.5)
+    s = System(g=g)
+    j = s.add(PointMass("journal", mass=m, position=(0.0, -(0.0005 + delta))))
+    s.add(CircleContact("bearing", p=ground(0.0, 0.0), q=j.point(), inside=True, r_p=0.010,
+                        r_q=0.0095, law=law))  # fmt: skip
+    s.finalize()
+    f = s.forces_at(s.q0, np.zeros(2))[0]
+    assert np.max(np.abs(f)) <= 1e-12 * m * g  # measured 0 (round-off)
+    assert s.contact_gaps(s.q0)[0] == pytest.approx(-delta, rel=1e-12)
+    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.02, sample_dt=1e-3,
+                                          dt=1e-4))  # fmt: skip
+    drift = np.max(np.abs(res.q[:, 1] - s.q0[1]))
+    assert drift <= 1e-6 * delta  # measured 0 to round-off of the position (~1e-19 m)
+    assert np.all(res.force_state[:, 0, core.S_FLAG] == 1.0)  # in contact from t = 0
+    assert np.all(res.force_state[:, 0, core.S_IMPACTS] == 1.0)
+
+
+def test_contact_state_records_onset_and_separation():
+    """The carried state: v0 = closing speed at the first penetrating step, flag cleared after
+    separation; contact_gaps is minus the penetration."""
+    law = ContactLaw.from_config({"law": "hertz", "K": 1.0e9}, "contact")
+    s = System(g=0.0)
+    a = s.add(PointMass("a", mass=1.0, position=(0.0, 0.0)))
+    b = s.add(PointMass("b", mass=1.0, position=(0.03, 0.0)))
+    s.add(CircleContact("c", p=a.point(), q=b.point(), r_p=0.01, r_q=0.01, law=law))
+    s.finalize()
+    gaps = np.zeros(1)
+    q = np.array([0.0, 0.0, 0.0199, 0.0])
+    v = np.array([0.0, 0.0, -0.7, 0.0])  # closing at 0.7 m/s
+    core.contact_gaps(q, s.data, gaps)
+    assert gaps[0] == pytest.approx(-1e-4, rel=1e-9)
+    core.update_force_state(q, v, 0.1, s.data, s.fst)
+    assert tuple(s.fst[0]) == pytest.approx((0.7, 1.0, 1.0, 0.1))
+    core.update_force_state(q, -v, 0.2, s.data, s.fst)  # opening but overlapping: still in
+    assert s.fst[0, core.S_FLAG] == 1.0
+    q[2] = 0.0201
+    core.update_force_state(q, -v, 0.3, s.data, s.fst)  # apart and opening: cleared
+    assert s.fst[0, core.S_FLAG] == 0.0 and s.fst[0, core.S_IMPACTS] == 1.0
