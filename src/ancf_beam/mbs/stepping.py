@@ -20,7 +20,8 @@ reference) and locates nothing. A step whose Newton iteration fails is retried a
 (:func:`ancf_beam.mbs.core.contact_onset`) and restarts from the event.
 
 **Contact record** (both paths; per contact element): the largest normal force over every
-accepted step (not only the samples) and its time, the time with ``delta > 0`` (gaps
+accepted step (not only the samples; the adaptive integrator also at 15 dense-output points
+inside each step in contact) and its time, the time with ``delta > 0`` (gaps
 interpolated linearly across a step that changes sign) and the contact episodes: onset time
 (interpolated zero of the gap), end time, approach speed ``v0``, peak normal force and largest
 penetration (:class:`ContactRecord`).
@@ -57,6 +58,7 @@ _D_FMAX, _D_TFMAX, _D_TC, _D_OPEN = range(4)
 #: Newton iterations, episodes
 _C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP = range(6)
 _MAX_LOCATE = 40
+_DENSE_PEAK = 16  # adaptive: dense-output points per step searched for the peak force
 
 
 @dataclass
@@ -165,6 +167,24 @@ def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, 
                 ep[k, _EP_OFF] = t0 + h * (-g0) / (g1 - g0) if g0 < 0.0 <= g1 else t1
             diag[e, _D_OPEN] = -1.0
     return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _peak_update(q, v, t, S, fs, diag, ep, pp, pq):
+    """Raise the record's peak normal forces with the state ``(q, v)`` at ``t`` inside a step
+    (the adaptive integrator's dense output)."""
+    fei = S[7]
+    fef = S[8]
+    for e in range(fei.shape[0]):
+        if fei[e, 0] != core.FE_CONTACT:
+            continue
+        fn = core.contact_forces(fei[e], fef[e], fs[e], q, v, pp, pq)[7]
+        if fn > diag[e, _D_FMAX]:
+            diag[e, _D_FMAX] = fn
+            diag[e, _D_TFMAX] = t
+        k = int(diag[e, _D_OPEN])
+        if k >= 0 and fn > ep[k, _EP_FN]:
+            ep[k, _EP_FN] = fn
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -476,6 +496,12 @@ def integrate_adaptive_contact(system, st, q, v, a, lam) -> MechanismResult:
                              pq):  # fmt: skip
             ep = np.concatenate([ep, np.full_like(ep, np.nan)])
             update_record(t, t1 - t, g_prev, g1, before, q1, v1, data, fs, diag, ep, cnt, pp, pq)
+        if np.min(g_prev) < 0.0 or np.min(g1) < 0.0:  # the peak force inside the step
+            for j in range(1, _DENSE_PEAK):
+                tj = t + (t1 - t) * j / _DENSE_PEAK
+                yj = dense(tj)
+                _peak_update(np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj, data,
+                             fs, diag, ep, pp, pq)  # fmt: skip
         t = t1
         g_prev = g1
         if event is not None and t < st.t_end:
