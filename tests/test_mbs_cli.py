@@ -13,6 +13,7 @@ import yaml
 
 from ancf_beam.cli import main
 from ancf_beam.config import (
+    MECHANISM_KINDS,
     ConfigError,
     load_config,
     mechanism_names,
@@ -38,7 +39,7 @@ def test_configs_with_mechanisms_validate_and_resolve(path):
     assert mechanism_names(cfg)
     for name in mechanism_names(cfg):
         spec = resolve_mechanism(cfg, name)
-        assert spec.kind in ("pendulum", "slider-crank") and spec.t_end > 0
+        assert spec.kind in MECHANISM_KINDS and spec.t_end > 0
     for case in cfg.get("cases") or {}:  # the cantilever cases still resolve beside them
         resolve_case(cfg, case)
 
@@ -64,8 +65,10 @@ def test_schema_mirrors_the_mechanism_rules():
     keys = _schema_keys(schema["$defs"]["mechanism"], schema["$defs"])
     beam = {k for k in RULES if k.split(".")[0] in BEAM_CASE_SECTIONS}
     rod_beam = {f"rod.{k}" for k in beam}
-    clearance = {f"clearance.{k}" for k in CLEARANCE_KEYS}  # checked by _clearance_spec
-    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model"} | clearance
+    # the two-body contact block is validated by ancf_beam.mbs.contact.ContactLaw, a clearance
+    # block by _clearance_spec
+    clearance = {f"clearance.{k}" for k in CLEARANCE_KEYS}
+    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model", "contact.law"} | clearance
 
 
 def test_config_yaml_holds_the_issue_cases():
@@ -87,8 +90,8 @@ def test_config_yaml_holds_the_issue_cases():
 @pytest.mark.parametrize(
     "name, overrides, message",
     [
-        ("r", {"kind": "two-body"}, "'mechanisms.r.kind' = 'two-body' is invalid: expected one "
-                                    "of pendulum, slider-crank"),
+        ("r", {"kind": "four-bar"}, "'mechanisms.r.kind' = 'four-bar' is invalid: expected one "
+                                    "of pendulum, slider-crank, two-body"),
         ("r", {"t_end": -1}, "'mechanisms.r.t_end' = -1 is invalid: expected a number > 0 (s)"),
         ("r", {"rod.length": 0.01}, "'mechanisms.r.rod.length' = 0.01 is invalid: expected a rod "
                                     "longer than the crank (crank.length = 0.05 m)"),

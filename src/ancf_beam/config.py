@@ -866,7 +866,7 @@ def _float_like_defaults(merged: dict, defaults: Mapping) -> None:
 # (BEAM_CASE_SECTIONS) start from the built-in DEFAULTS, not from the config's top-level
 # cantilever defaults, and are validated by build_case with RULES (gradients, imperfection and
 # damage included). Gravity is the mechanism's ``g`` (the beam case's ``load.g`` follows it).
-MECHANISM_KINDS = ("pendulum", "slider-crank")
+MECHANISM_KINDS = ("pendulum", "slider-crank", "two-body")
 MECHANISM_INTEGRATORS = ("generalized-alpha", "newmark", "central-difference", "adaptive")
 ROD_MODELS = ("rigid", "ancf")
 IVP_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
@@ -916,6 +916,18 @@ MECHANISM_DEFAULTS: dict[str, dict[str, Any]] = {
         "slider": {"mass": 0.14, "inertia": 1.0e-5},
         "drive": {"omega": 5000.0 * 2.0 * math.pi / 60.0},
         "clearance": None,
+    },
+    # seed 003's example; the contact block is validated by ancf_beam.mbs.contact.ContactLaw
+    "two-body": {
+        **copy.deepcopy(_MECHANISM_COMMON),
+        "t_end": 2.0e-3,
+        "sample_dt": 1.0e-6,
+        "g": 0.0,
+        "integrator": "adaptive",
+        "bodies": {"m1": 2.0, "m2": 3.0, "radius1": 0.01, "radius2": 0.01},
+        "v_rel": 1.0,
+        "gap": 0.0,
+        "contact": {"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0},
     },
 }
 ROD_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -969,6 +981,12 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
         "null or a mapping {joint, bearing_radius, journal_radius, E, nu, contact, friction}",
         lambda v: v is None or isinstance(v, Mapping),
     ),
+    "bodies.m1": ("a number > 0 (kg)", _positive),
+    "bodies.m2": ("a number > 0 (kg)", _positive),
+    "bodies.radius1": ("a number > 0 (m)", _positive),
+    "bodies.radius2": ("a number > 0 (m)", _positive),
+    "v_rel": ("a number > 0 (m/s, approach speed)", _positive),
+    "gap": ("a number >= 0 (m, initial distance between the surfaces)", _nonnegative),
 }
 
 #: joints of a slider-crank that may carry a clearance (ancf_beam.mbs.mechanisms)
@@ -1017,7 +1035,7 @@ class MechanismSolverSpec:
     rtol: float = 1e-8
     atol: float = 1e-10
     step_control: bool = False  # index-3: dt in free flight, dt_contact near and in contact
-    dt_contact: float | None = None  # s; null: dt / 10
+    dt_contact: float | None = None  # s; null: default_dt (0.05 x the contact bound)
     contact_margin: float = 0.0  # m; small steps once a gap is below it (or closes in a step)
     onset_tol: float = 1e-8  # m; largest penetration accepted at the end of an onset step
 
@@ -1065,7 +1083,20 @@ class MechanismSpec:
     slider: RigidPartSpec | None = None
     omega: float | None = None
     clearance: ClearanceSpec | None = None
+    masses: tuple[float, float] | None = None  # two-body: m1, m2 (kg)
+    radii: tuple[float, float] | None = None  # two-body: contact radii (m)
+    v_rel: float | None = None  # two-body: approach speed (m/s)
+    gap: float | None = None  # two-body: initial gap (m)
+    contact: Any = None  # two-body: ancf_beam.mbs.contact.ContactLaw
     resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def m_eff(self) -> float | None:
+        """Effective mass ``m1 m2 / (m1 + m2)`` (kg) of the two-body impact."""
+        if self.masses is None:
+            return None
+        m1, m2 = self.masses
+        return m1 * m2 / (m1 + m2)
 
     @property
     def rod_model(self) -> str | None:
@@ -1213,6 +1244,16 @@ def resolve_mechanism(
         if model not in ROD_MODELS:
             raise _mechanism_key_error(name, "rod.model", model, MECHANISM_RULES["rod.model"][0])
         merged["rod"] = copy.deepcopy(ROD_DEFAULTS[model])
+    if kind == "two-body":
+        # the contact block replaces the default one as a whole (its keys depend on the law;
+        # ContactLaw validates them); --set contact.KEY=VALUE adds or replaces one key
+        contact = block.get("contact", merged["contact"])
+        merged["contact"] = dict(contact) if isinstance(contact, Mapping) else contact
+        block = {k: v for k, v in block.items() if k != "contact"}
+        for key in [k for k in overrides if k.startswith("contact.")]:
+            if not isinstance(merged["contact"], dict):
+                break
+            merged["contact"][key.split(".", 1)[1]] = overrides.pop(key)
     _deep_merge(merged, block, f"mechanisms.{name}")
     if isinstance(merged.get("clearance"), Mapping):  # a copy: overrides must not edit the config
         merged["clearance"] = copy.deepcopy(dict(merged["clearance"]))
@@ -1221,7 +1262,7 @@ def resolve_mechanism(
             _set_dotted(merged, key, value)
         except ConfigError as exc:
             raise ConfigError(f"mechanism '{name}': {exc}") from exc
-    skip = BEAM_CASE_SECTIONS if kind == "pendulum" else ()
+    skip = BEAM_CASE_SECTIONS if kind == "pendulum" else ("contact",) if kind == "two-body" else ()
     _validate_mechanism(name, merged, skip)
     common = {
         "name": name,
@@ -1238,6 +1279,8 @@ def resolve_mechanism(
         resolved = {k: merged[k] for k in merged if k not in BEAM_CASE_SECTIONS}
         resolved.update({k: beam.resolved[k] for k in BEAM_CASE_SECTIONS})
         return MechanismSpec(**common, beam=beam, resolved=resolved)
+    if kind == "two-body":
+        return _two_body_spec(name, merged, common)
     crank = RigidLinkSpec(**{k: float(v) for k, v in merged["crank"].items()})
     rod = merged["rod"]
     beam = rigid = None
@@ -1265,6 +1308,33 @@ def resolve_mechanism(
         slider=RigidPartSpec(**{k: float(v) for k, v in merged["slider"].items()}),
         omega=float(merged["drive"]["omega"]),
         clearance=clearance,
+        resolved=merged,
+    )
+
+
+def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) -> MechanismSpec:
+    from ancf_beam.mbs.contact import ContactLaw  # the contact laws import ConfigError from here
+
+    b = merged["bodies"]
+    masses = (float(b["m1"]), float(b["m2"]))
+    m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
+    contact = merged["contact"]
+    if not isinstance(contact, Mapping):
+        raise _mechanism_key_error(name, "contact", contact, "a contact law block")
+    for key, value in contact.items():  # YAML 1.1 reads 1.0e7 as a string
+        if key != "law" and isinstance(value, str):
+            try:
+                contact[key] = float(value)
+            except ValueError:
+                pass
+    law = ContactLaw.from_config(contact, f"mechanisms.{name}.contact", m_eff=m_eff)
+    return MechanismSpec(
+        **common,
+        masses=masses,
+        radii=(float(b["radius1"]), float(b["radius2"])),
+        v_rel=float(merged["v_rel"]),
+        gap=float(merged["gap"]),
+        contact=law,
         resolved=merged,
     )
 

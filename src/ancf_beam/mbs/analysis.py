@@ -9,7 +9,13 @@ pendulum: ``tip_x``, ``tip_y`` (m, at ``t_end``);
 slider-crank: ``slider_x`` (m), ``slider_v`` (m/s), ``slider_a`` (m/s^2) at ``t_end``,
 ``slider_a_max``, ``slider_a_min``, ``drive_torque_max`` (N m, largest magnitude of the torque
 the drive applies to the crank), ``reaction_max`` (N, largest joint force of any joint), and
-with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude).
+with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude);
+two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_rel``; null while
+the bodies are still in contact at ``t_end``), ``contact_duration`` (s, time with positive
+contact force: located by the adaptive integrator's events, else from the samples by linear
+interpolation of the force's zero crossings), ``max_penetration`` (m), ``max_contact_force`` (N)
+(largest samples refined by a parabola through their neighbours), ``critical_dt`` (s, explicit
+bound ``2 / omega`` of the governing mode ``critical_dt_mode``: ``contact`` or ``beam``).
 
 Clearance joint (``clearance:``; from the contact record of every accepted step, not only the
 samples): ``first_contact_time`` (s, the first onset, null without contact),
@@ -28,7 +34,11 @@ Dataset additions: ``contact_force_normal``, ``contact_force_tangential``, ``pen
 Dataset (dimension ``time``): as they apply, ``slider_x``, ``slider_v``, ``slider_a``,
 ``crank_angle``, ``drive_torque``, ``reaction_force`` (time x joint), ``tip_x``, ``tip_y``,
 ``midspan_deflection`` (ANCF rod: signed distance of the mid-span point from the chord of its end
-points, positive to the left of the direction node 0 -> last node), ``constraint_violation``,
+points, positive to the left of the direction node 0 -> last node), and for every circle contact
+(dimension ``contact``) ``contact_force_normal``, ``contact_force_tangential`` (N, friction on
+the second body along ``t``), ``penetration`` (m), ``eccentricity_x``, ``eccentricity_y`` (m,
+centre of the second circle minus the first), ``contact_state`` (1 while the normal force is
+positive, else 0), ``constraint_violation``,
 ``velocity_violation``, ``kinetic_energy``, ``potential_energy``, ``energy_total``; attributes:
 provenance (every resolved parameter, case, version, commit, config hash) and solver settings.
 """
@@ -44,12 +54,19 @@ import xarray as xr
 
 from ancf_beam.config import MechanismSpec
 from ancf_beam.io import provenance_attrs
-from ancf_beam.mbs.integrators import IntegratorSettings, integrate
+from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
-__all__ = ["clearance_outputs", "midspan_deflection", "run_mechanism", "settings_from_spec"]
+__all__ = [
+    "clearance_outputs",
+    "contact_duration",
+    "midspan_deflection",
+    "peak",
+    "run_mechanism",
+    "settings_from_spec",
+]
 
 
 def settings_from_spec(
@@ -79,6 +96,85 @@ def midspan_deflection(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     return u[..., 0] * rel[..., 1] - u[..., 1] * rel[..., 0]
 
 
+def peak(t: np.ndarray, y: np.ndarray) -> float:
+    """Largest value of the sampled ``y(t)``, refined by the parabola through the largest sample
+    and its neighbours (uniform samples)."""
+    i = int(np.argmax(y))
+    if 0 < i < len(y) - 1:
+        a, b, c = y[i - 1], y[i], y[i + 1]
+        den = a - 2.0 * b + c
+        if den < 0.0:
+            return float(b - 0.125 * (c - a) ** 2 / den)
+    return float(y[i])
+
+
+def contact_duration(t: np.ndarray, fn: np.ndarray) -> float:
+    """Total time (s) with positive force ``fn`` from samples, the ends of each interval by
+    linear interpolation of the force to zero (a first sample already in contact counts from
+    ``t[0]``)."""
+    pos = fn > 0.0
+    total = 0.0
+    for i in range(len(t) - 1):
+        if pos[i] and pos[i + 1]:
+            total += t[i + 1] - t[i]
+        elif pos[i] != pos[i + 1]:
+            a, b = (fn[i], fn[i + 1])
+            x = a / (a - b) if a != b else 0.5  # zero of the linear interpolant
+            total += (t[i + 1] - t[i]) * (x if pos[i] else 1.0 - x)
+    return float(total)
+
+
+def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str]:
+    """Per circle contact: the Dataset's contact variables (see the module docstring)."""
+    system = mech.system
+    hist = system.contact_history(res.q, res.v, res.force_state)
+    if not hist:
+        return []
+    names = list(hist)
+
+    def stack(key):
+        return np.array([hist[nm][key] for nm in names]).T.reshape(len(res.t), len(names))
+
+    dims = ("time", "contact")
+    data.update(
+        contact_force_normal=(dims, stack("F_n"), {"units": "N"}),
+        contact_force_tangential=(dims, stack("F_t"), {
+            "units": "N", "long_name": "friction force on the second body along t"}),
+        penetration=(dims, stack("delta"), {"units": "m", "long_name": "penetration (> 0)"}),
+        eccentricity_x=(dims, stack("e_x"), {"units": "m"}),
+        eccentricity_y=(dims, stack("e_y"), {"units": "m"}),
+        contact_state=(dims, stack("state").astype(np.int8), {
+            "long_name": "1 while the normal force is positive, else 0"}),
+    )  # fmt: skip
+    return names
+
+
+def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict[str, Any]:
+    spec = mech.spec
+    b1, b2 = mech.bodies
+    fe = mech.contact
+    r = mech.system.contact_history(res.q, res.v, res.force_state)[fe.name]
+    t = res.t
+    in_contact_at_end = bool(r["F_n"][-1] > 0.0 or r["delta"][-1] > 0.0)
+    v_sep = float(res.v[-1, b2.offset] - res.v[-1, b1.offset])
+    intervals = (res.stats or {}).get("contact_intervals")
+    if intervals:
+        duration = float(sum(t1 - t0 for _, t0, t1 in intervals))
+    else:
+        duration = contact_duration(t, r["F_n"])
+    bounds = explicit_dt_bounds(mech.system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    return {
+        "restitution": None if in_contact_at_end else v_sep / spec.v_rel,
+        "contact_duration": duration,
+        "max_penetration": peak(t, r["delta"]),
+        "max_contact_force": peak(t, r["F_n"]),
+        "impacts": int(res.force_state[-1, mech.system.forces.index(fe), 2]),
+        "critical_dt": bounds.get(mode) if mode else None,
+        "critical_dt_mode": mode,
+    }
+
+
 def _reactions(mech: Mechanism, res: MechanismResult) -> tuple[list[str], np.ndarray]:
     """Joint forces (N, magnitude) of every force-bearing joint over the samples."""
     names, cols = [], []
@@ -91,7 +187,9 @@ def _reactions(mech: Mechanism, res: MechanismResult) -> tuple[list[str], np.nda
 
 
 def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict]:
-    """Summary fields and time histories of a clearance joint (module docstring)."""
+    """Summary fields of a clearance joint (module docstring) and its per-sample history
+    (:meth:`~ancf_beam.mbs.system.System.contact_history`, with ``contact_state`` 0 free flight,
+    1 impact, 2 continuous contact)."""
     cl = mech.spec.clearance
     c = cl.radial_clearance
     system = mech.system
@@ -104,14 +202,15 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
     law = cl.contact
     states = classify_episodes(eps, t_end, mech.contact_m_eff, law.stiffness, law.exponent,
                                cl.continuous_factor, law.v0_min)  # fmt: skip
-    ev = system.contact_history(res.q, res.v, res.force_state)[mech.contact.name]
-    delta = np.asarray(ev["delta"], float)
-    ecc = np.hypot(ev["e_x"], ev["e_y"])
+    hist = dict(system.contact_history(res.q, res.v, res.force_state)[mech.contact.name])
+    delta = np.asarray(hist["delta"], float)
+    ecc = np.hypot(hist["e_x"], hist["e_y"])
     # per sample: 0 free flight, else the class of the episode the sample lies in
     state = np.zeros(len(t), dtype=np.int8)
     for (t_on, t_off), kind in zip(eps[:, 1:3], states, strict=True):
         t_off = np.inf if np.isnan(t_off) else t_off
         state[(t >= t_on) & (t <= t_off) & (delta > 0.0)] = kind
+    hist["contact_state"] = state
     delta_max = float(np.nanmax(eps[:, 5])) if len(eps) else 0.0
     summary = {
         "first_contact_time": float(eps[0, 1]) if len(eps) else None,
@@ -124,18 +223,7 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
         "continuous_contacts": int(np.sum(states == 2)),
         "contact_steps": int(rec.steps_small),
     }
-    data = {
-        "contact_force_normal": ("time", np.asarray(ev["F_n"], float), {"units": "N"}),
-        "contact_force_tangential": ("time", np.asarray(ev["F_t"], float),
-                                     {"units": "N", "long_name": "friction force on the journal "
-                                      "along t = (-n_y, n_x)"}),
-        "penetration": ("time", delta, {"units": "m", "long_name": "|e| - c (> 0 in contact)"}),
-        "eccentricity_x": ("time", np.asarray(ev["e_x"], float), {"units": "m"}),
-        "eccentricity_y": ("time", np.asarray(ev["e_y"], float), {"units": "m"}),
-        "contact_state": ("time", state, {"long_name": "0 free flight, 1 impact, 2 continuous "
-                                          "contact"}),
-    }  # fmt: skip
-    return summary, data
+    return summary, hist
 
 
 def run_mechanism(
@@ -177,7 +265,16 @@ def run_mechanism(
         "max_velocity_violation": float(np.max(res.dphi_max)) if res.dphi_max.size else 0.0,
         "energy_drift_rel": drift,
     }
-    if spec.kind == "pendulum":
+    if spec.kind == "two-body":
+        summary.update(_two_body_summary(mech, res, data))
+        o1, o2 = (b.offset for b in mech.bodies)
+        data.update(
+            x1=("time", res.q[:, o1], {"units": "m"}),
+            x2=("time", res.q[:, o2], {"units": "m"}),
+            v1=("time", res.v[:, o1], {"units": "m/s"}),
+            v2=("time", res.v[:, o2], {"units": "m/s"}),
+        )
+    elif spec.kind == "pendulum":
         tip = mech.beam.node(-1).position(res.q)
         summary["tip_x"] = float(tip[-1, 0])
         summary["tip_y"] = float(tip[-1, 1])
@@ -212,11 +309,15 @@ def run_mechanism(
                 mid,
                 {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
             )
-    if mech.contact is not None:
-        cs, cd = clearance_outputs(mech, res)
+    contact_names = _contact_data(mech, res, data)
+    if mech.spec.clearance is not None:
+        cs, hist = clearance_outputs(mech, res)
         summary.update(cs)
-        data.update(cd)
+        data["contact_state"] = (("time", "contact"), hist["contact_state"][:, None], {
+            "long_name": "0 free flight, 1 impact, 2 continuous contact"})  # fmt: skip
     coords: dict[str, Any] = {"time": ("time", t, time_attrs)}
+    if contact_names:
+        coords["contact"] = ("contact", contact_names)
     if spec.kind == "slider-crank":
         coords["joint"] = ("joint", names)
     ds = xr.Dataset(data, coords=coords)

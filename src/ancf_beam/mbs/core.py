@@ -594,7 +594,8 @@ def contact_gaps(q, S, out):
 @njit(cache=True, nogil=True, error_model="numpy")
 def update_force_state(q, v, t, S, fst):
     """Update the carried state of the force elements after an accepted step at ``(q, v, t)``:
-    a contact that penetrates (``delta > 0``) and was not in contact records the onset (approach
+    a contact that penetrates (``delta > 0``, or touches and closes) and was not in contact
+    records the onset (approach
     speed ``v0 = delta_dot``, floored at the law's ``v0_min``, time, impact count); a contact in
     contact that has separated (``delta < 0`` and opening) clears its flag."""
     fei = S[7]
@@ -606,7 +607,7 @@ def update_force_state(q, v, t, S, fst):
             continue
         delta, ddot, _, _, _, _, _ = contact_kinematics(fei[e], fef[e], q, v, pp, pq)
         if fst[e, S_FLAG] == 0.0:
-            if delta > 0.0:
+            if delta > 0.0 or (delta == 0.0 and ddot > 0.0):  # touching and closing: onset
                 contact_onset(e, ddot, t, fef, fst)
         elif delta < 0.0 and ddot < 0.0:
             fst[e, S_FLAG] = 0.0

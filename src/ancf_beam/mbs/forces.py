@@ -176,6 +176,8 @@ class CircleContact(ForceElement):
     r_q: float = 0.0
     law: ContactLaw | None = None
     friction: FrictionLaw | None = None
+    m_eff: float | None = None  # kg, estimate for the contact frequency (explicit step bound)
+    v_impact: float | None = None  # m/s, expected approach speed (nonlinear laws' stiffness)
 
     def __post_init__(self):
         if self.law is None:
@@ -211,6 +213,32 @@ class CircleContact(ForceElement):
     def conservative(self) -> bool:
         return (self.law.damping == 0.0 and self.law.chi == 0.0
                 and self.friction.law == "none")  # fmt: skip
+
+    def linear_stiffness(self, v_impact: float | None = None, m_eff: float | None = None):
+        """Stiffness (N/m) that sets the contact frequency: ``k`` of kelvin-voigt; for the
+        ``K delta^n`` laws the tangent ``n K delta_max^(n-1)`` at the undamped estimate of the
+        largest penetration ``delta_max = ((n+1) m_eff v^2 / (2 K))^(1/(n+1))`` (energy balance;
+        the damped laws penetrate less, so this is the stiffest state they reach). None when a
+        nonlinear law lacks ``m_eff`` or ``v_impact``."""
+        law = self.law
+        if law.law == "kelvin-voigt":
+            return law.stiffness
+        v = self.v_impact if v_impact is None else v_impact
+        m = self.m_eff if m_eff is None else m_eff
+        if v is None or m is None:
+            return None
+        n, k = law.exponent, law.stiffness
+        dmax = ((n + 1.0) * m * v * v / (2.0 * k)) ** (1.0 / (n + 1.0))
+        return n * k * dmax ** (n - 1.0)
+
+    def omega(self, v_impact: float | None = None, m_eff: float | None = None):
+        """Contact frequency ``sqrt(k_lin / m_eff)`` (rad/s; :meth:`linear_stiffness`), None
+        when it cannot be estimated."""
+        m = self.m_eff if m_eff is None else m_eff
+        k = self.linear_stiffness(v_impact, m)
+        if k is None or m is None:
+            return None
+        return math.sqrt(k / m)
 
     def evaluate(self, q, v, fst_row=None) -> dict[str, np.ndarray]:
         """Per sample of ``q``, ``v`` (shape ``(n,)`` or ``(k, n)``): ``delta`` (m),

@@ -88,6 +88,7 @@ __all__ = [
     "IntegratorSettings",
     "default_dt",
     "explicit_dt_bound",
+    "explicit_dt_bounds",
     "initial_state",
     "integrate",
 ]
@@ -116,11 +117,12 @@ class IntegratorSettings:
     ``full``) for the index-3 Newton; ``projection``: project positions (central difference) and
     velocities (central difference, index-3) onto the constraint manifold after every step;
     ``method``, ``rtol``, ``atol``: the adaptive integrator; ``step_control`` (index-3 with
-    contact elements): steps of ``dt`` in free flight and ``dt_contact`` (s; None: ``dt / 10``)
-    while a contact gap is below ``contact_margin`` (m) or would close within the next step,
-    contact onsets located to a penetration of at most ``onset_tol`` (m) (see
-    :func:`_run_step_control`; the other integrators ignore it: the adaptive one controls its
-    own step and stops at every onset). The solver fields and their defaults are those of
+    contact elements): steps of ``dt`` (None: ``sample_dt``) in free flight and ``dt_contact``
+    (s; None: the fixed-step default with contacts, :func:`default_dt`) while a contact gap is
+    below ``contact_margin`` (m) or would close within the next step, contact onsets located to
+    a penetration of at most ``onset_tol`` (m) (:mod:`ancf_beam.mbs.stepping`; the other
+    integrators ignore it: the adaptive one controls its own step and stops at every onset).
+    The solver fields and their defaults are those of
     :class:`ancf_beam.config.MechanismSolverSpec`."""
 
     integrator: str = INTEGRATORS[0]
@@ -183,25 +185,50 @@ class IntegratorSettings:
         return 0.25 * (1.0 - am + af) ** 2, 0.5 - am + af, am, af
 
 
-def explicit_dt_bound(system: System) -> float | None:
-    """``2 / omega_max`` (s) with ``omega_max`` the largest unconstrained element frequency of
-    the beams at their reference (a conservative bound of the explicit stability limit: joints
-    and rigid bodies only lower the system's frequencies); None without beams."""
-    if not system.beams:
-        return None
-    from ancf_beam.solvers.critical import element_omega_max
+def explicit_dt_bounds(system: System) -> dict[str, float]:
+    """Explicit stability bounds ``2 / omega`` (s) by governing mode: ``"beam"`` (the largest
+    unconstrained element frequency of the beams at their reference: a conservative bound, joints
+    and rigid bodies only lower the system's frequencies) and ``"contact"`` (the stiffest
+    contact, ``omega = sqrt(k_lin / m_eff)`` with the stiffness of
+    :meth:`~ancf_beam.mbs.forces.CircleContact.linear_stiffness`: for the nonlinear laws the
+    tangent at the estimated largest penetration; contact damping lowers the undamped bound
+    ``2 / omega`` by the factor ``sqrt(1 + zeta^2) - zeta``). Modes that do not apply are
+    left out."""
+    out = {}
+    if system.beams:
+        from ancf_beam.solvers.critical import element_omega_max
 
-    return 2.0 / max(element_omega_max(b.model) for b in system.beams)
+        out["beam"] = 2.0 / max(element_omega_max(b.model) for b in system.beams)
+    omegas = [w for fe in system.contact_forces.values() if (w := fe.omega()) is not None]
+    if omegas:
+        out["contact"] = 2.0 / max(omegas)
+    return out
+
+
+def explicit_dt_bound(system: System) -> float | None:
+    """The smallest of :func:`explicit_dt_bounds` (s); None without beams or contacts."""
+    b = explicit_dt_bounds(system)
+    return min(b.values()) if b else None
+
+
+#: fixed step in contact: this fraction of the contact bound 2/omega (0.1/omega: about 31 steps
+#: per contact of a linear law, whose duration is pi/omega)
+CONTACT_STEP_FRACTION = 0.05
 
 
 def default_dt(system: System, settings: IntegratorSettings, safety: float = 0.8) -> float:
     """Default step: ``sample_dt`` for the implicit integrators and for systems without beams;
-    for central differences with beams ``safety`` times :func:`explicit_dt_bound`, at most
-    ``sample_dt``."""
-    bound = explicit_dt_bound(system)
-    if settings.integrator != "central-difference" or bound is None:
-        return settings.sample_dt
-    return min(settings.sample_dt, safety * bound)
+    for central differences with beams ``safety`` times the beam bound of
+    :func:`explicit_dt_bounds`, at most ``sample_dt``. With contacts every fixed-step integrator
+    takes at most ``CONTACT_STEP_FRACTION`` times the contact bound (the step is not controlled:
+    it must resolve the impacts)."""
+    bounds = explicit_dt_bounds(system)
+    dt = settings.sample_dt
+    if settings.integrator == "central-difference" and "beam" in bounds:
+        dt = min(dt, safety * bounds["beam"])
+    if "contact" in bounds:
+        dt = min(dt, CONTACT_STEP_FRACTION * bounds["contact"])
+    return dt
 
 
 # ------------------------------------------------------------------------------------------
@@ -812,6 +839,10 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     contacts = system.contact_indices
     gaps = np.zeros(len(system.forces))
     core.contact_gaps(q, data, gaps)
+    fn_prev = np.zeros(len(system.forces))
+    for e in contacts:
+        fn_prev[e] = _contact_fn(system, np.concatenate([q, v]), n, e)
+    intervals = []  # (element, onset time, time the normal force returns to zero)
     k = 1
     steps = 0
     events = 0
@@ -852,10 +883,19 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             core.contact_onset(e, float(ddot), te, system.fef, system.fst)
             core.update_force_state(qe, ve, te, data, system.fst)
             core.contact_gaps(qe, data, gaps)
+            fn_prev[e] = _contact_fn(system, ye, n, e)
             events += 1
             if te < st.t_end:
                 solver = method(fun, te, ye, st.t_end, rtol=st.rtol, atol=st.atol)
             continue
+        if contacts:  # the end of positive contact force, located on the dense output
+            for e in contacts:
+                fn_new = _contact_fn(system, y1, n, e)
+                if fn_prev[e] > 0.0 and fn_new <= 0.0:
+                    intervals.append((e, float(system.fst[e, core.S_T0]),
+                                      _locate_force_end(system, solver.dense_output(), t_old,
+                                                        solver.t, e, n)))  # fmt: skip
+                fn_prev[e] = fn_new
         if k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
             fill(solver.dense_output(), solver.t)
         if contacts:
@@ -876,7 +916,33 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     return buf.result(ts, k, integrator="adaptive", dt=math.nan, steps=steps, wall_s=wall,
                       cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
                                         "nfev": int(solver.nfev),
-                                        "contact_events": events})  # fmt: skip
+                                        "contact_events": events,
+                                        "contact_intervals": intervals})  # fmt: skip
+
+
+def _contact_fn(system, y, n, e):
+    """Normal force (N) of contact element ``e`` at state ``y = [q; v]`` with the carried
+    state."""
+    pp = np.zeros(8)
+    pq = np.zeros(8)
+    y = np.ascontiguousarray(y)
+    return core.contact_forces(system.fei[e], system.fef[e], system.fst[e], y[:n], y[n:], pp,
+                               pq)[7]  # fmt: skip
+
+
+def _locate_force_end(system, dense, t0, t1, e, n):
+    """Time in ``(t0, t1]`` at which the normal force of contact ``e`` drops to zero (bisection
+    on the sign of the force along the dense output; the force may end with a kink or, for a
+    clipped law, at a corner)."""
+    from scipy.optimize import brentq
+
+    def g(t):
+        fn = _contact_fn(system, dense(t), n, e)
+        return fn if fn > 0.0 else -1.0
+
+    if g(t1) > 0.0 or g(t0) <= 0.0:
+        return float(t1)
+    return float(brentq(g, t0, t1, xtol=1e-300, rtol=1e-15))
 
 
 def _locate_onset(system, dense, t0, t1, hit, n):

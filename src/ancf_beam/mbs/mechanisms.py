@@ -12,6 +12,12 @@
   centre of mass) on the x axis through the pivot, rotation locked. Initial velocities are made
   consistent with the drive, the rod moving rigidly (no initial deformation rates).
 
+* ``two-body``: seed 003's impact: two point masses ``m1`` (at the origin, moving at ``v_rel``
+  along +x) and ``m2`` (at rest) on the x axis, discs of radii ``radius1``, ``radius2`` whose
+  surfaces are ``gap`` apart at t = 0 (0: touching, the impact starts at t = 0+), one
+  :class:`~ancf_beam.mbs.forces.CircleContact` (``contact``) with the configured law, no gravity
+  unless ``g`` is set.
+
 Joint names (used for reactions): ``pivot``, ``drive``, ``crank_pin``, ``wrist_pin``,
 ``slider_guide`` (slider-crank); ``pivot`` (pendulum).
 
@@ -27,17 +33,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
-from ancf_beam.mbs.bodies import BeamBody, RigidBody, ground
+from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
+from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.joints import Driver, Prismatic, Revolute
 from ancf_beam.mbs.system import System
 
-__all__ = ["Mechanism", "build_mechanism", "build_pendulum", "build_slider_crank"]
+__all__ = [
+    "Mechanism",
+    "build_mechanism",
+    "build_pendulum",
+    "build_slider_crank",
+    "build_two_body",
+]
 
 
 @dataclass
@@ -51,13 +63,14 @@ class Mechanism:
     rod: RigidBody | None = None  # rigid connecting rod
     slider: RigidBody | None = None
     drive: Driver | None = None
-    contact: Any = None  # the clearance joint's CircleContact
+    contact: CircleContact | None = None  # two-body; the slider-crank's clearance joint
+    bodies: tuple[PointMass, PointMass] | None = None  # two-body
     v0: np.ndarray | None = None  # initial velocities to integrate from (None: the system's)
 
     @property
     def contact_m_eff(self) -> float | None:
-        """``m_P m_Q / (m_P + m_Q)`` (kg) of the two bodies a clearance joint connects (the rod
-        and the crank or slider; a beam counts with its whole mass)."""
+        """``m_P m_Q / (m_P + m_Q)`` (kg) of the two bodies a contact connects (for a clearance
+        joint the rod and the crank or slider; a beam counts with its whole mass)."""
         if self.contact is None:
             return None
         m = [_body_mass(pt.body) for pt in (self.contact.p, self.contact.q)]
@@ -93,11 +106,14 @@ def _slider_crank_system(spec: MechanismSpec, crank, rod_body, slider, end_a, en
     for name, (p, q, b) in pins.items():
         bearing, journal = (p, q) if b == 0 else (q, p)
         if clearance is not None and clearance.joint == name:
-            from ancf_beam.mbs.forces import CircleContact
-
+            # for the explicit bound: the two bodies' reduced mass and the crank pin's speed
+            # (above the journal's relative speeds, so the bound errs on the safe side)
+            m = [_body_mass(x.body) for x in (bearing, journal)]
             contact = CircleContact(name, p=bearing, q=journal, inside=True,
                                     r_p=clearance.bearing_radius, r_q=clearance.journal_radius,
-                                    law=clearance.contact, friction=clearance.friction)  # fmt: skip
+                                    law=clearance.contact, friction=clearance.friction,
+                                    m_eff=m[0] * m[1] / (m[0] + m[1]),
+                                    v_impact=abs(spec.omega) * r)  # fmt: skip
             system.add(contact)
         else:
             system.add(Revolute(name, p=p, q=q))
@@ -142,7 +158,23 @@ def build_slider_crank(spec: MechanismSpec) -> Mechanism:
                      drive=drive, contact=contact, v0=v0)  # fmt: skip
 
 
+def build_two_body(spec: MechanismSpec) -> Mechanism:
+    m1, m2 = spec.masses
+    r1, r2 = spec.radii
+    system = System(g=spec.g, name=spec.name)
+    b1 = PointMass("body1", mass=m1, position=(0.0, 0.0), velocity=(spec.v_rel, 0.0))
+    b2 = PointMass("body2", mass=m2, position=(r1 + r2 + spec.gap, 0.0))
+    contact = CircleContact("contact", p=b1.point(), q=b2.point(), inside=False, r_p=r1, r_q=r2,
+                            law=spec.contact, m_eff=spec.m_eff, v_impact=spec.v_rel)  # fmt: skip
+    system.add(b1, b2, contact)
+    return Mechanism(spec, system.finalize(), bodies=(b1, b2), contact=contact)
+
+
 def build_mechanism(spec: MechanismSpec) -> Mechanism:
     """The mechanism of ``spec.kind``."""
-    builders = {"pendulum": build_pendulum, "slider-crank": build_slider_crank}
+    builders = {
+        "pendulum": build_pendulum,
+        "slider-crank": build_slider_crank,
+        "two-body": build_two_body,
+    }
     return builders[spec.kind](spec)

@@ -346,10 +346,15 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     from ancf_beam.mbs.integrators import _Buffers, _Index3, _record, default_dt
 
     _check_drivers(system)
-    dt = st.dt if st.dt is not None else default_dt(system, st)
-    h_small = dt
+    # without step control: dt or the fixed-step default (which resolves contacts); with it,
+    # dt (default sample_dt) in free flight and dt_contact (default: the fixed-step default)
+    contact_dt = default_dt(system, st)
     if st.step_control:
-        h_small = min(dt, st.dt_contact if st.dt_contact is not None else 0.1 * dt)
+        dt = st.dt if st.dt is not None else st.sample_dt
+        h_small = min(dt, st.dt_contact if st.dt_contact is not None else contact_dt)
+    else:
+        dt = st.dt if st.dt is not None else contact_dt
+        h_small = dt
     n_samples = int(math.floor(st.t_end / st.sample_dt + 1e-9)) + 1
     ts = np.arange(n_samples) * st.sample_dt
     buf = _Buffers(n_samples, system.n, system.m, system.fst.size)

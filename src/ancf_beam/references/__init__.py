@@ -1,2 +1,2 @@
 """Independent validators: stepped-beam transfer matrix and exact quadrature, extensible
-elastica."""
+elastica, closed-form mechanism kinematics, two-body impact through a contact law."""

@@ -1,0 +1,197 @@
+"""Independent references for the central impact of two bodies through a contact force law
+(seed 003; DESIGN.md section 7), written without the multibody code.
+
+The relative approach ``delta`` (penetration, m) of two bodies of effective mass
+``m = m1 m2 / (m1 + m2)`` (kg) meeting at speed ``v0`` (m/s) obeys the one-degree-of-freedom
+equation ``m delta'' = -F(delta, delta')``, ``delta(0) = 0``, ``delta'(0) = v0``. The contact
+ends when the force returns to zero; the bodies then separate at ``-delta'``, and the
+coefficient of restitution is ``-delta'(t_end) / v0``.
+
+* :func:`kelvin_voigt` -- closed form of the linear law ``F = k delta + c delta'`` (a damped
+  oscillator, ``zeta < 1``), both for the unclipped law (contact until ``delta`` returns to 0,
+  half a damped period; the force turns tensile before that) and for the never-tensile law
+  (contact until ``k delta + c delta' = 0``, which comes earlier: the rest is free flight).
+* :func:`hertz` -- the undamped Hertz impact ``F = K delta^n``: largest penetration
+  ``((n+1) m v0^2 / (2 K))^(1/(n+1))`` (energy balance; ``(5 m v0^2 / (4 K))^(2/5)`` for
+  ``n = 3/2``) and duration ``2 delta_max / v0 * I_n`` with ``I_n = int_0^1 (1 -
+  x^(n+1))^(-1/2) dx`` evaluated by quadrature (:func:`hertz_duration_integral`; for
+  ``n = 3/2``, ``2 I = 2.9432``: the classic ``t = 2.94 delta_max / v0``, which is
+  ``t = 3.218 (m^2 / (K^2 v0))^(1/5)``, :func:`hertz_duration_constant`).
+* :func:`integrate_impact` -- the 1-DOF equation for any of the laws (kelvin-voigt, hertz,
+  hunt-crossley, lankarani-nikravesh, flores; force clipped at zero) by scipy ``solve_ivp``
+  (DOP853, rtol 1e-12) with events at the largest penetration, the largest force and the end of
+  the contact.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.integrate import quad, solve_ivp
+
+__all__ = [
+    "hertz",
+    "hertz_duration_constant",
+    "hertz_duration_integral",
+    "integrate_impact",
+    "kelvin_voigt",
+]
+
+
+def kelvin_voigt(m: float, k: float, c: float, v0: float) -> dict[str, dict[str, float]]:
+    """Closed-form impact through ``F = k delta + c delta'`` (underdamped, ``zeta < 1``).
+
+    Returns ``{"unclipped": {...}, "clipped": {...}}`` with ``restitution``, ``duration`` (s),
+    ``max_penetration`` (m), ``max_force`` (N), and the common ``omega_n`` (rad/s), ``zeta``.
+    With ``sigma = zeta omega_n`` and ``omega_d = omega_n sqrt(1 - zeta^2)``: ``delta(t) = v0 /
+    omega_d exp(-sigma t) sin(omega_d t)`` and ``F(t) = exp(-sigma t) (a sin(omega_d t) + b
+    cos(omega_d t))`` with ``a = (k - c sigma) v0 / omega_d``, ``b = c v0``."""
+    wn = math.sqrt(k / m)
+    zeta = c / (2.0 * math.sqrt(k * m))
+    if not zeta < 1.0:
+        raise ValueError(f"kelvin_voigt: zeta = {zeta:.4g} >= 1 (not an impact oscillation)")
+    sig = zeta * wn
+    wd = wn * math.sqrt(1.0 - zeta * zeta)
+
+    def delta(t):
+        return v0 / wd * math.exp(-sig * t) * math.sin(wd * t)
+
+    def speed(t):
+        return v0 * math.exp(-sig * t) * (math.cos(wd * t) - sig / wd * math.sin(wd * t))
+
+    a = (k - c * sig) * v0 / wd
+    b = c * v0
+
+    def force(t):
+        return math.exp(-sig * t) * (a * math.sin(wd * t) + b * math.cos(wd * t))
+
+    t_pen = math.atan2(wd, sig) / wd  # delta' = 0: tan(wd t) = wd / sigma
+    t_force = math.atan2(wd * a - sig * b, sig * a + wd * b) / wd  # F' = 0
+    f_max = max(force(t_force), b) if t_force > 0 else b
+    t_un = math.pi / wd  # delta returns to 0
+    t_cl = (math.pi - math.atan2(b, a)) / wd  # a sin + b cos = 0 after the maximum
+    common = {"omega_n": wn, "zeta": zeta, "max_penetration": delta(t_pen), "max_force": f_max}
+    return {
+        "unclipped": {**common, "duration": t_un, "restitution": -speed(t_un) / v0},
+        "clipped": {**common, "duration": t_cl, "restitution": -speed(t_cl) / v0},
+    }
+
+
+def hertz_duration_integral(n: float = 1.5) -> float:
+    """``I_n = int_0^1 (1 - x^(n+1))^(-1/2) dx`` by adaptive quadrature with the algebraic
+    end-point weight ``(1 - x)^(-1/2)`` (the remaining factor is smooth)."""
+    p = n + 1.0
+
+    def smooth(x):
+        if x >= 1.0:
+            return 1.0 / math.sqrt(p)  # limit of ((1 - x) / (1 - x^p))^(1/2)
+        return math.sqrt((1.0 - x) / (1.0 - x**p))
+
+    val, _ = quad(smooth, 0.0, 1.0, weight="alg", wvar=(0.0, -0.5), epsabs=1e-15, epsrel=1e-14)
+    return float(val)
+
+
+def hertz_duration_constant(n: float = 1.5) -> float:
+    """``C`` of the undamped Hertz impact duration ``t = C (m^2 / (K^2 v0))^(1/5)`` (``n = 3/2``;
+    for other exponents ``t = C (m / K)^(1/(n+1)) v0^((1-n)/(n+1))``): ``2 ((n+1)/2)^(1/(n+1))
+    I_n``."""
+    return 2.0 * ((n + 1.0) / 2.0) ** (1.0 / (n + 1.0)) * hertz_duration_integral(n)
+
+
+def hertz(m: float, K: float, v0: float, n: float = 1.5) -> dict[str, float]:
+    """Undamped Hertz impact ``F = K delta^n``: ``max_penetration`` (m), ``duration`` (s),
+    ``max_force`` (N, at the largest penetration), ``restitution`` (1)."""
+    dmax = ((n + 1.0) * m * v0 * v0 / (2.0 * K)) ** (1.0 / (n + 1.0))
+    return {
+        "max_penetration": dmax,
+        "duration": 2.0 * dmax / v0 * hertz_duration_integral(n),
+        "max_force": K * dmax**n,
+        "restitution": 1.0,
+    }
+
+
+def _chi(law: str, ce: float | None) -> float:
+    """Hysteresis factor of ``F = K delta^n (1 + chi delta' / v0)`` (Hunt & Crossley 1975;
+    Lankarani & Nikravesh 1990; Flores et al. 2011)."""
+    if law == "hunt-crossley":
+        return 3.0 * (1.0 - ce) / 2.0
+    if law == "lankarani-nikravesh":
+        return 3.0 * (1.0 - ce * ce) / 4.0
+    if law == "flores":
+        return 8.0 * (1.0 - ce) / (5.0 * ce)
+    return 0.0
+
+
+def integrate_impact(
+    law: str, m: float, v0: float, *, k: float | None = None, c: float = 0.0,
+    K: float | None = None, n: float = 1.5, restitution: float | None = None,
+    rtol: float = 1e-12,
+) -> dict[str, float]:  # fmt: skip
+    """High-accuracy integration of ``m delta'' = -max(F, 0)`` from ``delta = 0``, ``delta' =
+    v0`` until the force returns to zero (then the bodies fly apart). ``law``: kelvin-voigt
+    (``k``, ``c``), hertz (``K``, ``n``), hunt-crossley / lankarani-nikravesh / flores (``K``,
+    ``n``, ``restitution`` = the law's parameter ``ce``). Returns ``restitution`` (recovered),
+    ``duration`` (s, time with positive force), ``max_penetration`` (m), ``max_force`` (N)."""
+    if law == "kelvin-voigt":
+
+        def unclipped(d, dd):
+            return k * d + c * dd
+
+        def rate(d, dd, acc):  # dF/dt
+            return k * dd + c * acc
+
+    else:
+        chi = _chi(law, restitution)
+
+        def unclipped(d, dd):
+            return K * max(d, 0.0) ** n * (1.0 + chi * dd / v0)
+
+        def rate(d, dd, acc):
+            dp = max(d, 0.0)
+            return (n * K * dp ** (n - 1.0) * dd * (1.0 + chi * dd / v0)
+                    + K * dp**n * chi * acc / v0)  # fmt: skip
+
+    def rhs(t, y):
+        f = unclipped(y[0], y[1])
+        return [y[1], -max(f, 0.0) / m]
+
+    def ev_end(t, y):  # the force returns to zero: delta = 0, or the bracket / k d + c d' = 0
+        if law == "kelvin-voigt":
+            return unclipped(y[0], y[1])
+        return min(y[0], 1.0 + _chi(law, restitution) * y[1] / v0)
+
+    ev_end.terminal = True
+    ev_end.direction = -1
+
+    def ev_pen(t, y):
+        return y[1]
+
+    ev_pen.direction = -1
+
+    def ev_force(t, y):
+        return rate(y[0], y[1], rhs(t, y)[1])
+
+    ev_force.direction = -1
+    # time scale: the linear(ised) contact period
+    scale = (math.sqrt(m / k) if law == "kelvin-voigt"
+             else hertz(m, K, v0, n)["duration"])  # fmt: skip
+    # start just after the onset for the hertz-type laws (delta^n has no slope at 0 for n > 1
+    # and the end event would fire at t = 0): the series delta = v0 t is exact to O(t^(n+2))
+    t0 = 0.0 if law == "kelvin-voigt" else 1e-9 * scale
+    y0 = [v0 * t0, v0]
+    sol = solve_ivp(rhs, (t0, 100.0 * scale), y0, method="DOP853", rtol=rtol,
+                    atol=[1e-3 * rtol * v0 * scale, 1e-3 * rtol * v0],
+                    events=(ev_end, ev_pen, ev_force), dense_output=False)  # fmt: skip
+    if sol.status != 1:
+        raise RuntimeError(f"integrate_impact: no end of contact found ({sol.message})")
+    t_end = float(sol.t_events[0][0])
+    y_end = sol.y_events[0][0]
+    pens = [y[0] for y in sol.y_events[1]]
+    forces = [unclipped(*y) for y in sol.y_events[2]]
+    f0 = unclipped(0.0, v0) if law == "kelvin-voigt" else 0.0
+    return {
+        "restitution": -float(y_end[1]) / v0,
+        "duration": t_end,
+        "max_penetration": float(max(pens)) if pens else float("nan"),
+        "max_force": float(max(forces + [f0])),
+    }
