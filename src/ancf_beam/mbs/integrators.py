@@ -596,12 +596,11 @@ def integrate(
     system.finalize()
     q, v, a, lam = initial_state(system, q0, v0)
     system.reset_force_state(q, v)
-    if settings.integrator != "central-difference" and np.any(system.fei[:, 0] == core.FE_CONTACT):
-        from ancf_beam.mbs import stepping  # contact: onsets located, contact record, steps
+    if settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
+        from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 
-        if settings.integrator == "adaptive":
-            return stepping.integrate_adaptive_contact(system, settings, q, v, a, lam)
-        return stepping.integrate_contact_index3(system, settings, q, v, a, lam)
+        if settings.integrator != "adaptive":
+            return stepping.integrate_contact_index3(system, settings, q, v, a, lam)
     if settings.integrator == "adaptive":
         return _integrate_adaptive(system, settings, q, v, a, lam)
     dt = settings.dt if settings.dt is not None else default_dt(system, settings)
@@ -843,6 +842,11 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     for e in contacts:
         fn_prev[e] = _contact_fn(system, np.concatenate([q, v]), n, e)
     intervals = []  # (element, onset time, time the normal force returns to zero)
+    recorder = None
+    if contacts:
+        from ancf_beam.mbs.stepping import AdaptiveRecorder
+
+        recorder = AdaptiveRecorder(system)
     k = 1
     steps = 0
     events = 0
@@ -880,9 +884,11 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             qe = np.ascontiguousarray(ye[:n])
             ve = np.ascontiguousarray(ye[n:])
             ddot = system.contact_forces[e].evaluate(qe, ve)["delta_dot"]
+            before = system.fst.copy()
             core.contact_onset(e, float(ddot), te, system.fef, system.fst)
             core.update_force_state(qe, ve, te, data, system.fst)
             core.contact_gaps(qe, data, gaps)
+            recorder.step(t_old, te, gaps_prev, gaps, before, ye)
             fn_prev[e] = _contact_fn(system, ye, n, e)
             events += 1
             if te < st.t_end:
@@ -899,9 +905,11 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
         if k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
             fill(solver.dense_output(), solver.t)
         if contacts:
+            before = system.fst.copy()
             core.update_force_state(np.ascontiguousarray(y1[:n]),
                                     np.ascontiguousarray(y1[n:]), solver.t, data,
                                     system.fst)  # fmt: skip
+            recorder.step(t_old, solver.t, gaps_prev, gaps, before, y1, solver.dense_output())
     for i in range(k):
         qi = np.ascontiguousarray(ys[i, :n])
         vi = np.ascontiguousarray(ys[i, n:])
@@ -917,7 +925,8 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
                       cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
                                         "nfev": int(solver.nfev),
                                         "contact_events": events,
-                                        "contact_intervals": intervals})  # fmt: skip
+                                        "contact_intervals": intervals},
+                      contact=None if recorder is None else recorder.record())  # fmt: skip
 
 
 def _contact_fn(system, y, n, e):

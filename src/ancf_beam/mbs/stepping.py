@@ -1,7 +1,7 @@
 """Contact-aware time stepping (seed 004's dual step; DESIGN.md section 7; issue 14 item 5).
 
 Used by :func:`ancf_beam.mbs.integrators.integrate` for systems with contact force elements
-(:class:`~ancf_beam.mbs.forces.CircleContact`).
+(:class:`~ancf_beam.mbs.forces.CircleContact`) and the index-3 integrators.
 
 **Index-3 (generalized-alpha / Newmark) with step control.** Every step starts by measuring the
 contact gaps ``g = -delta`` (:func:`ancf_beam.mbs.core.contact_gaps`). The step is ``dt_contact``
@@ -15,9 +15,9 @@ land on the sample times. Without step control the same loop takes steps of ``dt
 reference) and locates nothing. A step whose Newton iteration fails is retried at half size
 (``max_halvings``).
 
-**Adaptive.** The scipy integrator of the index-1 form stops at every contact onset (event
-``delta = 0`` found by Brent's method on the dense output), records ``v0`` there
-(:func:`ancf_beam.mbs.core.contact_onset`) and restarts from the event.
+**Adaptive.** :func:`ancf_beam.mbs.integrators.integrate` locates every onset itself (it stops
+at ``delta = 0`` on the dense output, records ``v0`` and restarts there) and books its steps into
+the same record with :class:`AdaptiveRecorder`.
 
 **Contact record** (both paths; per contact element): the largest normal force over every
 accepted step (not only the samples; the adaptive integrator also at 15 dense-output points
@@ -40,8 +40,6 @@ from ancf_beam.linalg import NO_FACTOR
 from ancf_beam.mbs import core
 from ancf_beam.mbs.integrators import _F_ENERGY, _I_KIND, _damage, _ga_step
 from ancf_beam.results import (
-    ConstraintSingularityError,
-    InstabilityError,
     MechanismResult,
     NewtonConvergenceError,
 )
@@ -99,6 +97,19 @@ def record_from_arrays(system, diag, ep, cnt) -> ContactRecord:
         contact_time=diag[els, _D_TC].copy(), episodes=ep[:k].copy(),
         steps_small=int(cnt[_C_SMALL]), locate_trials=int(cnt[_C_LOCATE]),
     )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _gaps(q, S, out, pp, pq):
+    """:func:`ancf_beam.mbs.core.contact_gaps` with caller-provided point scratch (no
+    allocation in the step loop)."""
+    fei = S[7]
+    fef = S[8]
+    for e in range(fei.shape[0]):
+        if fei[e, 0] == core.FE_CONTACT:
+            out[e] = -core.contact_kinematics(fei[e], fef[e], q, q, pp, pq)[0]
+        else:
+            out[e] = np.inf
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -222,7 +233,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
     n = q.shape[0]
     h = h_free
     while t < t_stop:
-        core.contact_gaps(q, S, gap0)
+        _gaps(q, S, gap0, pp, pq)
         h = h_free
         small = False
         if control:
@@ -231,7 +242,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             else:
                 for i in range(n):
                     qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
-                core.contact_gaps(qp, S, gap1)
+                _gaps(qp, S, gap1, pp, pq)
                 if _min_contact_gap(gap1) < margin:
                     small = True
             if small:
@@ -251,7 +262,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             h *= 0.5
         if not ok:
             return t, FAIL, h, diss
-        core.contact_gaps(q, S, gap1)
+        _gaps(q, S, gap1, pp, pq)
         g_end = _onset_gap(gap0, gap1)
         if control and g_end < -onset_tol:
             # onset overshoot: secant (Illinois) on the step size for the gap reaching zero
@@ -271,7 +282,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
                 if not ok:
                     _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
                     return t, FAIL, s, diss
-                core.contact_gaps(q, S, gap1)
+                _gaps(q, S, gap1, pp, pq)
                 g = _onset_gap(gap0, gap1)
                 h = s
                 if -onset_tol <= g <= 0.0:
@@ -415,114 +426,35 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
                       cpu_s=cpu, stats=stats, contact=rec)  # fmt: skip
 
 
-def integrate_adaptive_contact(system, st, q, v, a, lam) -> MechanismResult:
-    """scipy error-controlled run of the index-1 form that stops and restarts at every contact
-    onset (module docstring)."""
-    import scipy.integrate as si
-    from scipy.optimize import brentq
+class AdaptiveRecorder:
+    """The contact record of an adaptive run (called by the adaptive integrator after every
+    accepted step or located onset): the step's end state is booked like an index-3 step, and
+    steps that touch contact are searched for the peak force at 15 dense-output points."""
 
-    from ancf_beam.mbs.integrators import _Buffers, _ivp_rhs, _record
+    def __init__(self, system):
+        self.system = system
+        self.n = system.n
+        n_fe = system.fst.shape[0]
+        self.diag, self.ep, self.cnt = new_record_arrays(n_fe)
+        self.pp = np.zeros(8)
+        self.pq = np.zeros(8)
 
-    _check_drivers(system)
-    n, m = system.n, system.m
-    W = system.work()
-    data = system.data
-    fs = W[20]
-    aw = np.zeros(n)
-    lw = np.zeros(m)
-    els = contact_elements(system)
-    n_fe = system.fst.shape[0]
-    pp, pq = W[13], W[14]
-
-    def fun(t, y):
-        out = np.empty(2 * n)
-        if _ivp_rhs(t, y, data, W, st.alpha, st.beta, aw, lw, out) == 0.0:
-            raise ConstraintSingularityError(
-                f"adaptive: the constraint Jacobian is singular at t = {t:.6g} s"
-            )
-        return out
-
-    def gaps(y):
-        g = np.zeros(n_fe)
-        core.contact_gaps(np.ascontiguousarray(y[:n]), data, g)
-        return g
-
-    def make(t0, y0):
-        return getattr(si, st.method)(fun, t0, y0, st.t_end, rtol=st.rtol, atol=st.atol)
-
-    n_samples = int(math.floor(st.t_end / st.sample_dt + 1e-9)) + 1
-    ts = np.arange(n_samples) * st.sample_dt
-    ys = np.zeros((n_samples, 2 * n))
-    fss = np.zeros((n_samples, *fs.shape))
-    y = np.concatenate([q, v])
-    core.update_force_state(q, v, 0.0, data, fs)
-    ys[0] = y
-    fss[0] = fs
-    diag, ep, cnt = new_record_arrays(n_fe)
-    t = 0.0
-    g_prev = gaps(y)
-    solver = make(t, y)
-    k = 1
-    t_start = time.perf_counter()
-    c_start = time.process_time()
-    while solver.status == "running":
-        msg = solver.step()
-        if solver.status == "failed":
-            raise InstabilityError(f"adaptive ({st.method}): {msg} at t = {solver.t:.6g} s")
-        cnt[_C_STEPS] += 1
-        t1 = float(solver.t)
-        y1 = solver.y.copy()
-        g1 = gaps(y1)
-        dense = solver.dense_output()
-        starts = [e for e in els if fs[e, core.S_FLAG] == 0.0 and g_prev[e] > 0.0 > g1[e]]
-        event = None
-        if starts:
-            roots = [(brentq(lambda s, e=e, d=dense: gaps(d(s))[e], t, t1,
-                             xtol=1e-14 * t1 + 1e-300, rtol=4 * np.finfo(float).eps), e)
-                     for e in starts]  # fmt: skip
-            event = min(roots)
-            t1 = event[0]
-            y1 = dense(t1)
-            g1 = gaps(y1)
-        while k < n_samples and ts[k] <= t1 + 1e-12 * st.t_end:
-            ys[k] = dense(min(ts[k], t1))
-            fss[k] = fs
-            k += 1
+    def step(self, t0, t1, gap0, gap1, before, y1, dense=None):
+        n = self.n
+        data = self.system.data
+        fs = self.system.fst
         q1 = np.ascontiguousarray(y1[:n])
         v1 = np.ascontiguousarray(y1[n:])
-        before = fs.copy()
-        if event is not None:
-            e = event[1]
-            ddot = core.contact_kinematics(data[7][e], data[8][e], q1, v1, pp, pq)[1]
-            core.contact_onset(e, ddot, t1, data[8], fs)
-        else:
-            core.update_force_state(q1, v1, t1, data, fs)
-        if not update_record(t, t1 - t, g_prev, g1, before, q1, v1, data, fs, diag, ep, cnt, pp,
-                             pq):  # fmt: skip
-            ep = np.concatenate([ep, np.full_like(ep, np.nan)])
-            update_record(t, t1 - t, g_prev, g1, before, q1, v1, data, fs, diag, ep, cnt, pp, pq)
-        if np.min(g_prev) < 0.0 or np.min(g1) < 0.0:  # the peak force inside the step
+        args = (t0, t1 - t0, gap0, gap1, before, q1, v1, data, fs)
+        if not update_record(*args, self.diag, self.ep, self.cnt, self.pp, self.pq):
+            self.ep = np.concatenate([self.ep, np.full_like(self.ep, np.nan)])
+            update_record(*args, self.diag, self.ep, self.cnt, self.pp, self.pq)
+        if dense is not None and (np.min(gap0) < 0.0 or np.min(gap1) < 0.0):
             for j in range(1, _DENSE_PEAK):
-                tj = t + (t1 - t) * j / _DENSE_PEAK
+                tj = t0 + (t1 - t0) * j / _DENSE_PEAK
                 yj = dense(tj)
                 _peak_update(np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj, data,
-                             fs, diag, ep, pp, pq)  # fmt: skip
-        t = t1
-        g_prev = g1
-        if event is not None and t < st.t_end:
-            solver = make(t, y1)  # restart at the onset with v0 recorded
-    buf = _Buffers(n_samples, n, m, system.fst.size)
-    for i in range(k):
-        qi = np.ascontiguousarray(ys[i, :n])
-        vi = np.ascontiguousarray(ys[i, n:])
-        W[20][:] = fss[i]
-        u, p, *_ = core.accel_index1(qi, vi, ts[i], data, W, st.alpha, st.beta, aw, lw)
-        _record(i, qi, vi, aw, lw, data, W, u, p, 0.0, system.q0, *buf.args())
-    W[20][:] = fs
-    wall = time.perf_counter() - t_start
-    cpu = time.process_time() - c_start
-    rec = record_from_arrays(system, diag, ep, cnt)
-    return buf.result(ts, k, integrator="adaptive", dt=math.nan, steps=int(cnt[_C_STEPS]),
-                      wall_s=wall, cpu_s=cpu, contact=rec,
-                      stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
-                             "onsets": len(rec.episodes)})  # fmt: skip
+                             fs, self.diag, self.ep, self.pp, self.pq)  # fmt: skip
+
+    def record(self) -> ContactRecord:
+        return record_from_arrays(self.system, self.diag, self.ep, self.cnt)
