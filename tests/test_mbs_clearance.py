@@ -262,3 +262,31 @@ def test_run_mechanism_reports_the_clearance_fields():
         assert var in ds and ds[var].sizes["time"] == ds.sizes["time"]
     assert "wrist_pin" not in ds["joint"].values
     assert (ds["contact_force_normal"] > 0).any() and (ds["contact_force_normal"] >= 0).all()
+
+
+def test_cli_clearance_case_json_and_netcdf(capsys, tmp_path):
+    """config.yaml's slider_crank_clearance over its first impact: the JSON fields of a
+    clearance run, the contact histories in --out; a bad clearance key exits 2 naming it."""
+    import json
+
+    import xarray as xr
+
+    from ancf_beam.cli import main
+
+    out = tmp_path / "c.nc"
+    code = main(["mechanism", "--case", "slider_crank_clearance", "--t-end", "3e-4", "--json",
+                 "--out", str(out), "-q"])  # fmt: skip
+    text, _ = capsys.readouterr()
+    assert code == 0
+    js = json.loads(text)
+    assert js["impacts"] == 1 and js["first_contact_time"] == pytest.approx(2.2728e-4, rel=1e-4)
+    assert js["max_contact_force"] > 1e4 and 0 < js["contact_fraction"] < 1
+    assert js["max_eccentricity_ratio"] > 1 and js["steps"] > 0
+    with xr.open_dataset(out) as ds:
+        assert list(ds["contact"].values) == ["wrist_pin"]
+        assert int(ds["contact_state"].max()) == 1  # the first impact, no continuous contact yet
+        assert float(ds["penetration"].max()) > 0
+    code = main(["mechanism", "--case", "slider_crank_clearance", "--set",
+                 "clearance.journal_radius=0.0101", "--json", "-q"])  # fmt: skip
+    _, err = capsys.readouterr()
+    assert code == 2 and "clearance.journal_radius" in err

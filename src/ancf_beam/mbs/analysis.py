@@ -23,9 +23,11 @@ samples): ``first_contact_time`` (s, the first onset, null without contact),
 ``contact_fraction`` (share of the run with penetration > 0), ``max_eccentricity_ratio``
 (``|e| / c``, > 1 in contact), ``max_penetration`` (m), ``impacts`` (free -> contact
 transitions), ``continuous_contacts`` (episodes classified continuous), ``contact_steps``
-(steps of ``dt_contact``). An episode (onset to separation) is *continuous contact* when it lasts
-longer than ``clearance.continuous_factor`` (5) times the duration of a free undamped Hertz
-impact of ``m_eff = m_rod m_pin / (m_rod + m_pin)`` at the episode's approach speed
+(steps of ``dt_contact``), ``critical_dt``, ``critical_dt_mode`` (as for two-body; the
+clearance contact's frequency from the two bodies' reduced mass, the crank pin speed taken as
+the impact speed). An episode (onset to separation) is *continuous contact* when it lasts longer
+than ``clearance.continuous_factor`` (5) times the duration of a free undamped Hertz impact of
+``m_eff = m_rod m_pin / (m_rod + m_pin)`` at the episode's approach speed
 (:func:`ancf_beam.mbs.stepping.classify_episodes`), otherwise an *impact*; ``contact_state`` per
 sample is 0 (free flight: no penetration), 1 or 2 (the class of the episode it lies in).
 Dataset additions: ``contact_force_normal``, ``contact_force_tangential``, ``penetration``,
@@ -223,6 +225,10 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
         "continuous_contacts": int(np.sum(states == 2)),
         "contact_steps": int(rec.steps_small),
     }
+    bounds = explicit_dt_bounds(system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    summary["critical_dt"] = bounds.get(mode) if mode else None
+    summary["critical_dt_mode"] = mode
     return summary, hist
 
 
