@@ -150,3 +150,14 @@ def test_contact_state_records_onset_and_separation():
     q[2] = 0.0201
     core.update_force_state(q, -v, 0.3, s.data, s.fst)  # apart and opening: cleared
     assert s.fst[0, core.S_FLAG] == 0.0 and s.fst[0, core.S_IMPACTS] == 1.0
+
+
+def test_allocation_free_gap_matches_the_force_kernel_geometry():
+    """core._contact_delta (used every step) against contact_kinematics (used by the forces)
+    for rigid markers, inside and outside."""
+    for inside in (False, True):
+        s, c = _pair(inside, LAWS["hertz"])
+        v = np.array([0.1, 0.2, 1.0, -0.3, 0.1, -2.0])
+        d, dd = core._contact_delta(s.fei[0], s.fef[0], s.q0, v)
+        r = c.evaluate(s.q0, v)
+        assert (d, dd) == pytest.approx((r["delta"], r["delta_dot"]), rel=1e-14, abs=1e-18)

@@ -232,7 +232,7 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
     "simulate": (cmd_simulate, "dynamics from rest under gravity (explicit or implicit)"),
     "critical-dt": (cmd_critical_dt, "critical explicit time step: eigenvalue, bounds, measured"),
     "identify": (cmd_identify, "estimate the defect (lam, n) from measured natural frequencies"),
-    "mechanism": (cmd_mechanism, "planar mechanism run (pendulum, slider-crank) from mechanisms:"),
+    "mechanism": (cmd_mechanism, "planar mechanism run (pendulum, slider-crank, two-body impact)"),
 }
 
 
@@ -378,7 +378,8 @@ def _add_mechanism(sub) -> None:
         "mechanism",
         help=text,
         description="integrate a mechanism of the config's mechanisms: section (a pendulum "
-        "beam pinned at node 0, or a slider-crank with a rigid or ANCF connecting rod)",
+        "beam pinned at node 0, a slider-crank with a rigid or ANCF connecting rod, or a two-body "
+        "impact through a contact law)",
     )
     p.add_argument(
         "--case", metavar="NAME", required=True, help="mechanism name (a key of mechanisms:)"

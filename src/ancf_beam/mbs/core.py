@@ -496,6 +496,48 @@ def contact_kinematics(fei_r, fef_r, q, v, pp, pq):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _point_pv(kind, off, n, w, q, v):
+    """Position and velocity ``(x, y, vx, vy)`` of a point as scalars (no scratch arrays)."""
+    if kind == _PT_GROUND:
+        return w[0], w[1], 0.0, 0.0
+    if kind == _PT_RIGID:
+        c = math.cos(q[off + 2])
+        s = math.sin(q[off + 2])
+        ax = c * w[0] - s * w[1]
+        ay = s * w[0] + c * w[1]
+        om = v[off + 2]
+        return q[off] + ax, q[off + 1] + ay, v[off] - om * ay, v[off + 1] + om * ax
+    px = 0.0
+    py = 0.0
+    vx = 0.0
+    vy = 0.0
+    for a in range(n):
+        i = off + 2 * a
+        px += w[a] * q[i]
+        py += w[a] * q[i + 1]
+        vx += w[a] * v[i]
+        vy += w[a] * v[i + 1]
+    return px, py, vx, vy
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _contact_delta(fei_r, fef_r, q, v):
+    """``(delta, delta_dot)`` of a circle contact (as :func:`contact_kinematics`, allocation
+    free for the per-step state update and the gaps)."""
+    xp, yp, vxp, vyp = _point_pv(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v)
+    xq, yq, vxq, vyq = _point_pv(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], q, v)
+    ex = xq - xp
+    ey = yq - yp
+    el = math.sqrt(ex * ex + ey * ey)
+    nx = ex / el if el > 0.0 else 1.0
+    ny = ey / el if el > 0.0 else 0.0
+    ddot_out = nx * (vxq - vxp) + ny * (vyq - vyp)  # d|e|/dt
+    if fef_r[C_INSIDE] != 0.0:
+        return el - (fef_r[C_RP] - fef_r[C_RQ]), ddot_out
+    return fef_r[C_RP] + fef_r[C_RQ] - el, -ddot_out
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _contact_v0(fef_r, fst_r, ddot):
     """Approach speed of the current impact: the carried value once the onset has been
     recorded, otherwise (within the step that first penetrates) the current closing speed."""
@@ -582,11 +624,9 @@ def contact_gaps(q, S, out):
     (one entry per element, ``+inf`` for elements that are not contacts)."""
     fei = S[7]
     fef = S[8]
-    pp = np.empty(8)
-    pq = np.empty(8)
     for e in range(fei.shape[0]):
         if fei[e, 0] == FE_CONTACT:
-            out[e] = -contact_kinematics(fei[e], fef[e], q, q, pp, pq)[0]
+            out[e] = -_contact_delta(fei[e], fef[e], q, q)[0]
         else:
             out[e] = np.inf
 
@@ -600,12 +640,10 @@ def update_force_state(q, v, t, S, fst):
     contact that has separated (``delta < 0`` and opening) clears its flag."""
     fei = S[7]
     fef = S[8]
-    pp = np.empty(8)
-    pq = np.empty(8)
     for e in range(fei.shape[0]):
         if fei[e, 0] != FE_CONTACT:
             continue
-        delta, ddot, _, _, _, _, _ = contact_kinematics(fei[e], fef[e], q, v, pp, pq)
+        delta, ddot = _contact_delta(fei[e], fef[e], q, v)
         if fst[e, S_FLAG] == 0.0:
             if delta > 0.0 or (delta == 0.0 and ddot > 0.0):  # touching and closing: onset
                 contact_onset(e, ddot, t, fef, fst)
