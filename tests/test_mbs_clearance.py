@@ -181,7 +181,10 @@ def test_three_motion_modes_appear_in_one_revolution(mu):
     free = data["contact_state"] == 0
     assert ecc[free].max() <= 1.0 and ecc[~free].min() > 1.0
     assert 1.0 < summary["max_eccentricity_ratio"] < 1.2
-    assert 0.0 < summary["contact_fraction"] < 1.0
+    # the contact fraction booked step by step (gaps interpolated across sign changes) against
+    # the share of the 1e-5 s samples that penetrate: measured 0.6151 vs 0.6162, 0.4833 vs 0.4863
+    share = float(np.mean(data["delta"] > 0.0))
+    assert summary["contact_fraction"] == pytest.approx(share, abs=0.01)
 
 
 @pytest.mark.parametrize("mu", [None, 0.01])
