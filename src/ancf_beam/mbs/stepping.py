@@ -248,8 +248,10 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             if small:
                 h = h_small
         rest = t_stop - t
-        if rest < 1.25 * h:
+        if rest <= h * (1.0 + 1e-9):  # land on t_stop, never above the chosen size
             h = rest
+        elif rest < 2.0 * h:  # two equal steps rather than a sliver
+            h = 0.5 * rest
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
         ok = False
         it = 0
