@@ -215,22 +215,33 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
 
 def test_adaptive_integration_with_onset_events_agrees():
     """Independent integrator: DOP853 (rtol 1e-8) on the index-1 form, stopped at the onset
-    (delta = 0 by Brent's method on its dense output) against the step-controlled
-    generalized-alpha run. Measured: first contact time 5.9e-7 relative, first-impact peak
-    force 4.0e-4 relative (the generalized-alpha run's numerical dissipation, rho_inf = 0.8)."""
+    (delta = 0 on its dense output) against generalized-alpha with fixed 2.5e-7 s steps, and
+    the step-controlled run (2e-5 / 1e-6 s) against both. Measured: adaptive vs fixed 2.5e-7 s:
+    first contact time 7.1e-8 relative, first-impact force 2.9e-6 relative (45868.1 vs 45868.2 N);
+    step control vs adaptive 5.9e-7 and 4.1e-4 (the 1e-6 s contact step; fixed 1e-6 s steps are
+    4.2e-4 low too, 5e-7 s 8.6e-5)."""
     t_end = 0.6e-3
     _, ga, s_ga, _ = _run(_block(), t_end=t_end, dt=2e-5, dt_contact=1e-6, step_control=True,
                           sample_dt=1e-4)  # fmt: skip
+    _, fine, s_fine, _ = _run(_block(), t_end=t_end, dt=2.5e-7, sample_dt=1e-4)
     _, ad, s_ad, _ = _run(_block(), t_end=t_end, integrator="adaptive", rtol=1e-8, atol=1e-12,
                           sample_dt=1e-4)  # fmt: skip
-    dt1 = abs(s_ad["first_contact_time"] / s_ga["first_contact_time"] - 1)
-    df1 = abs(s_ad["first_impact_force"] / s_ga["first_impact_force"] - 1)
-    print(f"\nadaptive vs generalized-alpha: first contact rel {dt1:.2e}, first-impact force "
-          f"{s_ad['first_impact_force']:.6g} vs {s_ga['first_impact_force']:.6g} N (rel "
-          f"{df1:.2e}); adaptive steps {ad.steps}")  # fmt: skip
-    assert s_ad["impacts"] == 1
-    assert dt1 < 6e-6
-    assert df1 < 4e-3
+
+    def rels(a, b):
+        return (abs(a["first_contact_time"] / b["first_contact_time"] - 1),
+                abs(a["first_impact_force"] / b["first_impact_force"] - 1))  # fmt: skip
+
+    ad_fine = rels(s_ad, s_fine)
+    ga_ad = rels(s_ga, s_ad)
+    print(f"\nfirst contact / first-impact force: adaptive {s_ad['first_contact_time']:.10e} s "
+          f"{s_ad['first_impact_force']:.7g} N ({ad.steps} steps), fixed 2.5e-7 s "
+          f"{s_fine['first_contact_time']:.10e} s {s_fine['first_impact_force']:.7g} N, step "
+          f"control {s_ga['first_contact_time']:.10e} s {s_ga['first_impact_force']:.7g} N; "
+          f"adaptive vs fixed {ad_fine[0]:.1e}, {ad_fine[1]:.1e}; step control vs adaptive "
+          f"{ga_ad[0]:.1e}, {ga_ad[1]:.1e}")  # fmt: skip
+    assert s_ad["impacts"] == s_fine["impacts"] == 1
+    assert ad_fine[0] < 1e-6 and ad_fine[1] < 4e-5
+    assert ga_ad[0] < 6e-6 and ga_ad[1] < 4e-3
 
 
 def test_flexible_rod_lowers_the_peak_contact_force():
