@@ -311,3 +311,21 @@ def test_cli_clearance_case_json_and_netcdf(capsys, tmp_path):
                  "clearance.journal_radius=0.0101", "--json", "-q"])  # fmt: skip
     _, err = capsys.readouterr()
     assert code == 2 and "clearance.journal_radius" in err
+
+
+@pytest.mark.parametrize("n", [1.0, 1.5, 2.0])
+def test_episode_rule_uses_the_hertz_impact_duration(n):
+    """The continuous-contact rule's reference duration (closed form with the Beta function)
+    against the quadrature of ancf_beam.references.impact (measured: 4e-16 relative), and the
+    classification at the threshold."""
+    from ancf_beam.mbs.stepping import classify_episodes, hertz_duration
+    from ancf_beam.references.impact import hertz
+
+    m, k, v0 = 0.084, 6.6e10, 0.85
+    ref = hertz(m, k, v0, n)["duration"]
+    assert hertz_duration(m, k, n, v0) == pytest.approx(ref, rel=5e-15)
+    # episodes [element, t_on, t_off, v0, F, delta]: 4.9 and 5.1 reference durations, one open
+    eps = np.array([[0, 0.0, 4.9 * ref, v0, 1.0, 1e-6], [0, 1.0, 1.0 + 5.1 * ref, v0, 1.0, 1e-6],
+                    [0, 2.0, np.nan, v0, 1.0, 1e-6]])  # fmt: skip
+    states = classify_episodes(eps, 2.0 + 4.0 * ref, m, k, n, 5.0, 1e-4)
+    assert states.tolist() == [1, 2, 1]

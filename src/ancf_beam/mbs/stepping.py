@@ -319,7 +319,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
 def hertz_duration(m_eff: float, stiffness: float, exponent: float, v0: float) -> float:
     """Duration (s) of an undamped impact ``m x'' = -K x^n`` at approach speed ``v0``:
     ``2 x_max / v0 * int_0^1 du / sqrt(1 - u^(n+1))`` with ``x_max = ((n+1) m v0^2 /
-    (2K))^(1/(n+1))`` (n = 1.5: ``3.2145 (m/K)^(2/5) v0^(-1/5)``)."""
+    (2K))^(1/(n+1))`` (n = 1.5: ``3.2181 (m/K)^(2/5) v0^(-1/5)``)."""
     from scipy.special import beta as beta_fn
 
     n = exponent
