@@ -161,3 +161,45 @@ def test_allocation_free_gap_matches_the_force_kernel_geometry():
         d, dd = core._contact_delta(s.fei[0], s.fef[0], s.q0, v)
         r = c.evaluate(s.q0, v)
         assert (d, dd) == pytest.approx((r["delta"], r["delta_dot"]), rel=1e-14, abs=1e-18)
+
+
+@pytest.mark.parametrize(
+    "friction, rel",
+    [
+        # measured 2.2e-6: the ground is a circle of radius 1e4 m, whose normal tilts by x/R
+        ({"law": "coulomb-tanh", "mu": 0.3, "v_ref": 1e-4}, 2e-5),
+        ({"law": "coulomb-transition", "mu": 0.3}, 2e-5),  # measured 2.2e-6
+    ],
+    ids=["tanh", "transition"],
+)
+def test_spinning_disc_on_the_ground_ends_rolling(friction, rel):
+    """A uniform disc (J = m r^2 / 2) set down spinning at w0 without translation: friction
+    conserves its angular momentum about the contact point, J w - m r v_x = J w0, so with the
+    final slip s = v_x + w r it ends at v_x = (s - w0 r) / 3 (rolling: s = 0). The check covers
+    the friction moments and the rotation's share of the sliding speed."""
+    m, r, g, k_h, big = 1.0, 0.05, 9.81, 1.0e8, 1.0e4
+    w0 = 20.0
+    law = ContactLaw.from_config({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.5},
+                                 "contact")  # fmt: skip
+    s = System(g=g)
+    disc = s.add(
+        RigidBody(
+            "disc",
+            mass=m,
+            inertia=0.5 * m * r * r,
+            position=(0.0, r - (m * g / k_h) ** (2 / 3)),
+            angular_velocity=w0,
+        )
+    )
+    s.add(CircleContact("ground", p=ground(0.0, -big), q=disc.marker(), r_p=big, r_q=r, law=law,
+                        friction=FrictionLaw.from_config(friction, "friction")))  # fmt: skip
+    s.finalize()
+    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.2, sample_dt=1e-3,
+                                          dt=1e-5))  # fmt: skip
+    vx, w = res.v[-1, 0], res.v[-1, 2]
+    slip = vx + w * r
+    assert vx == pytest.approx((slip - w0 * r) / 3.0, rel=rel)
+    if friction["law"] == "coulomb-tanh":
+        assert abs(slip) < 1e-8  # rolling (measured 5e-10 m/s)
+    else:  # no friction below v_static: the disc keeps slipping just below it
+        assert 0.5e-3 < slip <= 1.0e-3

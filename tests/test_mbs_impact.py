@@ -7,14 +7,20 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import scipy.special as sp
 import xarray as xr
 
 from ancf_beam.cli import main
 from ancf_beam.config import load_config, resolve_mechanism
+from ancf_beam.mbs import core
 from ancf_beam.mbs.analysis import run_mechanism
-from ancf_beam.mbs.integrators import CONTACT_STEP_FRACTION
+from ancf_beam.mbs.bodies import PointMass, ground
+from ancf_beam.mbs.contact import ContactLaw
+from ancf_beam.mbs.forces import CircleContact
+from ancf_beam.mbs.integrators import CONTACT_STEP_FRACTION, IntegratorSettings, integrate
+from ancf_beam.mbs.system import System
 from ancf_beam.references import impact as ref
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
@@ -184,3 +190,60 @@ def test_cli_two_body_json_and_netcdf(tmp_path, capsys):
         assert float(abs(ex - (ds.x2 - ds.x1)).max()) == 0.0
         pen = ds.penetration.isel(contact=0)
         assert float(abs(pen - (0.02 - ex)).max()) <= 1e-17
+
+
+def test_critical_dt_of_mechanisms_names_the_governing_mode(tmp_path, capsys):
+    """``critical-dt --mechanism``: seed 003's contact bound 2 / omega_n = 0.6928 ms (governing
+    mode contact, zeta reported); a Hertz law switched in by --set is linearised at the
+    undamped peak penetration; the flexible slider-crank is bounded by its beam elements."""
+    base = ["critical-dt", "--config", str(CONFIG), "--json", "-q"]
+    assert main([*base, "--mechanism", "impact_seed003", "--out", str(tmp_path / "c.nc")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["governing_mode"] == "contact"
+    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=1e-14)
+    assert out["contact_zeta"]["contact"] == pytest.approx(200.0 / (2 * math.sqrt(1e7 * M_EFF)))
+    sets = ["--set", "contact.law=hertz", "--set", "contact.K=1e9", "--set", "contact.k=null",
+            "--set", "contact.c=null"]  # fmt: skip
+    assert main([*base, "--mechanism", "impact_seed003", *sets]) == 0
+    out = json.loads(capsys.readouterr().out)
+    k_lin = 1.5 * 1e9 * math.sqrt(ref.hertz(M_EFF, 1e9, 1.0)["max_penetration"])
+    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=1e-12)
+    assert main([*base, "--mechanism", "slider_crank_flexible"]) == 0
+    assert json.loads(capsys.readouterr().out)["governing_mode"] == "beam"
+    assert main([*base, "--mechanism", "impact_seed003", "--measure"]) == 2
+
+
+@pytest.mark.parametrize(
+    "law, integrator, tol",
+    [
+        # measured largest relative errors of the speed ratios over three rebounds
+        ("lankarani-nikravesh", "adaptive", 3e-8),  # 3.1e-9
+        ("flores", "adaptive", 1e-8),  # 8.3e-10
+        ("hunt-crossley", "adaptive", 3e-8),  # 3.4e-9
+        ("lankarani-nikravesh", "generalized-alpha", 9e-5),  # 8.9e-6 (dt = 1 us, no events)
+    ],
+)
+def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator, tol):
+    """A ball (1 kg, radius 10 mm) dropped from 50 mm onto a ground disc under gravity: each
+    impact records its own approach speed v0, and the ratio of successive approach speeds (the
+    separation speed of the previous impact: the flight conserves energy) equals the
+    restitution of the independent integration with that v0 and the weight pressing during the
+    contact. Also checks the free flight's long adaptive steps do not jump into a contact."""
+    m, g, k_h, ce, h = 1.0, 9.81, 1.0e9, 0.8, 0.05
+    s = System(g=g)
+    ball = s.add(PointMass("ball", mass=m, position=(0.0, 0.01 + h)))
+    s.add(CircleContact("floor", p=ground(0.0, -1.0), q=ball.point(), r_p=1.0, r_q=0.01,
+                        law=ContactLaw.from_config({"law": law, "K": k_h, "restitution": ce},
+                                                   "contact")))  # fmt: skip
+    s.finalize()
+    res = integrate(s, IntegratorSettings(integrator, t_end=0.55, sample_dt=1e-4, dt=1e-6,
+                                          rtol=1e-11, atol=1e-14))  # fmt: skip
+    fs = res.force_state[:, 0]
+    onsets = np.flatnonzero(np.diff(fs[:, core.S_IMPACTS])) + 1
+    v0 = fs[onsets, core.S_V0]
+    assert len(v0) == 4
+    assert v0[0] == pytest.approx(math.sqrt(2 * g * h), rel=1e-9 if integrator == "adaptive"
+                                  else 1e-5)  # fmt: skip
+    for k in range(3):
+        e = ref.integrate_impact(law, m, v0[k], K=k_h, restitution=ce, push=m * g)
+        assert v0[k + 1] / v0[k] == pytest.approx(e["restitution"], rel=tol)

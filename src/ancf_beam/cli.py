@@ -194,6 +194,13 @@ def cmd_simulate(args):
 def cmd_critical_dt(args):
     from ancf_beam.analyses import run_critical_dt
 
+    if args.mechanism is not None:
+        from ancf_beam.config import mechanism_from_file
+        from ancf_beam.mbs.analysis import mechanism_critical_dt
+
+        if args.measure or args.case is not None:
+            raise UsageError("--mechanism takes neither --measure nor --case")
+        return mechanism_critical_dt(mechanism_from_file(args.config, args.mechanism, args.set))
     return run_critical_dt(_case(args), measure=args.measure)
 
 
@@ -343,6 +350,12 @@ def _add_critical_dt_identify(sub) -> None:
     p = sub.add_parser("critical-dt", help=text, description=text)
     p.add_argument(
         "--measure", action="store_true", help="also measure the limit by bisection on dt"
+    )
+    p.add_argument(
+        "--mechanism",
+        metavar="NAME",
+        help="bound of a mechanism of mechanisms: instead (beam elements and contacts, the "
+        "governing mode named; --set keys relative to its block)",
     )
     _common(p)
 

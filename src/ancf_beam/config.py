@@ -1246,14 +1246,19 @@ def resolve_mechanism(
         merged["rod"] = copy.deepcopy(ROD_DEFAULTS[model])
     if kind == "two-body":
         # the contact block replaces the default one as a whole (its keys depend on the law;
-        # ContactLaw validates them); --set contact.KEY=VALUE adds or replaces one key
+        # ContactLaw validates them); --set contact.KEY=VALUE adds or replaces one key, null
+        # removes it (to switch laws: contact.law=hertz contact.K=1e9 contact.k=null ...)
         contact = block.get("contact", merged["contact"])
         merged["contact"] = dict(contact) if isinstance(contact, Mapping) else contact
         block = {k: v for k, v in block.items() if k != "contact"}
         for key in [k for k in overrides if k.startswith("contact.")]:
             if not isinstance(merged["contact"], dict):
                 break
-            merged["contact"][key.split(".", 1)[1]] = overrides.pop(key)
+            value = overrides.pop(key)
+            if value is None:
+                merged["contact"].pop(key.split(".", 1)[1], None)
+            else:
+                merged["contact"][key.split(".", 1)[1]] = value
     _deep_merge(merged, block, f"mechanisms.{name}")
     if isinstance(merged.get("clearance"), Mapping):  # a copy: overrides must not edit the config
         merged["clearance"] = copy.deepcopy(dict(merged["clearance"]))

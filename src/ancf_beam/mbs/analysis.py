@@ -64,6 +64,7 @@ from ancf_beam.results import MechanismResult
 __all__ = [
     "clearance_outputs",
     "contact_duration",
+    "mechanism_critical_dt",
     "midspan_deflection",
     "peak",
     "run_mechanism",
@@ -343,4 +344,37 @@ def run_mechanism(
             **extra,
         )  # fmt: skip
     )
+    return summary, ds
+
+
+def mechanism_critical_dt(spec: MechanismSpec) -> tuple[dict[str, Any], xr.Dataset]:
+    """Explicit stability bound of a mechanism (``ancf-beam critical-dt --mechanism NAME``):
+    ``dt_critical`` (s), the smallest of the bounds ``2 / omega`` by mode (``bounds``: ``beam``
+    element bound, ``contact`` bound of the stiffest contact), ``governing_mode``; per contact
+    its linearised ``contact_stiffness`` (N/m), ``contact_omega`` (rad/s) and, for the damped
+    linear law, ``contact_zeta``."""
+    mech = build_mechanism(spec)
+    bounds = explicit_dt_bounds(mech.system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    summary: dict[str, Any] = {
+        "case": spec.name,
+        "kind": spec.kind,
+        "dt_critical": bounds.get(mode) if mode else None,
+        "governing_mode": mode,
+        "bounds": dict(bounds),
+    }
+    data = {}
+    for fe in mech.system.contact_forces.values():
+        k = fe.linear_stiffness()
+        w = fe.omega()
+        summary.setdefault("contact_stiffness", {})[fe.name] = k
+        summary.setdefault("contact_omega", {})[fe.name] = w
+        if fe.law.law == "kelvin-voigt" and fe.m_eff:
+            zeta = fe.law.damping / (2.0 * math.sqrt(fe.law.stiffness * fe.m_eff))
+            summary.setdefault("contact_zeta", {})[fe.name] = zeta
+    for name, b in bounds.items():
+        data[f"dt_bound_{name}"] = ((), b, {"units": "s", "long_name": f"2/omega, {name} mode"})
+    ds = xr.Dataset(data)
+    ds.attrs.update(provenance_attrs(spec, study="mechanism-critical-dt", kind=spec.kind,
+                                     governing_mode=mode or "none"))  # fmt: skip
     return summary, ds

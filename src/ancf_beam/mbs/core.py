@@ -619,6 +619,26 @@ def _contact_apply(fei_r, fef_r, nx, ny, s, fn, ft, f, pp, pq, cols, vals):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def contact_samples(fei_r, fef_r, qs, vs, states, out):
+    """Post-processing of one circle contact over samples ``qs``, ``vs`` (k, n) with the
+    carried state of each sample ``states`` (k, STATE_SIZE): ``out[i] = (delta, delta_dot,
+    e_x, e_y, v_t, F_n, F_t, state)``."""
+    pp = np.empty(8)
+    pq = np.empty(8)
+    for i in range(qs.shape[0]):
+        d, dd, nx, ny, el, vt, _, fn, ft = contact_forces(fei_r, fef_r, states[i], qs[i], vs[i],
+                                                          pp, pq)  # fmt: skip
+        out[i, 0] = d
+        out[i, 1] = dd
+        out[i, 2] = nx * el
+        out[i, 3] = ny * el
+        out[i, 4] = vt
+        out[i, 5] = fn
+        out[i, 6] = ft
+        out[i, 7] = 1.0 if fn > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def contact_gaps(q, S, out):
     """Signed gap ``-delta`` (m; > 0 apart, < 0 overlapping) of every force element into ``out``
     (one entry per element, ``+inf`` for elements that are not contacts)."""

@@ -176,7 +176,7 @@ class CircleContact(ForceElement):
     r_q: float = 0.0
     law: ContactLaw | None = None
     friction: FrictionLaw | None = None
-    m_eff: float | None = None  # kg, estimate for the contact frequency (explicit step bound)
+    m_eff: float | None = None  # kg, for the contact frequency (None: from the bodies' masses)
     v_impact: float | None = None  # m/s, expected approach speed (nonlinear laws' stiffness)
 
     def __post_init__(self):
@@ -214,6 +214,26 @@ class CircleContact(ForceElement):
         return (self.law.damping == 0.0 and self.law.chi == 0.0
                 and self.friction.law == "none")  # fmt: skip
 
+    def estimated_mass(self) -> float | None:
+        """``m_eff`` when given, else ``m_P m_Q / (m_P + m_Q)`` from the masses of the bodies
+        the two points belong to (a beam: its total mass; the ground: infinite)."""
+        if self.m_eff is not None:
+            return self.m_eff
+        masses = []
+        for pt in (self.p, self.q):
+            body = pt.body
+            if body is None:
+                continue
+            m = getattr(body, "mass", None)
+            if m is None and hasattr(body, "model"):
+                m = body.model.total_mass()
+            if m is None:
+                return None
+            masses.append(float(m))
+        if not masses:
+            return None
+        return masses[0] if len(masses) == 1 else masses[0] * masses[1] / sum(masses)
+
     def linear_stiffness(self, v_impact: float | None = None, m_eff: float | None = None):
         """Stiffness (N/m) that sets the contact frequency: ``k`` of kelvin-voigt; for the
         ``K delta^n`` laws the tangent ``n K delta_max^(n-1)`` at the undamped estimate of the
@@ -224,7 +244,7 @@ class CircleContact(ForceElement):
         if law.law == "kelvin-voigt":
             return law.stiffness
         v = self.v_impact if v_impact is None else v_impact
-        m = self.m_eff if m_eff is None else m_eff
+        m = self.estimated_mass() if m_eff is None else m_eff
         if v is None or m is None:
             return None
         n, k = law.exponent, law.stiffness
@@ -234,7 +254,7 @@ class CircleContact(ForceElement):
     def omega(self, v_impact: float | None = None, m_eff: float | None = None):
         """Contact frequency ``sqrt(k_lin / m_eff)`` (rad/s; :meth:`linear_stiffness`), None
         when it cannot be estimated."""
-        m = self.m_eff if m_eff is None else m_eff
+        m = self.estimated_mass() if m_eff is None else m_eff
         k = self.linear_stiffness(v_impact, m)
         if k is None or m is None:
             return None
@@ -244,23 +264,18 @@ class CircleContact(ForceElement):
         """Per sample of ``q``, ``v`` (shape ``(n,)`` or ``(k, n)``): ``delta`` (m),
         ``delta_dot`` (m/s), ``e_x``, ``e_y`` (m, eccentricity), ``v_t`` (m/s), ``F_n``,
         ``F_t`` (N, friction on Q along t) and ``state`` (1 where ``F_n > 0``). ``fst_row``:
-        the carried state (approach speed) to use; by default each sample is evaluated as if
-        its own closing speed were the approach speed (exact for laws that do not use ``v0``)."""
+        the carried state (approach speed) to use, one row or one per sample; by default each
+        sample is evaluated as if its own closing speed were the approach speed (exact for laws
+        that do not use ``v0``)."""
         fi, ff = self.encode()
-        q2 = np.atleast_2d(np.asarray(q, dtype=float))
-        v2 = np.atleast_2d(np.asarray(v, dtype=float))
+        q2 = np.ascontiguousarray(np.atleast_2d(np.asarray(q, dtype=float)))
+        v2 = np.ascontiguousarray(np.atleast_2d(np.asarray(v, dtype=float)))
         st = np.zeros(STATE_SIZE) if fst_row is None else np.asarray(fst_row, dtype=float)
-        pp = np.zeros(8)
-        pq = np.zeros(8)
-        out = {k: np.zeros(len(q2)) for k in
-               ("delta", "delta_dot", "e_x", "e_y", "v_t", "F_n", "F_t", "state")}  # fmt: skip
-        for i in range(len(q2)):
-            qi = np.ascontiguousarray(q2[i])
-            vi = np.ascontiguousarray(v2[i])
-            d, dd, nx, ny, el, vt, _, fn, ft = core.contact_forces(fi, ff, st, qi, vi, pp, pq)
-            row = (d, dd, nx * el, ny * el, vt, fn, ft, float(fn > 0.0))
-            for k, x in zip(out, row, strict=True):
-                out[k][i] = x
+        st = np.ascontiguousarray(np.broadcast_to(st, (len(q2), STATE_SIZE)))
+        res = np.zeros((len(q2), 8))
+        core.contact_samples(fi, ff, q2, v2, st, res)
+        keys = ("delta", "delta_dot", "e_x", "e_y", "v_t", "F_n", "F_t", "state")
+        out = {k: res[:, j] for j, k in enumerate(keys)}
         if np.ndim(q) == 1:
             return {k: x[0] for k, x in out.items()}
         return out

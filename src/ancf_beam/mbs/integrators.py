@@ -185,6 +185,12 @@ class IntegratorSettings:
         return 0.25 * (1.0 - am + af) ** 2, 0.5 - am + af, am, af
 
 
+#: fixed step in contact: this fraction of the contact bound 2/omega (0.1/omega: about 31 steps
+#: per contact of a linear law, whose duration is pi/omega); also the longest step the adaptive
+#: integrator may take into a contact
+CONTACT_STEP_FRACTION = 0.05
+
+
 def explicit_dt_bounds(system: System) -> dict[str, float]:
     """Explicit stability bounds ``2 / omega`` (s) by governing mode: ``"beam"`` (the largest
     unconstrained element frequency of the beams at their reference: a conservative bound, joints
@@ -209,11 +215,6 @@ def explicit_dt_bound(system: System) -> float | None:
     """The smallest of :func:`explicit_dt_bounds` (s); None without beams or contacts."""
     b = explicit_dt_bounds(system)
     return min(b.values()) if b else None
-
-
-#: fixed step in contact: this fraction of the contact bound 2/omega (0.1/omega: about 31 steps
-#: per contact of a linear law, whose duration is pi/omega)
-CONTACT_STEP_FRACTION = 0.05
 
 
 def default_dt(system: System, settings: IntegratorSettings, safety: float = 0.8) -> float:
@@ -850,6 +851,8 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     k = 1
     steps = 0
     events = 0
+    nfev = 0  # of the integrators before the last restart
+    refinements = 0
     t_start = time.perf_counter()
     c_start = time.process_time()
 
@@ -860,8 +863,10 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             states[k] = system.fst
             k += 1
 
+    h_contact = _contact_step(system)
     while solver.status == "running":
         t_old = solver.t
+        y_old = solver.y.copy()
         msg = solver.step()
         if solver.status == "failed":
             raise InstabilityError(f"adaptive ({st.method}): {msg} at t = {solver.t:.6g} s")
@@ -876,6 +881,17 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
                 for e in contacts
                 if system.fst[e, core.S_FLAG] == 0.0 and gaps_prev[e] > 0.0 >= gaps[e]
             ]
+            if hit and solver.t - t_old > h_contact:
+                # a long free-flight step that ends inside the contact: its interpolant is not
+                # to be trusted there (the error estimate may not have seen the contact force),
+                # so redo it with steps of at most 1/16 of it, down to the contact step
+                h = max((solver.t - t_old) / 16.0, h_contact)
+                gaps[:] = gaps_prev
+                nfev += solver.nfev
+                solver = method(fun, t_old, y_old, st.t_end, rtol=st.rtol, atol=st.atol,
+                                max_step=h, first_step=h)  # fmt: skip
+                refinements += 1
+                continue
             if hit:
                 onset = _locate_onset(system, solver.dense_output(), t_old, solver.t, hit, n)
         if onset is not None:  # contact onset (delta = 0) located: restart the integrator there
@@ -892,6 +908,7 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             fn_prev[e] = _contact_fn(system, ye, n, e)
             events += 1
             if te < st.t_end:
+                nfev += solver.nfev
                 solver = method(fun, te, ye, st.t_end, rtol=st.rtol, atol=st.atol)
             continue
         if contacts:  # the end of positive contact force, located on the dense output
@@ -923,10 +940,25 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     cpu = time.process_time() - c_start
     return buf.result(ts, k, integrator="adaptive", dt=math.nan, steps=steps, wall_s=wall,
                       cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
-                                        "nfev": int(solver.nfev),
+                                        "nfev": int(nfev + solver.nfev),
                                         "contact_events": events,
+                                        "contact_refinements": refinements,
                                         "contact_intervals": intervals},
                       contact=None if recorder is None else recorder.record())  # fmt: skip
+
+
+def _contact_step(system) -> float:
+    """Longest step (s) the adaptive integrator may take into a contact: ``CONTACT_STEP_FRACTION``
+    of the smallest contact bound ``2 / omega`` (a Hertz-type law without an expected approach
+    speed is linearised at 1 m/s here); ``inf`` without contacts."""
+    h = math.inf
+    for fe in system.contact_forces.values():
+        w = fe.omega()
+        if w is None:
+            w = fe.omega(v_impact=1.0)
+        if w:
+            h = min(h, CONTACT_STEP_FRACTION * 2.0 / w)
+    return h
 
 
 def _contact_fn(system, y, n, e):

@@ -344,11 +344,7 @@ class System:
         v = np.atleast_2d(v)
         out = {}
         for i, fe in self.contact_forces.items():
-            if force_state is None:
-                out[fe.name] = fe.evaluate(q, v)
-                continue
-            rows = [fe.evaluate(q[j], v[j], force_state[j, i]) for j in range(len(q))]
-            out[fe.name] = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
+            out[fe.name] = fe.evaluate(q, v, None if force_state is None else force_state[:, i])
         return out
 
     @property

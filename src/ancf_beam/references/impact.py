@@ -125,12 +125,15 @@ def _chi(law: str, ce: float | None) -> float:
 def integrate_impact(
     law: str, m: float, v0: float, *, k: float | None = None, c: float = 0.0,
     K: float | None = None, n: float = 1.5, restitution: float | None = None,
-    rtol: float = 1e-12,
+    rtol: float = 1e-12, push: float = 0.0,
 ) -> dict[str, float]:  # fmt: skip
     """High-accuracy integration of ``m delta'' = -max(F, 0)`` from ``delta = 0``, ``delta' =
     v0`` until the force returns to zero (then the bodies fly apart). ``law``: kelvin-voigt
     (``k``, ``c``), hertz (``K``, ``n``), hunt-crossley / lankarani-nikravesh / flores (``K``,
-    ``n``, ``restitution`` = the law's parameter ``ce``). Returns ``restitution`` (recovered),
+    ``n``, ``restitution`` = the law's parameter ``ce``); ``push`` (N): a constant force
+    pressing the bodies together during the contact (gravity on a body bouncing on the ground:
+    ``m g``; the approach speed before the next impact then equals the separation speed when
+    the contact ends at ``delta = 0``). Returns ``restitution`` (recovered),
     ``duration`` (s, time with positive force), ``max_penetration`` (m), ``max_force`` (N)."""
     if law == "kelvin-voigt":
 
@@ -153,7 +156,7 @@ def integrate_impact(
 
     def rhs(t, y):
         f = unclipped(y[0], y[1])
-        return [y[1], -max(f, 0.0) / m]
+        return [y[1], (push - max(f, 0.0)) / m]
 
     def ev_end(t, y):  # the force returns to zero: delta = 0, or the bracket / k d + c d' = 0
         if law == "kelvin-voigt":
