@@ -16,6 +16,7 @@ __all__ = [
     "CriticalDt",
     "DynamicsResult",
     "InstabilityError",
+    "NonFiniteResultError",
     "ModalResult",
     "NewtonConvergenceError",
     "NewtonStats",
@@ -55,6 +56,10 @@ class NewtonConvergenceError(ConvergenceError):
 
 class InstabilityError(RuntimeError):
     """The explicit run became unstable; the message names step, time, dt and dt_critical."""
+
+
+class NonFiniteResultError(RuntimeError):
+    """A result holds NaN or an infinity; the message names the quantity (nothing is written)."""
 
 
 # ------------------------------------------------------------------------------------------
