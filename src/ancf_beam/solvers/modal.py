@@ -27,11 +27,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ancf_beam.beam.model import CLAMP, BeamModel
-from ancf_beam.linalg import BANDWIDTH, eigh_one_thread
+from ancf_beam.linalg import BANDWIDTH, band_to_sparse, eigh_one_thread, sym_band_to_sparse
 from ancf_beam.results import ModalResult
 from ancf_beam.solvers.static import solve_static
 
-__all__ = ["axial_fraction", "modal_analysis", "omega_max", "projected_tangent"]
+__all__ = ["axial_fraction", "modal_analysis", "omega_max", "projected_tangent", "top_eigenpair"]
 
 # blocks up to this many DOFs are solved dense; larger ones by shift-invert Lanczos
 DENSE_MAX = 400
@@ -43,7 +43,7 @@ def axial_fraction(model: BeamModel, shapes: np.ndarray, q: np.ndarray) -> np.nd
     For a straight reference the axial direction is x; for a deformed state it is the local
     tangent at each node. Values near 1: axial (bar) mode; near 0: bending mode.
     """
-    m = _mass_sparse(model, free=False)
+    m = sym_band_to_sparse(model.mass_lower_band)
     out = np.empty(shapes.shape[0])
     t = q.reshape(-1, 4)[:, 2:4]
     t = t / np.linalg.norm(t, axis=1, keepdims=True)
@@ -92,19 +92,35 @@ def modal_analysis(
 
 
 def omega_max(model: BeamModel, q: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-    """Largest natural frequency (rad/s) of the reduced system and its mode shape."""
+    """Largest natural frequency (rad/s) of the reduced system and its mode shape (dense on
+    small blocks, Lanczos on large ones: no dense matrix of a fine mesh is built)."""
     q = model.reference() if q is None else q
-    k = model.tangent_dense(q)
-    m = model.mass_dense()
+    ab = model.tangent_band(q)
+    k_sp = band_to_sparse(ab)
+    m_sp = sym_band_to_sparse(model.mass_free_lower_band)
     best = (-np.inf, None)
-    for idx in _blocks(k):
-        n = idx.size
-        w2, v = eigh_one_thread(k[np.ix_(idx, idx)], m[np.ix_(idx, idx)], (n - 1, n - 1))
-        if w2[0] > best[0]:
-            phi = np.zeros(k.shape[0])
-            phi[idx] = v[:, 0]
-            best = (w2[0], phi)
+    for idx in _band_blocks(ab):
+        w2, v = top_eigenpair(k_sp[idx][:, idx].tocsc(), m_sp[idx][:, idx].tocsc())
+        if w2 > best[0]:
+            phi = np.zeros(model.n_free)
+            phi[idx] = v
+            best = (w2, phi)
     return float(np.sqrt(best[0])), best[1]
+
+
+def top_eigenpair(k: sp.csc_matrix, m: sp.csc_matrix) -> tuple[float, np.ndarray]:
+    """Largest eigenpair of ``(k, m)`` (sparse, symmetric, ``m`` positive definite): dense
+    ``eigh`` up to :data:`DENSE_MAX` DOFs, Lanczos (``eigsh``, mode 2) above. The top of the
+    spectrum has no cancellation problem: both agree to 1e-15 relative."""
+    n = k.shape[0]
+    if n > DENSE_MAX:
+        try:
+            w2, v = spla.eigsh(k, k=1, M=m, which="LA")
+            return float(w2[0]), v[:, 0]
+        except (RuntimeError, spla.ArpackError):  # no convergence: go dense
+            pass
+    w2, v = eigh_one_thread(k.toarray(), m.toarray(), (n - 1, n - 1))
+    return float(w2[0]), v[:, 0]
 
 
 def _blocks(k: np.ndarray) -> list[np.ndarray]:
@@ -125,23 +141,6 @@ def _band_blocks(ab: np.ndarray) -> list[np.ndarray]:
     if np.abs(odd).max(initial=0.0) <= 1e-13 * np.abs(ab).max():
         return [np.arange(0, n, 2), np.arange(1, n, 2)]
     return [np.arange(n)]
-
-
-def _band_to_sparse(ab: np.ndarray) -> sp.csc_matrix:
-    """General band storage ``ab[7 + i - j, j] = A[i, j]`` as a sparse matrix."""
-    n = ab.shape[1]
-    offs = list(range(-BANDWIDTH, BANDWIDTH + 1))
-    diags = [ab[BANDWIDTH - d, d:] if d >= 0 else ab[BANDWIDTH - d, : n + d] for d in offs]
-    return sp.diags(diags, offs, shape=(n, n), format="csc")
-
-
-def _mass_sparse(model: BeamModel, free: bool = True) -> sp.csc_matrix:
-    lb = model.mass_free_lower_band if free else model.mass_lower_band
-    n = lb.shape[1]
-    offs = [-d for d in range(BANDWIDTH + 1)] + list(range(1, BANDWIDTH + 1))
-    diags = [lb[d, : n - d] for d in range(BANDWIDTH + 1)]
-    diags += [lb[d, : n - d] for d in range(1, BANDWIDTH + 1)]
-    return sp.diags(diags, offs, shape=(n, n), format="csc")
 
 
 def _subspace_size(nb: int, size: int) -> int:
@@ -229,8 +228,8 @@ def _lowest_eigenpairs(model: BeamModel, q: np.ndarray, n_modes: int):
     Returns ``(w2, v, block)``: ``block[i]`` is 0 (x) or 1 (y) for each mode when the problem
     split into components, else None."""
     ab = model.tangent_band(q)
-    k_sp = _band_to_sparse(ab)
-    m_sp = _mass_sparse(model)
+    k_sp = band_to_sparse(ab)
+    m_sp = sym_band_to_sparse(model.mass_free_lower_band)
     vals, vecs, labels = [], [], []
     blocks = _band_blocks(ab)
     for b, idx in enumerate(blocks):
