@@ -9,6 +9,10 @@ import ancf_beam.config as ancf_config
 min_version("9.0")
 
 
+# Landing page of `snakemake --report report.html` (captions: workflow/report/captions/).
+report: "workflow/report/workflow.rst"
+
+
 if not workflow.overwrite_configfiles:
 
     configfile: "config/config.yaml"

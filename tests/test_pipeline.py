@@ -480,8 +480,36 @@ def test_snakemake_report(quick_run):
     assert res.returncode == 0, output_tail(res)
     page = (quick_run / "report.html").read_text(errors="replace")
     assert len(page) > 100_000
-    for needle in ("Figures", "Reports", "index.html", "tip_history.png", "summary.csv"):
+    for needle in ("Figures", "Reports", "Checks", "index.html", "tip_history.png", "summary.csv",
+                   "case_uniform.csv", "validation.csv"):  # fmt: skip
         assert needle in page, needle
+    # the landing page (workflow/report/workflow.rst) and captions of each kind of output
+    # (docutils renders the RST, so ``x`` becomes markup: look for plain words)
+    for needle in (
+        "What the pipeline computes.",
+        "How to read it.",
+        "tip deflection of the undamped explicit run released from the stress-free shape",
+        "Start here: the index of every report page",
+        "Table of checks written by rule",
+        "Parameter record: one row per case",
+        "Numbers quoted by the seed documents against the computation",
+    ):
+        assert needle in page, needle
+
+
+def test_every_report_output_has_a_caption():
+    """Each ``report(...)`` in the rule files names a caption, and every caption file named
+    literally exists (the per-figure ones are checked by the report build above)."""
+    captions = ROOT / "workflow" / "report"
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        text = smk.read_text()
+        blocks = re.findall(r"report\((.*?)\n\s*\)", text, flags=re.S)
+        for block in blocks:
+            assert "caption=" in block, (smk.name, block[:200])
+        for rel in re.findall(r'caption="\.\./report/([^"{]+)"', text):
+            assert (captions / rel).is_file(), (smk.name, rel)
+    assert (captions / "workflow.rst").is_file()
+    assert 'report: "workflow/report/workflow.rst"' in (ROOT / "Snakefile").read_text()
 
 
 def _dry_run_jobs(text: str) -> list[tuple[str, str]]:

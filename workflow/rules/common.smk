@@ -293,6 +293,7 @@ def _figures(name, figs, case=None):
             category="Figures",
             subcategory=sub,
             labels={"report": name, "figure": f},
+            caption=f"../report/captions/figures/{name}/{f}.rst",
         )
         for f in figs
     }
