@@ -47,6 +47,7 @@ include: "workflow/rules/scaling.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/report_studies.smk"
+include: "workflow/rules/provenance.smk"
 
 
 # Aggregation and report rendering run on the submitting host under a cluster executor.
@@ -64,9 +65,11 @@ localrules:
     report_scaling,
     report_seed_audit,
     report_index,
+    ro_crate,
 
 
 rule all:
     default_target: True
     input:
         all_outputs(),
+        f"{RES}/ro-crate-metadata.json",  # rule ro_crate, after all the others

@@ -69,6 +69,7 @@ def _build(root, **over):
         end=dt.datetime(2026, 1, 2, 3, 14, 5, tzinfo=dt.UTC),
         name="ancf_beam pipeline run",
         description="A test run.",
+        readme="# A test crate\n",
     )
     kwargs.update(over)
     return build_run_crate(root, **kwargs)
@@ -122,6 +123,8 @@ def test_crate_content(tmp_path):
     assert {p["@id"] for p in _as_list(wf["input"])} == {"#param-configfile", "#param-cases"}
     assert g["uniform/static.nc"]["exampleOfWork"] == {"@id": "#param-results"}
     assert g["#param-results"]["workExample"] == {"@id": "uniform/static.nc"}
+    assert g["README.md"]["about"] == {"@id": "./"}
+    assert (tmp_path / "README.md").read_text() == "# A test crate\n"
 
 
 def _as_list(v):

@@ -148,6 +148,7 @@ def build_run_crate(
     name: str,
     description: str,
     license: str = "https://spdx.org/licenses/MIT",
+    readme: str | None = None,
 ) -> Path:
     """Write ``crate_dir/ro-crate-metadata.json`` and return its path.
 
@@ -158,7 +159,8 @@ def build_run_crate(
     workflow's ``input`` are those of ``inputs``, its ``output`` those of ``outputs``.
     ``engine`` is the workflow language's implementation (its version goes on the
     ``ComputerLanguage``); ``software`` everything else that ran. ``git_commit`` is the version
-    of the workflow and of the library.
+    of the workflow and of the library. ``readme`` (Markdown), if given, is written to
+    ``crate_dir/README.md`` and described as being about the crate (Workflow RO-Crate).
     """
     from rocrate.model.contextentity import ContextEntity
     from rocrate.rocrate import ROCrate
@@ -283,6 +285,16 @@ def build_run_crate(
         )
     )
     crate.root_dataset.append_to("mentions", action)
+    if readme is not None:
+        (root / "README.md").write_text(readme)
+        crate.add_file(
+            dest_path="README.md",
+            properties={
+                "name": "README.md",
+                "about": {"@id": "./"},
+                "encodingFormat": "text/markdown",
+            },
+        )
     _single_values(crate)
     crate.metadata.write(root)
     return root / "ro-crate-metadata.json"

@@ -1,9 +1,11 @@
 # Shared helpers: cases, meshes, rerun fingerprints and output paths.
 # Physics lives in the ancf_beam package; rules only wire files together.
 import sys
+from pathlib import Path
 
 import yaml
 
+import ancf_beam.provenance
 from ancf_beam.config import ConfigError, pipeline_settings, resolve_case
 from ancf_beam.io import package_fingerprint
 
@@ -301,3 +303,33 @@ def _figures(name, figs, case=None):
 
 def _fig_paths(output, figs):
     return {f: str(getattr(output, f"fig_{f}")) for f in figs}
+
+
+# ---- provenance (workflow/rules/provenance.smk) ----------------------------------------------
+CRATE_BUILDER = str(Path(ancf_beam.provenance.__file__).resolve())  # rule ro_crate
+
+
+def configfile_paths():
+    """The config files of this run (--configfile, else config/config.yaml), absolute."""
+    return [str(Path(c).resolve()) for c in workflow.configfiles]
+
+
+def workflow_sources():
+    """The workflow definition besides the Snakefile: every file under workflow/ (no caches)."""
+    base = Path(workflow.basedir)
+    files = sorted(
+        p
+        for p in (base / "workflow").rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and ".ipynb_checkpoints" not in p.parts
+    )
+    return [str(p) for p in files]
+
+
+def check_tables():
+    """Every report's table of checks and the seed audit table."""
+    out = [f"{REP}/checks/case_{c}.csv" for c in CASES]
+    out += [f"{REP}/checks/{name}.csv" for name in AGG_FIGURES]
+    out.append(f"{REP}/seed_audit.csv")
+    return out
