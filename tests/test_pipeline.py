@@ -28,8 +28,10 @@ from ancf_beam.config import (
     ConfigError,
     flatten,
     load_config,
+    mechanism_names,
     pipeline_settings,
     resolve_case,
+    resolve_mechanism,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -545,11 +547,15 @@ def test_quick_pipeline_ro_crate(quick_run):
 
     objects, results = ids(action["object"]), ids(action["result"])
     assert objects == {"run/config/quick.yaml", "run/resolved_cases.json"}
-    cases = json.loads((res / "run" / "resolved_cases.json").read_text())
+    resolved = json.loads((res / "run" / "resolved_cases.json").read_text())
     quick = load_config(QUICK)
-    assert set(cases) == set(_quick_cases())
-    for name, entry in cases.items():
+    assert list(resolved["cases"]) == _quick_cases()
+    for name, entry in resolved["cases"].items():
         assert entry["config_hash"] == resolve_case(quick, name).config_hash, name
+        assert entry["resolved"]["defect"] == resolve_case(quick, name).resolved["defect"], name
+    assert list(resolved["mechanisms"]) == mechanism_names(quick)
+    for name, entry in resolved["mechanisms"].items():
+        assert entry["config_hash"] == resolve_mechanism(quick, name).config_hash, name
     nc = {p.relative_to(res).as_posix() for p in res.rglob("*.nc")}
     assert nc and not any(p.startswith("run/") for p in nc)
     assert nc <= results, sorted(nc - results)

@@ -327,6 +327,30 @@ def workflow_sources():
     return [str(p) for p in files]
 
 
+def resolved_runs():
+    """Every case and mechanism of the config, resolved (defaults merged, validated) with its
+    config hash: the record of what this run was asked to compute."""
+    from ancf_beam.config import mechanism_names, resolve_mechanism
+
+    out = {
+        "cases": {
+            c: {"config_hash": SPECS[c].config_hash, "resolved": SPECS[c].resolved}
+            for c in CASES
+        },
+        "mechanisms": {},
+    }
+    for m in mechanism_names(config):
+        try:
+            spec = resolve_mechanism(config, m)
+        except ConfigError as exc:
+            raise WorkflowError(f"mechanism '{m}': {exc}") from exc
+        out["mechanisms"][m] = {
+            "config_hash": spec.config_hash,
+            "resolved": spec.resolved,
+        }
+    return out
+
+
 def check_tables():
     """Every report's table of checks and the seed audit table."""
     out = [f"{REP}/checks/case_{c}.csv" for c in CASES]

@@ -1,11 +1,12 @@
 # Workflow Run RO-Crate of the run (results/ro-crate-metadata.json, profile
 # https://w3id.org/ro/wfrun/workflow/0.5): the last job, after every output of `rule all`.
 # The crate's root is results/: the NetCDF results are described in place; the workflow
-# definition, the config files, the resolved cases and the reports are copied under
-# results/run/ (reports hard-linked where the file system allows) so that every file the crate
-# names lies inside it. Its inputs are files and its params the resolved cases, so a second
-# invocation finds it up to date (no timestamps among them). The crate builder
-# (ancf_beam.provenance, outside the package fingerprint of the compute rules) is an input too.
+# definition, the config files, the resolved cases and mechanisms and the reports are copied
+# under results/run/ (reports hard-linked where the file system allows) so that every file the
+# crate names lies inside it. Its inputs are files and its params the resolved cases and
+# mechanisms, so a second invocation finds it up to date (no timestamps among them). The crate
+# builder (ancf_beam.provenance, outside the package fingerprint of the compute rules) is an
+# input too.
 
 
 rule ro_crate:
@@ -29,7 +30,6 @@ rule ro_crate:
         mem_mb=500,
         runtime=5,
     params:
-        resolved={c: SPECS[c].resolved for c in CASES},
-        config_hashes={c: SPECS[c].config_hash for c in CASES},
+        resolved=resolved_runs(),
     script:
         "../scripts/ro_crate.py"

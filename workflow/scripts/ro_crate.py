@@ -47,22 +47,12 @@ workflow_file = place(inp.snakefile)
 parts = [place(p) for p in inp.sources]
 
 cases_json = run_dir / "resolved_cases.json"
-cases_json.write_text(
-    json.dumps(
-        {
-            case: {"config_hash": snakemake.params.config_hashes[case], "resolved": spec}
-            for case, spec in snakemake.params.resolved.items()
-        },
-        indent=1,
-        sort_keys=True,
-        default=str,
-    )
-)
+cases_json.write_text(json.dumps(snakemake.params.resolved, indent=1, default=str))
 inputs = [RunFile(place(c), f"config file {Path(c).name}", "configfile") for c in inp.configfiles]
 inputs.append(
     RunFile(
         cases_json.relative_to(crate_dir).as_posix(),
-        "resolved cases (defaults merged with each case block, validated)",
+        "resolved cases and mechanisms (defaults merged with each block, validated)",
         "cases",
     )
 )
@@ -96,7 +86,7 @@ path = build_run_crate(
     outputs=outputs,
     parameters={
         "configfile": ("config file (--configfile)", "File"),
-        "cases": ("resolved cases", "File"),
+        "cases": ("resolved cases and mechanisms", "File"),
         "results": ("NetCDF results and summary table", "File"),
         "reports": ("HTML reports and tables of checks", "File"),
     },
