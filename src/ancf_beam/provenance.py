@@ -149,6 +149,7 @@ def build_run_crate(
     description: str,
     license: str = "https://spdx.org/licenses/MIT",
     readme: str | None = None,
+    workflow_name: str = "Snakemake workflow",
 ) -> Path:
     """Write ``crate_dir/ro-crate-metadata.json`` and return its path.
 
@@ -161,6 +162,7 @@ def build_run_crate(
     ``ComputerLanguage``); ``software`` everything else that ran. ``git_commit`` is the version
     of the workflow and of the library. ``readme`` (Markdown), if given, is written to
     ``crate_dir/README.md`` and described as being about the crate (Workflow RO-Crate).
+    ``name`` names the crate and its ``CreateAction``, ``workflow_name`` the workflow.
     """
     from rocrate.model.contextentity import ContextEntity
     from rocrate.rocrate import ROCrate
@@ -179,7 +181,7 @@ def build_run_crate(
         lang="snakemake",
         lang_version=engine.version,
         properties={
-            "name": f"{name}: workflow definition",
+            "name": workflow_name,
             "version": git_commit,
             "encodingFormat": media_type(workflow),
             "conformsTo": {
@@ -270,7 +272,7 @@ def build_run_crate(
             "#run",
             properties={
                 "@type": "CreateAction",
-                "name": f"Run of {name}",
+                "name": name,
                 "description": (
                     f"{description} Workflow at git commit {git_commit}; startTime and endTime "
                     "are the first and the last modification time of the outputs."

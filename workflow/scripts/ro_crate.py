@@ -95,6 +95,7 @@ path = build_run_crate(
     start=dt.datetime.fromtimestamp(min(mtimes), dt.UTC),
     end=dt.datetime.fromtimestamp(max(mtimes), dt.UTC),
     name="ancf_beam pipeline run",
+    workflow_name="ancf_beam pipeline (Snakemake workflow)",
     readme=README,
     description=(
         "Gradient-defect ANCF cantilever pipeline: statics, modal analysis, explicit dynamics, "
