@@ -498,6 +498,8 @@ def test_snakemake_report(quick_run):
         "Numbers quoted by the seed documents against the computation",
     ):
         assert needle in page, needle
+    # every figure has a caption of its own (workflow/report/captions/figures/REPORT/FIG.rst)
+    assert "no caption of its own yet" not in page
 
 
 def test_every_report_output_has_a_caption():
