@@ -34,11 +34,14 @@ def place(path, link=False):
     rel = src.relative_to(project) if src.is_relative_to(project) else Path(src.name)
     dst = run_dir / rel
     dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        if not link:
-            raise OSError
-        os.link(src, dst)
-    except OSError:
+    linked = False
+    if link:
+        try:
+            os.link(src, dst)
+            linked = True
+        except OSError:  # another file system, or links not allowed: copy
+            pass
+    if not linked:
         shutil.copy2(src, dst)
     return dst.relative_to(crate_dir).as_posix()
 
