@@ -237,11 +237,20 @@ def log_to_file(path: str | os.PathLike, level: int = logging.INFO) -> None:
     sys.excepthook = _hook
 
 
+#: Modules that describe a run but compute nothing in it: left out of the fingerprint, so that
+#: editing them does not re-run every compute job (the pipeline's ro_crate rule takes
+#: provenance.py as an input file instead).
+NOT_FINGERPRINTED = ("provenance.py",)
+
+
 def package_fingerprint() -> str:
-    """``'<version>+<sha256[:12]>'`` of every ``*.py`` file of the installed package source."""
+    """``'<version>+<sha256[:12]>'`` of every ``*.py`` file of the installed package source
+    (but ``NOT_FINGERPRINTED``)."""
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in NOT_FINGERPRINTED:
+            continue
         h.update(str(path.relative_to(root)).encode())
         h.update(b"\0")
         h.update(path.read_bytes())
