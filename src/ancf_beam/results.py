@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -212,6 +213,7 @@ class MechanismResult:
     cpu_s: float = math.nan
     newton_iterations: np.ndarray | None = None  # per step, index-3 integrators
     stats: dict | None = None
+    contact: Any = None  # ancf_beam.mbs.stepping.ContactRecord of runs with contact elements
     force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
 
     @property
