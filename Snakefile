@@ -40,9 +40,11 @@ include: "workflow/rules/response.smk"
 include: "workflow/rules/integrators.smk"
 include: "workflow/rules/identification.smk"
 include: "workflow/rules/scaling.smk"
+include: "workflow/rules/mechanisms.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/report_studies.smk"
+include: "workflow/rules/report_mechanisms.smk"
 
 
 # Aggregation and report rendering run on the submitting host under a cluster executor.
@@ -59,6 +61,9 @@ localrules:
     report_identification,
     report_scaling,
     report_seed_audit,
+    report_mechanisms,
+    report_contact,
+    report_flagship,
     report_index,
 
 
