@@ -100,19 +100,6 @@ def record_from_arrays(system, diag, ep, cnt) -> ContactRecord:
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _gaps(q, S, out, pp, pq):
-    """:func:`ancf_beam.mbs.core.contact_gaps` with caller-provided point scratch (no
-    allocation in the step loop)."""
-    fei = S[7]
-    fef = S[8]
-    for e in range(fei.shape[0]):
-        if fei[e, 0] == core.FE_CONTACT:
-            out[e] = -core.contact_kinematics(fei[e], fef[e], q, q, pp, pq)[0]
-        else:
-            out[e] = np.inf
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def _min_contact_gap(gap):
     g = np.inf
     for e in range(gap.shape[0]):
@@ -233,7 +220,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
     n = q.shape[0]
     h = h_free
     while t < t_stop:
-        _gaps(q, S, gap0, pp, pq)
+        core.contact_gaps(q, S, gap0)
         h = h_free
         small = False
         if control:
@@ -242,7 +229,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             else:
                 for i in range(n):
                     qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
-                _gaps(qp, S, gap1, pp, pq)
+                core.contact_gaps(qp, S, gap1)
                 if _min_contact_gap(gap1) < margin:
                     small = True
             if small:
@@ -264,7 +251,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             h *= 0.5
         if not ok:
             return t, FAIL, h, diss
-        _gaps(q, S, gap1, pp, pq)
+        core.contact_gaps(q, S, gap1)
         g_end = _onset_gap(gap0, gap1)
         if control and g_end < -onset_tol:
             # onset overshoot: secant (Illinois) on the step size for the gap reaching zero
@@ -284,7 +271,7 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
                 if not ok:
                     _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
                     return t, FAIL, s, diss
-                _gaps(q, S, gap1, pp, pq)
+                core.contact_gaps(q, S, gap1)
                 g = _onset_gap(gap0, gap1)
                 h = s
                 if -onset_tol <= g <= 0.0:
