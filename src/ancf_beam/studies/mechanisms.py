@@ -311,7 +311,7 @@ def run_mechanism_validation(
             {"units": "N", "long_name": "joint force, rigid inverse dynamics"},
         )
     out.attrs.update(provenance_attrs(spec, study="mechanism_validation", kind=spec.kind))
-    out.attrs.update(n_checks=out.attrs["n_checks"], rigid_limit=int(rigid is not None))
+    out.attrs["rigid_limit"] = int(rigid is not None)
     return out
 
 
@@ -514,8 +514,7 @@ def run_flagship(
     modulus ``E(x) = E0 (1 - lam (x/L)^n)`` for each ``lam`` in ``lams`` (``x`` from the crank
     pin to the slider) and, with ``damage`` (``{enabled, lam, threshold, softening, d_max}``),
     one more variant whose rod also damages. Per variant (dimension ``variant``): peak contact
-    force,
-    first impact force, impacts, contact share, largest eccentricity ratio, slider
+    force, first impact force, impacts, contact share, largest eccentricity ratio, slider
     acceleration extremes and their ratio to the ideal joint's, largest mid-span deflection,
     largest damage; histories of the slider acceleration, the journal orbit, the contact force
     and state; the ideal rigid mechanism's slider acceleration."""
