@@ -44,9 +44,11 @@ include: "workflow/rules/response.smk"
 include: "workflow/rules/integrators.smk"
 include: "workflow/rules/identification.smk"
 include: "workflow/rules/scaling.smk"
+include: "workflow/rules/mechanisms.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/report_studies.smk"
+include: "workflow/rules/report_mechanisms.smk"
 include: "workflow/rules/provenance.smk"
 
 
@@ -64,6 +66,9 @@ localrules:
     report_identification,
     report_scaling,
     report_seed_audit,
+    report_mechanisms,
+    report_contact,
+    report_flagship,
     report_index,
     ro_crate,
 

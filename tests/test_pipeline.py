@@ -47,6 +47,19 @@ AGGREGATE_RULES = {
     "report_scaling", "report_seed_audit", "report_index", "ro_crate", "all",
 }  # fmt: skip
 NEW_REPORTS = ("integrators", "defects", "identification", "scaling")
+MECH_REPORTS = ("mechanisms", "contact", "flagship")
+#: variables (with units) of every mechanism NetCDF, by kind; clearance adds MECH_CLEARANCE
+MECH_VARS = {
+    "common": {"time": "s", "constraint_violation": "m (rad for angle equations)",
+               "kinetic_energy": "J", "energy_total": "J"},
+    "slider-crank": {"slider_x": "m", "slider_v": "m/s", "slider_a": "m/s^2",
+                     "drive_torque": "N m", "reaction_force": "N", "crank_angle": "rad"},
+    "two-body": {"x1": "m", "v2": "m/s", "contact_force_normal": "N", "penetration": "m"},
+}  # fmt: skip
+MECH_CLEARANCE = {"contact_force_normal": "N", "contact_force_tangential": "N",
+                  "penetration": "m", "eccentricity_x": "m", "eccentricity_y": "m"}  # fmt: skip
+MECH_PROVENANCE = ("case", "package_version", "git_commit", "config_hash", "created_utc",
+                   "study", "package_fingerprint", "param.kind", "summary.wall_s")  # fmt: skip
 PROVENANCE = (
     "case", "package_version", "git_commit", "config_hash", "created_utc", "wall_s", "study",
     "package_fingerprint", "param.defect.lam", "param.mesh.n_elements",
@@ -413,11 +426,41 @@ def _new_study_results(res: Path, cfg: dict) -> None:
 
 
 @pytest.mark.pipeline
+def test_quick_pipeline_mechanisms(quick_run):
+    """Every mechanism case of the quick config: its NetCDF (variables, units, provenance) and
+    its table of checks; the three mechanism studies."""
+    res = quick_run / "results" / "mechanisms"
+    cfg = yaml.safe_load(QUICK.read_text())
+    for name, block in cfg["mechanisms"].items():
+        with xr.open_dataset(res / f"{name}.nc") as ds:
+            for key in MECH_PROVENANCE:
+                assert key in ds.attrs, (name, key)
+            assert ds.attrs["case"] == name and ds.attrs["study"] == "mechanism"
+            want = {**MECH_VARS["common"], **MECH_VARS.get(block["kind"], {})}
+            if block.get("clearance"):
+                want.update(MECH_CLEARANCE)
+                assert set(np.unique(ds["contact_state"].values)) <= {0, 1, 2}
+            for var, unit in want.items():
+                assert ds[var].attrs.get("units") == unit, (name, var)
+                assert np.isfinite(ds[var].values).all(), (name, var)
+        with xr.open_dataset(res / "validation" / f"{name}.nc") as ds:
+            assert ds.attrs["n_checks"] >= 2 and ds.attrs["n_fail"] == 0, name
+            assert set(ds["status"].values) == {"PASS"}, name
+    for study, dim in (("clearance_sweep", "clearance"), ("contact_laws", "run"),
+                       ("flagship", "variant")):  # fmt: skip
+        with xr.open_dataset(res / "studies" / f"{study}.nc") as ds:
+            assert ds.sizes[dim] >= 2 and ds.attrs["study"] == study, study
+            assert all("units" in ds[v].attrs for v in ds.data_vars if v != "law"), study
+    with xr.open_dataset(res / "studies" / "flagship.nc") as ds:
+        assert ds["damage_max"].values[-1] > 0  # the damaging variant damages
+
+
+@pytest.mark.pipeline
 def test_quick_pipeline_reports(quick_run):
     rep = quick_run / "reports"
     pages = [rep / "index.html", rep / "comparison.html", rep / "convergence.html",
              rep / "critical_dt.html", rep / "validation.html"]  # fmt: skip
-    pages += [rep / f"{name}.html" for name in NEW_REPORTS]
+    pages += [rep / f"{name}.html" for name in NEW_REPORTS + MECH_REPORTS]
     pages += [rep / "cases" / f"{c}.html" for c in _quick_cases()]
     pages.append(rep / "seed_audit.html")
     for page in pages:
@@ -435,9 +478,11 @@ def test_quick_pipeline_reports(quick_run):
         assert (df["err/tol"] <= 1).all(), csv
         rows += list(zip(df["case"], df["check"], df["reference"], df["computed"], strict=True))
     assert len(rows) == len(set(rows))  # every check once, in one report
-    assert len(list((rep / "checks").glob("*.csv"))) == len(_quick_cases()) + 4 + len(NEW_REPORTS)
+    n_csv = len(_quick_cases()) + 4 + len(NEW_REPORTS) + len(MECH_REPORTS)
+    assert len(list((rep / "checks").glob("*.csv"))) == n_csv
     for name, least in (("integrators", 5), ("defects", 1), ("identification", 5),
-                        ("scaling", 3)):  # fmt: skip
+                        ("scaling", 3), ("mechanisms", 20), ("contact", 9),
+                        ("flagship", 4)):  # fmt: skip
         assert len(pd.read_csv(rep / "checks" / f"{name}.csv")) >= least, name
     index = (rep / "index.html").read_text()
     m = re.search(r"Overall: (\d+) of (\d+) distinct checks PASS", index)
@@ -621,6 +666,26 @@ def test_added_case_schedules_only_its_jobs(quick_run):
     text = res.stdout + res.stderr
     for ne in cfg["pipeline"]["critical_dt"]["meshes"]:
         assert f"results/{new}/critical_dt/ne{ne}.nc" in text
+
+
+@pytest.mark.pipeline
+def test_added_mechanism_schedules_only_its_jobs(quick_run):
+    """A mechanism case is one YAML block: the dry run lists its run, its checks and the
+    aggregates that show them (the mechanisms report, the index), nothing else."""
+    cfg = yaml.safe_load(QUICK.read_text())
+    new = "slider_crank_slow"
+    cfg["mechanisms"][new] = {**cfg["mechanisms"]["slider_crank_rigid"], "drive": {"omega": 100.0}}
+    (quick_run / "config" / "mplus.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = snakemake(quick_run, "-n", "--cores", "2", "--configfile", "config/mplus.yaml",
+                    timeout=120)  # fmt: skip
+    assert res.returncode == 0, output_tail(res)
+    jobs = _dry_run_jobs(res.stdout + res.stderr)
+    assert sorted(r for r, _ in jobs) == sorted(
+        ["mechanism", "mechanism_validation", "report_mechanisms", "report_index", "all"]
+    ), output_tail(res)
+    for rule, out in jobs:
+        if rule.startswith("mechanism"):
+            assert new in out, (rule, out)
 
 
 # ------------------------------------------------------------------------------------------

@@ -76,7 +76,10 @@ def test_slurm_run_matches_local_run(slurm_and_local_runs):
     local, remote, res = slurm_and_local_runs
     assert "slurm" in (res.stdout + res.stderr).lower()  # really went through the executor
     files = sorted(p.relative_to(local) for p in (local / "results").rglob("*.nc"))
-    assert len(files) >= 3 * len(yaml.safe_load(QUICK.read_text())["cases"])
+    cfg = yaml.safe_load(QUICK.read_text())
+    assert len(files) >= 3 * len(cfg["cases"])
+    for name in cfg["mechanisms"]:  # the mechanism jobs ran on the cluster too
+        assert Path("results/mechanisms", f"{name}.nc") in files, name
     for rel in files:
         with xr.open_dataset(local / rel) as a, xr.open_dataset(remote / rel) as b:
             na, nb = _numbers(a), _numbers(b)

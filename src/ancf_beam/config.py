@@ -225,6 +225,59 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
             "tip_error_rel": 0.0,  # GA tip error above the target by at most this fraction
         },
     },
+    # mechanism studies (ancf_beam.studies.mechanisms); measured on the default config
+    "mechanisms": {  # mechanism_validation: the checks of every mechanism case
+        "tolerances": {
+            "constraint_abs": 5.0e-12,  # max |Phi| (m); measured 4.1e-13 (adaptive, Baumgarte)
+            "kinematics_rel": 1.0e-9,  # rigid slider x, v, a vs closed form; measured 7.2e-11
+            "inverse_dynamics_rel": 2.0e-9,  # torque, joint forces vs Newton-Euler; meas. 1.5e-10
+            "rigid_limit_rel": 4.0e-5,  # ANCF rod at E0 = 1e15 vs closed form; measured 3.5e-6
+            "rigid_limit_torque_rel": 2.0e-3,  # its torque vs inverse dynamics; measured 2.0e-4
+            "drive_work_rel": 1.0e-4,  # energy change vs drive work, rigid; measured 9.5e-6
+            "drive_work_flexible_rel": 2.5e-2,  # ANCF rod (GA dissipation); measured 2.5e-3
+            "drive_work_contact_rel": 4.5e-2,  # clearance (sampled impacts); measured 4.5e-3
+            "clearance_bound_rel": 0.0,  # slider deviation above the geometric bound (share)
+            "impact_rel": 1.0e-9,  # two-body outcome vs references.impact; measured 7.3e-11
+            "energy_drift_abs": 4.0e-3,  # pendulum max|E - E0| / max T; measured 4.1e-4 (GA)
+        },
+    },
+    "clearance_sweep": {
+        "enabled": True,
+        "case": None,
+        "clearances": [1.0e-4, 2.5e-4, 5.0e-4, 1.0e-3],
+        "tolerances": {
+            "bound_rel": 0.0,  # slider deviation above the geometric bound (share)
+            "monotone_rel": 0.0,  # RMS deviation at c above that at the next larger c (share)
+        },
+    },
+    "contact_laws": {
+        "enabled": True,
+        "case": None,
+        "laws": ["hertz", "hunt-crossley", "lankarani-nikravesh", "flores"],
+        "restitution": [0.3, 0.5, 0.7, 0.9],
+        "K": 1.0e10,
+        "exponent": 1.5,
+        "tolerances": {
+            "reference_rel": 2.0e-8,  # restitution, duration vs integration; measured 2.1e-9
+            "force_rel": 2.0e-6,  # sampled peak force (parabola) vs integration; meas. 1.8e-7
+        },
+    },
+    "flagship": {
+        "enabled": True,
+        "case": None,
+        "lam": [0.0, 0.3, 0.6],
+        "damage": {
+            "enabled": True,
+            "lam": 0.3,
+            "threshold": 2.0e-3,
+            "softening": 1.0e-3,
+            "d_max": 0.5,
+        },
+        "tolerances": {
+            "drive_work_rel": 0.15,  # energy change vs drive work; measured 1.8e-2 (damaging)
+            "orbit_rel": 0.0,  # journal offset above c + (F_max / K)^(1/n) (share)
+        },
+    },
 }
 
 

@@ -50,6 +50,7 @@ LARGE = _large_deflection_cases()
 
 wildcard_constraints:
     case=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    mcase=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     ne=r"\d+",
 
 
@@ -277,6 +278,7 @@ def all_outputs():
     out += [f"{RES}/summary.nc", f"{RES}/summary.csv"]
     out += [f"{REP}/{name}.html" for name in AGG_FIGURES]
     out.append(f"{REP}/seed_audit.html")
+    out += mechanism_outputs()
     out.append(f"{REP}/index.html")
     return out
 
@@ -291,9 +293,12 @@ def figure_caption(name, fig):
     """workflow/report/captions/figures/NAME/FIG.rst, or a generic caption naming the report
     (so that a figure without its own caption does not stop `snakemake --report`; the report
     test fails on the generic text)."""
-    own = f"report/captions/figures/{name}/{fig}.rst"
-    if (Path(workflow.basedir) / "workflow" / own).is_file():
-        return f"../{own}"
+    base = Path(workflow.basedir) / "workflow"
+    # per-case figures (CASE_motion, CASE_impact, ...) share the caption of their suffix
+    for f in (fig, fig.rsplit("_", 1)[-1]):
+        own = f"report/captions/figures/{name}/{f}.rst"
+        if (base / own).is_file():
+            return f"../{own}"
     return "../report/captions/figures/generic.rst"
 
 
@@ -377,3 +382,118 @@ def check_tables():
         elif p.stem != "index":
             out.append(f"{REP}/checks/{p.stem}.csv")
     return out
+
+
+# ---- mechanisms (the config's mechanisms: section; ancf_beam.studies.mechanisms) -----------
+def _resolve_mechanisms():
+    from ancf_beam.config import mechanism_names, resolve_mechanism
+
+    specs = {}
+    for name in mechanism_names(config):
+        try:
+            specs[name] = resolve_mechanism(config, name)
+        except ConfigError as exc:
+            raise WorkflowError(f"mechanism '{name}': {exc}") from exc
+    return specs
+
+
+MSPECS = _resolve_mechanisms()
+MECHANISMS = list(MSPECS)
+
+
+def mechanism_hash(wildcards):
+    """Hash of the resolved mechanism case: changes only if that case changes."""
+    return MSPECS[wildcards.mcase].config_hash
+
+
+def _mechanism_study_case(name, want):
+    """pipeline.<name>.case, or the first mechanism case for which ``want(spec)`` holds; None
+    (the study is left out) when the config has no such case."""
+    s = study_settings(name)
+    if not s:
+        return None
+    c = s["case"]
+    if c is None:
+        return next((m for m, sp in MSPECS.items() if want(sp)), None)
+    if c not in MSPECS or not want(MSPECS[c]):
+        raise WorkflowError(
+            f"pipeline.{name}.case '{c}' is not a suitable mechanism case; cases: {MECHANISMS}"
+        )
+    return c
+
+
+MECH_STUDY_CASES = {
+    "clearance_sweep": _mechanism_study_case(
+        "clearance_sweep",
+        lambda sp: sp.kind == "slider-crank"
+        and sp.clearance is not None
+        and sp.beam is None,
+    ),
+    "contact_laws": _mechanism_study_case(
+        "contact_laws", lambda sp: sp.kind == "two-body"
+    ),
+    "flagship": _mechanism_study_case(
+        "flagship",
+        lambda sp: sp.kind == "slider-crank"
+        and sp.clearance is not None
+        and sp.beam is not None,
+    ),
+}
+MECH_STUDY_CASES = {k: v for k, v in MECH_STUDY_CASES.items() if v is not None}
+
+
+def mechanism_study_settings(name):
+    return _study_params(name, "case")
+
+
+def mechanism_file(case):
+    return f"{RES}/mechanisms/{case}.nc"
+
+
+def mechanism_validation_file(case):
+    return f"{RES}/mechanisms/validation/{case}.nc"
+
+
+def mechanism_study_file(name):
+    return f"{RES}/mechanisms/studies/{name}.nc"
+
+
+MECH_REPORTS = []
+if MECHANISMS:
+    MECH_REPORTS.append("mechanisms")
+if "contact_laws" in MECH_STUDY_CASES or any(
+    MSPECS[m].kind == "two-body" for m in MECHANISMS
+):
+    MECH_REPORTS.append("contact")
+if "flagship" in MECH_STUDY_CASES:
+    MECH_REPORTS.append("flagship")
+
+
+def mechanism_outputs():
+    out = [mechanism_file(m) for m in MECHANISMS]
+    out += [mechanism_validation_file(m) for m in MECHANISMS]
+    out += [mechanism_study_file(s) for s in MECH_STUDY_CASES]
+    out += [f"{REP}/{r}.html" for r in MECH_REPORTS]
+    return out
+
+
+def mechanism_figures(report):
+    """Figure names of a mechanism report (its notebook saves each under reports/figures/)."""
+    if report == "mechanisms":
+        figs = []
+        for m, sp in MSPECS.items():
+            if sp.kind != "two-body":
+                figs.append(f"{m}_motion")
+            if sp.clearance is not None:
+                figs.append(f"{m}_clearance")
+        return figs + (["sweep"] if "clearance_sweep" in MECH_STUDY_CASES else [])
+    if report == "contact":
+        figs = ["laws", "loops"] if "contact_laws" in MECH_STUDY_CASES else []
+        return figs + [
+            f"{m}_impact" for m, sp in MSPECS.items() if sp.kind == "two-body"
+        ]
+    figs = ["histories", "orbits"]
+    return figs + (["damage"] if PIPE["flagship"]["damage"]["enabled"] else [])
+
+
+TWO_BODY = [m for m, sp in MSPECS.items() if sp.kind == "two-body"]

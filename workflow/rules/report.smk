@@ -301,8 +301,10 @@ rule report_index:
     input:
         case_html=expand(f"{REP}/cases/{{case}}.html", case=CASES),
         case_checks=expand(f"{REP}/checks/case_{{case}}.csv", case=CASES),
-        agg_html=[f"{REP}/{name}.html" for name in AGG_FIGURES],
-        agg_checks=[f"{REP}/checks/{name}.csv" for name in AGG_FIGURES],
+        agg_html=[f"{REP}/{name}.html" for name in [*AGG_FIGURES, *MECH_REPORTS]],
+        agg_checks=[
+            f"{REP}/checks/{name}.csv" for name in [*AGG_FIGURES, *MECH_REPORTS]
+        ],
         summary=f"{RES}/summary.csv",
         seed_audit=f"{REP}/seed_audit.html",
     output:
@@ -323,6 +325,6 @@ rule report_index:
         runtime=5,
     params:
         cases=CASES,
-        reports=list(AGG_FIGURES),
+        reports=[*AGG_FIGURES, *MECH_REPORTS],
     script:
         "../scripts/index.py"

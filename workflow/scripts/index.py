@@ -33,6 +33,9 @@ titles = {
     "defects": "Defect families: shapes, curvature concentration, spectra, damage",
     "identification": "Defect identification from noisy frequencies",
     "scaling": "Cost against the mesh: explicit vs implicit",
+    "mechanisms": "Mechanisms: slider-cranks vs ideal references, clearance joints",
+    "contact": "Contact laws: impacts, restitution recovery, force-penetration loops",
+    "flagship": "Flagship: graded, damaging ANCF rod in a crank-slider with clearance",
 }
 inp = snakemake.input
 for case, page, checks in zip(snakemake.params.cases, inp.case_html, inp.case_checks, strict=True):

@@ -9,7 +9,8 @@ pendulum: ``tip_x``, ``tip_y`` (m, at ``t_end``);
 slider-crank: ``slider_x`` (m), ``slider_v`` (m/s), ``slider_a`` (m/s^2) at ``t_end``,
 ``slider_a_max``, ``slider_a_min``, ``drive_torque_max`` (N m, largest magnitude of the torque
 the drive applies to the crank), ``reaction_max`` (N, largest joint force of any joint), and
-with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude);
+with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude) and, if it damages,
+``damage_max`` (largest damage at ``t_end``; the Dataset adds ``damage_final``, element x gauss);
 two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_rel``; null while
 the bodies are still in contact at ``t_end``), ``contact_duration`` (s, time with positive
 contact force: located by the adaptive integrator's events, else from the samples by linear
@@ -189,6 +190,18 @@ def _reactions(mech: Mechanism, res: MechanismResult) -> tuple[list[str], np.nda
     return names, np.array(cols).T.reshape(len(res.t), len(names))
 
 
+def _damage_data(mech: Mechanism, summary: dict, data: dict) -> None:
+    """A damaging ANCF rod: its damage at ``t_end`` per integration point (``damage_final``,
+    element x gauss) and the largest value (``damage_max``)."""
+    model = mech.beam.model
+    if not model.case.damage.enabled:
+        return
+    d = np.array(model.damage, dtype=float)
+    summary["damage_max"] = float(d.max())
+    data["damage_final"] = (("element", "gauss"), d, {
+        "units": "1", "long_name": "damage of the rod at t_end per integration point"})  # fmt: skip
+
+
 def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict]:
     """Summary fields of a clearance joint (module docstring) and its per-sample history
     (:meth:`~ancf_beam.mbs.system.System.contact_history`, with ``contact_state`` 0 free flight,
@@ -309,6 +322,7 @@ def run_mechanism(
                                                       "long_name": "joint force magnitude"}),
         )  # fmt: skip
         if mech.beam is not None:
+            _damage_data(mech, summary, data)
             mid = midspan_deflection(mech, res.q)
             summary["midspan_deflection_max"] = float(np.max(np.abs(mid)))
             data["midspan_deflection"] = (

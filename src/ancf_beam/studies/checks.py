@@ -21,6 +21,7 @@ from ancf_beam.config import PIPELINE_DEFAULTS
 __all__ = [
     "CaseRun",
     "case_checks",
+    "check_rows",
     "case_run",
     "check",
     "checks_dataset",
@@ -38,6 +39,7 @@ __all__ = [
     "save_figure",
     "scaling_checks",
     "show_checks",
+    "show_headline",
     "report_tolerances",
     "validation_checks",
 ]
@@ -189,6 +191,11 @@ def _rows(ds: xr.Dataset) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def check_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """The rows of a check Dataset (:func:`checks_dataset` layout), as :func:`check` makes them."""
+    return _rows(ds)
+
+
 def distinct_checks(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` with repeats merged: rows of equal check name, reference, computed value and
     tolerance compare the same numbers (e.g. the uniform counterpart, which every graded case
@@ -231,6 +238,29 @@ def show_checks(rows_or_ds, path: str | None = None):
         display(Markdown("**No checks in this report** (display only)."))
     display(df.style.format(_FORMATS).map(_status_colour, subset=["status"]).hide(axis="index"))
     return df
+
+
+def show_headline(
+    question: str, numbers: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """A report's headline box: the question it answers, its key numbers (``(label, value with
+    units)`` pairs) and how many of its distinct checks (``rows``, :func:`distinct_checks`)
+    PASS."""
+    import html
+
+    from IPython.display import HTML, display
+
+    rows = distinct_checks(rows)
+    n_pass = sum(r["status"] == "PASS" for r in rows)
+    ok = n_pass == len(rows)
+    items = "".join(f"<li>{html.escape(k)}: <b>{html.escape(v)}</b></li>" for k, v in numbers)
+    colour = "#060" if ok else "#b00"
+    display(HTML(
+        f"<div style='border: 2px solid {colour}; border-radius: 6px; padding: 0.6em 1em; "
+        f"margin: 0.5em 0 1em 0; background: #f7faf7'><p style='margin: 0'><b>Question.</b> "
+        f"{html.escape(question)}</p><ul style='margin: 0.4em 0'>{items}</ul>"
+        f"<p style='margin: 0; color: {colour}'><b>{n_pass} of {len(rows)} distinct checks "
+        f"PASS</b> (table at the end of the page)</p></div>"))  # fmt: skip
 
 
 def save_figure(fig, figures: Mapping[str, str], key: str) -> None:

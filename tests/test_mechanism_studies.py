@@ -1,0 +1,56 @@
+"""Mechanism checks of the pipeline (ancf_beam.studies.mechanisms): they pass on the runs and
+fail when the reference describes a slightly different mechanism (the checks can fail)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ancf_beam.config import load_config, resolve_mechanism
+from ancf_beam.mbs.analysis import run_mechanism
+from ancf_beam.references.mechanism import slider_crank_inverse_dynamics
+from ancf_beam.studies.mechanisms import mechanism_checks, summary_attrs
+from test_pipeline import QUICK
+
+
+@pytest.fixture(scope="module")
+def quick_config():
+    return load_config(QUICK)
+
+
+def _run(spec):
+    summary, ds = run_mechanism(spec)
+    ds.attrs.update(summary_attrs(summary))
+    return ds
+
+
+def test_inverse_dynamics_static_limit():
+    """At omega = 0 the drive holds the crank against gravity: tau = g r (m_c / 2 + m_r / 2)
+    at theta = 0 (the rod's weight shared equally by its pins, the slider's on the guide)."""
+    r, l, mc, mr, ms, g = 0.05, 0.12, 0.3, 0.21, 0.14, 9.81
+    out = slider_crank_inverse_dynamics(np.zeros(1), r, l, 0.0, m_crank=mc, m_rod=mr,
+                                        j_rod=2.5e-4, m_slider=ms, g=g)  # fmt: skip
+    assert out["torque"][0] == pytest.approx(g * r * (0.5 * mc + 0.5 * mr), rel=1e-14)
+    assert out["slider_guide"][0] == pytest.approx(g * (ms + 0.5 * mr), rel=1e-14)
+    assert out["pivot"][0] == pytest.approx(g * (mc + 0.5 * mr), rel=1e-14)
+
+
+def test_slider_crank_checks_pass_and_fail_on_a_different_slider(quick_config):
+    spec = resolve_mechanism(quick_config, "slider_crank_rigid", {"t_end": 0.006})
+    ds = _run(spec)
+    tol = {"constraint_abs": 5e-10, "kinematics_rel": 1e-7, "inverse_dynamics_rel": 2e-7}
+    rows = mechanism_checks(spec, ds, tol)
+    assert rows and all(r["status"] == "PASS" for r in rows), rows
+    heavier = spec.with_overrides({"slider.mass": spec.slider.mass * 1.001})
+    rows = {r["check"]: r["status"] for r in mechanism_checks(heavier, ds, tol)}
+    assert rows["drive torque vs Newton-Euler inverse dynamics"] == "FAIL"
+    assert rows["slider a vs closed-form kinematics (max error / max |ref|)"] == "PASS"
+
+
+def test_impact_checks_fail_on_a_different_stiffness(quick_config):
+    spec = resolve_mechanism(quick_config, "impact_seed003")
+    ds = _run(spec)
+    assert all(r["status"] == "PASS" for r in mechanism_checks(spec, ds))
+    stiffer = spec.with_overrides({"contact.k": 1.0001e7})
+    rows = mechanism_checks(stiffer, ds)
+    assert any(r["status"] == "FAIL" for r in rows if "impact" in r["check"])

@@ -1,0 +1,64 @@
+# Mechanisms (the config's mechanisms: section): one run per case, its checks against the
+# independent references, and the mechanism studies (clearance sweep, contact laws, flagship).
+# Physics and checks live in ancf_beam.mbs and ancf_beam.studies.mechanisms.
+
+
+rule mechanism:
+    output:
+        mechanism_file("{mcase}"),
+    log:
+        f"{RES}/logs/mechanism/{{mcase}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        mechanism_hash=mechanism_hash,
+        package=PACKAGE,
+    script:
+        "../scripts/mechanism.py"
+
+
+rule mechanism_validation:
+    input:
+        mechanism_file("{mcase}"),
+    output:
+        mechanism_validation_file("{mcase}"),
+    log:
+        f"{RES}/logs/mechanism_validation/{{mcase}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        mechanism_hash=mechanism_hash,
+        package=PACKAGE,
+        tolerances=tolerances("mechanisms"),
+    script:
+        "../scripts/mechanism_validation.py"
+
+
+rule mechanism_study:
+    output:
+        mechanism_study_file("{study}"),
+    log:
+        f"{RES}/logs/mechanism_study/{{study}}.log",
+    wildcard_constraints:
+        study="clearance_sweep|contact_laws|flagship",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=20,
+    params:
+        case=lambda wc: MECH_STUDY_CASES[wc.study],
+        case_hash=lambda wc: MSPECS[MECH_STUDY_CASES[wc.study]].config_hash,
+        settings=lambda wc: mechanism_study_settings(wc.study),
+        package=PACKAGE,
+    script:
+        "../scripts/mechanism_study.py"

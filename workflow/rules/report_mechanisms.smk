@@ -1,0 +1,153 @@
+# Reports of the mechanisms: every mechanism case with its checks and the clearance sweep
+# (mechanisms.html), the contact laws (contact.html), the flagship study (flagship.html).
+# Same papermill + nbconvert command as report.smk (NB_CMD).
+
+
+rule report_mechanisms:
+    input:
+        nb=workflow.source_path("../notebooks/mechanisms.ipynb"),
+        runs=[mechanism_file(m) for m in MECHANISMS],
+        validation=[mechanism_validation_file(m) for m in MECHANISMS],
+        sweep=(
+            [mechanism_study_file("clearance_sweep")]
+            if "clearance_sweep" in MECH_STUDY_CASES
+            else []
+        ),
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("mechanisms", mechanism_figures("mechanisms")).items()
+        },
+        nb=f"{REP}/notebooks/mechanisms.ipynb",
+        html=report(
+            f"{REP}/mechanisms.html",
+            category="Reports",
+            subcategory="Mechanisms",
+            labels={"report": "mechanisms"},
+            caption="../report/captions/reports/mechanisms.rst",
+        ),
+        checks=report(
+            f"{REP}/checks/mechanisms.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: mechanisms"},
+            caption="../report/captions/checks.rst",
+        ),
+    log:
+        f"{RES}/logs/report/mechanisms.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            cases=MECHANISMS,
+            kinds={m: MSPECS[m].kind for m in MECHANISMS},
+            mechanism_nc=dict(zip(MECHANISMS, input.runs)),
+            validation_nc=dict(zip(MECHANISMS, input.validation)),
+            sweep_nc=input.sweep[0] if input.sweep else "",
+            sweep_tolerances=tolerances("clearance_sweep"),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, mechanism_figures("mechanisms")),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_contact:
+    input:
+        nb=workflow.source_path("../notebooks/contact.ipynb"),
+        laws=(
+            [mechanism_study_file("contact_laws")]
+            if "contact_laws" in MECH_STUDY_CASES
+            else []
+        ),
+        runs=[mechanism_file(m) for m in TWO_BODY],
+        validation=[mechanism_validation_file(m) for m in TWO_BODY],
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("contact", mechanism_figures("contact")).items()
+        },
+        nb=f"{REP}/notebooks/contact.ipynb",
+        html=report(
+            f"{REP}/contact.html",
+            category="Reports",
+            subcategory="Mechanisms",
+            labels={"report": "contact laws"},
+            caption="../report/captions/reports/contact.rst",
+        ),
+        checks=report(
+            f"{REP}/checks/contact.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: contact"},
+            caption="../report/captions/checks.rst",
+        ),
+    log:
+        f"{RES}/logs/report/contact.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            laws_nc=input.laws[0] if input.laws else "",
+            two_body_nc=dict(zip(TWO_BODY, input.runs)),
+            two_body_validation_nc=dict(zip(TWO_BODY, input.validation)),
+            tolerances=tolerances("contact_laws"),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, mechanism_figures("contact")),
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_flagship:
+    input:
+        nb=workflow.source_path("../notebooks/flagship.ipynb"),
+        flagship=mechanism_study_file("flagship"),
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("flagship", mechanism_figures("flagship")).items()
+        },
+        nb=f"{REP}/notebooks/flagship.ipynb",
+        html=report(
+            f"{REP}/flagship.html",
+            category="Reports",
+            subcategory="Mechanisms",
+            labels={"report": "flagship"},
+            caption="../report/captions/reports/flagship.rst",
+        ),
+        checks=report(
+            f"{REP}/checks/flagship.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: flagship"},
+            caption="../report/captions/checks.rst",
+        ),
+    log:
+        f"{RES}/logs/report/flagship.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            flagship_nc=input.flagship,
+            tolerances=tolerances("flagship"),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, mechanism_figures("flagship")),
+        ),
+    shell:
+        NB_CMD
