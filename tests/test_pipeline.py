@@ -671,7 +671,8 @@ def test_added_case_schedules_only_its_jobs(quick_run):
 @pytest.mark.pipeline
 def test_added_mechanism_schedules_only_its_jobs(quick_run):
     """A mechanism case is one YAML block: the dry run lists its run, its checks and the
-    aggregates that show them (the mechanisms report, the index), nothing else."""
+    aggregates that show them (the mechanisms report, the index) or record them (the run's
+    RO-Crate), nothing else."""
     cfg = yaml.safe_load(QUICK.read_text())
     new = "slider_crank_slow"
     cfg["mechanisms"][new] = {**cfg["mechanisms"]["slider_crank_rigid"], "drive": {"omega": 100.0}}
@@ -681,7 +682,14 @@ def test_added_mechanism_schedules_only_its_jobs(quick_run):
     assert res.returncode == 0, output_tail(res)
     jobs = _dry_run_jobs(res.stdout + res.stderr)
     assert sorted(r for r, _ in jobs) == sorted(
-        ["mechanism", "mechanism_validation", "report_mechanisms", "report_index", "all"]
+        [
+            "mechanism",
+            "mechanism_validation",
+            "report_mechanisms",
+            "report_index",
+            "ro_crate",
+            "all",
+        ]
     ), output_tail(res)
     for rule, out in jobs:
         if rule.startswith("mechanism"):
