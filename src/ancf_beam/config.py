@@ -181,6 +181,11 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
             # largest static damage: elements away from the clamp-side integration point
             # (measured: at that point, 0)
             "damage_peak_elements": 0.0,
+            # beat detector on the synthetic two-tone control (BEAT_CONTROL of
+            # ancf_beam.studies.presentation): beat period and modulation depth, relative
+            # (measured 1.3e-5 and 1.7e-3)
+            "beat_period_rel": 1.0e-4,
+            "beat_depth_rel": 2.0e-2,
         },
     },
     "identification": {

@@ -16,6 +16,7 @@ rule collect:
             category="Tables",
             labels={"table": "parameter record (one row per case)"},
         ),
+        units=f"{RES}/summary_units.csv",
     log:
         f"{RES}/logs/collect/collect.log",
     conda:

@@ -29,6 +29,7 @@ __all__ = [
     "convergence_checks",
     "critical_dt_checks",
     "critical_dt_table",
+    "beat_control_rows",
     "defects_checks",
     "distinct_checks",
     "err_over_tol",
@@ -472,13 +473,40 @@ def defects_checks(
     is largest (within ``damage_peak_elements`` elements; 0: that very point). The static
     tips, frequencies, the curved reference (against the elastica with initial curvature) and
     the dynamic checks of every family are in the validation report, the tip spectra in the
-    case reports."""
+    case reports. The beat detector's positive and negative controls (:func:`beat_control_rows`)
+    come first: no shipped case beats, so without them the beat analysis is never seen working."""
     tol = report_tolerances("defects", tolerances)
-    rows = []
+    rows = beat_control_rows(tol)
     for c in cases:
         if "damage" in families.get(c, []):
             rows.extend(_damage_rows(c, response[c], static[c], tol))
     return rows
+
+
+def beat_control_rows(tolerances: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """Positive and negative controls of :func:`ancf_beam.response.detect_beat` on the
+    synthetic signals of :func:`ancf_beam.studies.presentation.beat_control_signal`: two tones
+    ``w1``, ``w2`` must give a beat at ``2 pi / |w1 - w2|`` (``beat_period_rel``) with the
+    two-tone modulation depth ``2 a / (1 + a^2)`` (``beat_depth_rel``); one tone must give
+    none."""
+    from ancf_beam.response import detect_beat
+    from ancf_beam.studies.presentation import beat_control_signal
+
+    tol = report_tolerances("defects", tolerances)
+    t, y, exp = beat_control_signal()
+    b = detect_beat(t, y)
+    t1, y1, _ = beat_control_signal(two_tones=False)
+    b1 = detect_beat(t1, y1)
+    return [
+        check("beat control: two tones, detected (1 = yes)", 1.0, float(b.has_beat), 0.0,
+              mode="abs", note=b.reason, case="synthetic"),
+        check("beat control: two tones, beat period vs 2 pi / |w1 - w2|", exp["period_s"],
+              b.beat_period_s, tol["beat_period_rel"], note="s", case="synthetic"),
+        check("beat control: two tones, modulation depth vs 2a / (1 + a^2)", exp["depth"],
+              b.modulation_depth, tol["beat_depth_rel"], case="synthetic"),
+        check("beat control: one tone, detected (0 = no)", 0.0, float(b1.has_beat), 0.0,
+              mode="abs", note=b1.reason, case="synthetic"),
+    ]  # fmt: skip
 
 
 def _scalar(ds: xr.Dataset, key: str) -> float:
