@@ -20,6 +20,7 @@ import numpy as np
 __all__ = [
     "BEAT_CONTROL",
     "beat_control_signal",
+    "case_styles",
     "defect_laws",
     "defect_profiles",
     "headline",
@@ -152,19 +153,22 @@ def defect_profiles(params: Mapping[str, Any], x_over_l: np.ndarray) -> dict[str
 
 
 def parameter_table(params: Mapping[str, Any]):
-    """The resolved parameters as a DataFrame with columns ``group``, ``parameter``, ``value``,
-    ``unit`` (one row per key, grouped by config section; ``none`` for unset keys)."""
+    """The resolved parameters grouped by config section: a DataFrame with columns ``group``
+    and ``parameters`` (``name = value unit`` of every key of the group, ``none`` for unset
+    keys), one row per section."""
     import pandas as pd
 
-    rows = []
+    groups: dict[str, list[str]] = {}
     for key in sorted(params, key=lambda k: (k.split(".")[0], k)):
         group, _, name = key.partition(".")
         v = params[key]
         if isinstance(v, float):
             v = _fmt(v)
-        rows.append({"group": group, "parameter": name, "value": str(v),
-                     "unit": PARAM_UNITS.get(key, "")})  # fmt: skip
-    return pd.DataFrame(rows, columns=["group", "parameter", "value", "unit"])
+        unit = PARAM_UNITS.get(key, "")
+        unit = "" if unit in ("", "1") or str(v) == "none" else f" {unit}"
+        groups.setdefault(group, []).append(f"{name} = {v}{unit}")
+    rows = [{"group": g, "parameters": "; ".join(items)} for g, items in groups.items()]
+    return pd.DataFrame(rows, columns=["group", "parameters"])
 
 
 def frame_html(df, formats: Mapping[str, str] | None = None, caption: str = "") -> str:
@@ -176,10 +180,20 @@ def frame_html(df, formats: Mapping[str, str] | None = None, caption: str = "") 
     if caption:
         sty = sty.set_caption(caption)
     sty = sty.set_table_styles(
-        [{"selector": "th, td", "props": "padding: 2px 8px; text-align: right;"},
+        [{"selector": "th, td", "props": "padding: 2px 8px; text-align: left;"},
          {"selector": "caption", "props": "text-align: left; font-weight: bold;"}]
     )  # fmt: skip
     return sty.to_html()
+
+
+def case_styles(cases: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Matplotlib line styles that tell up to 40 cases apart: ten colours (``tab10``) and four
+    dash patterns, both changing from one case to the next (no two of the first 40 cases share
+    colour and dash)."""
+    dashes = ["-", "--", "-.", ":"]
+    return {
+        c: {"color": f"C{i % 10}", "ls": dashes[(i // 10 + i % 4) % 4]} for i, c in enumerate(cases)
+    }
 
 
 def headline(
