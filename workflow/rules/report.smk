@@ -263,6 +263,7 @@ rule report_index:
         agg_html=[f"{REP}/{name}.html" for name in AGG_FIGURES],
         agg_checks=[f"{REP}/checks/{name}.csv" for name in AGG_FIGURES],
         summary=f"{RES}/summary.csv",
+        summary_units=f"{RES}/summary_units.csv",
         seed_audit=f"{REP}/seed_audit.html",
     output:
         report(
