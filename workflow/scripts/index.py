@@ -96,8 +96,8 @@ box = headline(
 )
 box = box.replace(
     "</div>",
-    f"<p class='{overall}' style='margin:0.3em 0'>{passed} of {total} distinct checks PASS "
-    f"({overall}).</p></div>",
+    f"<p class='{overall}' style='margin:0.3em 0'>Overall: {passed} of {total} distinct "
+    f"checks PASS ({overall}).</p></div>",
 )
 audit = (
     f"<p>Seed audit: <a href='{html.escape(rel(inp.seed_audit))}'>every number the seed "
