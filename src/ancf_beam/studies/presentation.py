@@ -180,7 +180,8 @@ def frame_html(df, formats: Mapping[str, str] | None = None, caption: str = "") 
     if caption:
         sty = sty.set_caption(caption)
     sty = sty.set_table_styles(
-        [{"selector": "th, td", "props": "padding: 2px 8px; text-align: left;"},
+        [{"selector": "", "props": "font-size: 0.85em;"},
+         {"selector": "th, td", "props": "padding: 2px 6px; text-align: left;"},
          {"selector": "caption", "props": "text-align: left; font-weight: bold;"}]
     )  # fmt: skip
     return sty.to_html()
