@@ -9,6 +9,10 @@ import ancf_beam.config as ancf_config
 min_version("9.0")
 
 
+# Landing page of `snakemake --report report.html` (captions: workflow/report/captions/).
+report: "workflow/report/workflow.rst"
+
+
 if not workflow.overwrite_configfiles:
 
     configfile: "config/config.yaml"
@@ -43,6 +47,7 @@ include: "workflow/rules/scaling.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/report_studies.smk"
+include: "workflow/rules/provenance.smk"
 
 
 # Aggregation and report rendering run on the submitting host under a cluster executor.
@@ -60,9 +65,11 @@ localrules:
     report_scaling,
     report_seed_audit,
     report_index,
+    ro_crate,
 
 
 rule all:
     default_target: True
     input:
         all_outputs(),
+        f"{RES}/ro-crate-metadata.json",  # rule ro_crate, after all the others

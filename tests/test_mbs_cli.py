@@ -59,14 +59,16 @@ def _schema_keys(node, defs, prefix=""):
 
 
 def test_schema_mirrors_the_mechanism_rules():
-    from ancf_beam.config import BEAM_CASE_SECTIONS, MECHANISM_RULES, RULES
+    from ancf_beam.config import BEAM_CASE_SECTIONS, CLEARANCE_KEYS, MECHANISM_RULES, RULES
 
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     keys = _schema_keys(schema["$defs"]["mechanism"], schema["$defs"])
     beam = {k for k in RULES if k.split(".")[0] in BEAM_CASE_SECTIONS}
     rod_beam = {f"rod.{k}" for k in beam}
-    # the two-body contact block is validated by ancf_beam.mbs.contact.ContactLaw
-    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model", "contact.law"}
+    # the two-body contact block is validated by ancf_beam.mbs.contact.ContactLaw, a clearance
+    # block by _clearance_spec
+    clearance = {f"clearance.{k}" for k in CLEARANCE_KEYS}
+    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model", "contact.law"} | clearance
 
 
 def test_config_yaml_holds_the_issue_cases():

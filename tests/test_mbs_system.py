@@ -232,8 +232,11 @@ def test_welded_cantilever_reproduces_the_static_tip_and_frequencies():
     eq = solve_static(s)
     ref = beam_static(BeamModel(case))
     tip = beam.node(-1).position(eq.q)
-    # both Newton solutions converge to round-off; measured 7e-18 m; tol 1e-12 |tip_y|
-    assert tip[1] == pytest.approx(ref.tip_y, rel=1e-12)
+    # the beam solver converges its Newton increment to round-off (tip within 1.1e-11 of the
+    # elastica); the constrained solver stops once the residual is below the round-off floor,
+    # converged to ~2e-9 (measured 2.2e-9; they agreed to 7e-18 when both stopped there);
+    # tol 2e-8
+    assert tip[1] == pytest.approx(ref.tip_y, rel=2e-8)
     assert tip[0] == pytest.approx(ref.tip_x, rel=1e-14)
     modes = constrained_modes(s, n_modes=3)
     om = modal_analysis(BeamModel(case), n_modes=3).omega

@@ -7,6 +7,7 @@ into a temporary directory and run ``python -m snakemake`` there with ``config/q
 from __future__ import annotations
 
 import copy
+import json
 import re
 import shutil
 import subprocess
@@ -27,8 +28,10 @@ from ancf_beam.config import (
     ConfigError,
     flatten,
     load_config,
+    mechanism_names,
     pipeline_settings,
     resolve_case,
+    resolve_mechanism,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +44,7 @@ PER_CASE_RULES = {
 AGGREGATE_RULES = {
     "collect", "report_comparison", "report_convergence", "report_critical_dt",
     "report_validation", "report_integrators", "report_defects", "report_identification",
-    "report_scaling", "report_seed_audit", "report_index", "all",
+    "report_scaling", "report_seed_audit", "report_index", "ro_crate", "all",
 }  # fmt: skip
 NEW_REPORTS = ("integrators", "defects", "identification", "scaling")
 PROVENANCE = (
@@ -501,8 +504,98 @@ def test_snakemake_report(quick_run):
     assert res.returncode == 0, output_tail(res)
     page = (quick_run / "report.html").read_text(errors="replace")
     assert len(page) > 100_000
-    for needle in ("Figures", "Reports", "index.html", "tip_history.png", "summary.csv"):
+    for needle in ("Figures", "Reports", "Checks", "index.html", "tip_history.png", "summary.csv",
+                   "case_uniform.csv", "validation.csv"):  # fmt: skip
         assert needle in page, needle
+    # the landing page (workflow/report/workflow.rst) and captions of each kind of output
+    # (docutils renders the RST, so ``x`` becomes markup: look for plain words)
+    for needle in (
+        "What the pipeline computes.",
+        "How to read it.",
+        "tip deflection of the undamped explicit run released from the stress-free shape",
+        "Start here: the index of every report page",
+        "Table of checks written by rule",
+        "Parameter record: one row per case",
+        "Numbers quoted by the seed documents against the computation",
+    ):
+        assert needle in page, needle
+    # every figure has a caption of its own (workflow/report/captions/figures/REPORT/FIG.rst)
+    assert "no caption of its own yet" not in page
+
+
+def test_every_report_output_has_a_caption():
+    """Each ``report(...)`` in the rule files names a caption, and every caption file named
+    literally exists (the per-figure ones are checked by the report build above)."""
+    captions = ROOT / "workflow" / "report"
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        text = smk.read_text()
+        blocks = re.findall(r"report\((.*?)\n\s*\)", text, flags=re.S)
+        for block in blocks:
+            assert "caption=" in block, (smk.name, block[:200])
+        for rel in re.findall(r'caption="\.\./report/([^"{]+)"', text):
+            assert (captions / rel).is_file(), (smk.name, rel)
+    assert (captions / "workflow.rst").is_file()
+    assert 'report: "workflow/report/workflow.rst"' in (ROOT / "Snakefile").read_text()
+
+
+@pytest.mark.pipeline
+def test_quick_pipeline_ro_crate(quick_run):
+    """results/ro-crate-metadata.json: a Workflow Run Crate that roc-validator accepts, listing
+    the config file, the resolved cases, every NetCDF result, every report page and table of
+    checks, the software versions and the git commit."""
+    rocrate_offline = pytest.importorskip("rocrate_offline")
+    pytest.importorskip("rocrate_validator")
+    from ancf_beam.io import git_commit
+
+    res = quick_run / "results"
+    metadata = json.loads((res / "ro-crate-metadata.json").read_text())
+    assert rocrate_offline.unmapped_terms(metadata) == set()
+    passed, issues = rocrate_offline.validate_crate(res)
+    assert passed, "\n".join(issues)
+
+    g = {e["@id"]: e for e in metadata["@graph"]}
+
+    def ids(v):
+        return {x["@id"] for x in (v if isinstance(v, list) else [v])}
+
+    root = g["./"]
+    action = g[next(iter(ids(root["mentions"])))]
+    assert action["@type"] == "CreateAction"
+    assert action["startTime"] <= action["endTime"]
+    wf = g[root["mainEntity"]["@id"]]
+    assert root["mainEntity"]["@id"] == "run/Snakefile" and (res / "run" / "Snakefile").is_file()
+    assert wf["version"] == git_commit()
+    assert {"run/workflow/rules/provenance.smk", "run/workflow/scripts/ro_crate.py",
+            "run/workflow/report/workflow.rst"} <= ids(wf["hasPart"])  # fmt: skip
+
+    objects, results = ids(action["object"]), ids(action["result"])
+    assert objects == {"run/config/quick.yaml", "run/resolved_cases.json"}
+    resolved = json.loads((res / "run" / "resolved_cases.json").read_text())
+    quick = load_config(QUICK)
+    assert list(resolved["cases"]) == _quick_cases()
+    for name, entry in resolved["cases"].items():
+        assert entry["config_hash"] == resolve_case(quick, name).config_hash, name
+        assert entry["resolved"]["defect"] == resolve_case(quick, name).resolved["defect"], name
+    assert list(resolved["mechanisms"]) == mechanism_names(quick)
+    for name, entry in resolved["mechanisms"].items():
+        assert entry["config_hash"] == resolve_mechanism(quick, name).config_hash, name
+    nc = {p.relative_to(res).as_posix() for p in res.rglob("*.nc")}
+    assert nc and not any(p.startswith("run/") for p in nc)
+    assert nc <= results, sorted(nc - results)
+    assert "summary.csv" in results
+    rep = quick_run / "reports"
+    pages = {p.relative_to(quick_run).as_posix() for p in rep.rglob("*.html")}
+    pages |= {p.relative_to(quick_run).as_posix() for p in (rep / "checks").glob("*.csv")}
+    assert pages and {f"run/{p}" for p in pages} <= results
+    for rel in results | objects:
+        assert (res / rel).is_file(), rel
+
+    apps = {g[i]["name"]: g[i]["softwareVersion"] for i in ids(action["instrument"]) if i in g
+            and g[i]["@type"] == "SoftwareApplication"}  # fmt: skip
+    assert apps["numpy"] == np.__version__
+    assert apps["xarray"] == xr.__version__
+    for name in ("python", "scipy", "numba", "snakemake", "ancf-beam"):
+        assert apps.get(name, "not installed") != "not installed", name
 
 
 def _dry_run_jobs(text: str) -> list[tuple[str, str]]:

@@ -1,7 +1,9 @@
 """Study-level entry points: case -> computation -> (summary dict, xarray Dataset).
 
 These are what the CLI and the workflow scripts call; each returns a JSON-ready summary and a
-Dataset with provenance attributes (see :mod:`ancf_beam.io`).
+Dataset with provenance attributes (see :mod:`ancf_beam.io`). A result that holds NaN or an
+infinity raises :class:`~ancf_beam.results.NonFiniteResultError` naming the quantity
+(:func:`ancf_beam.io.check_finite`) instead of being returned for writing.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import xarray as xr
 from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import CaseSpec
-from ancf_beam.io import provenance_attrs
+from ancf_beam.io import check_finite, provenance_attrs
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers.dynamics import simulate
 from ancf_beam.solvers.modal import modal_analysis
@@ -85,6 +87,7 @@ def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
             wall_s=wall,
         )
     )
+    check_finite(summary, ds)
     return summary, ds
 
 
@@ -118,6 +121,7 @@ def run_modal(case: CaseSpec, n_modes: int | None = None, about: str | None = No
         },
     )
     ds.attrs.update(provenance_attrs(case, study="modal", about=res.about, wall_s=wall))
+    check_finite(summary, ds)
     return summary, ds
 
 
@@ -155,6 +159,7 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
         coords={"mode": np.arange(1, om.size + 1)},
     )
     ds.attrs.update(provenance_attrs(case, study="stepped", segments=segments, wall_s=wall))
+    check_finite(summary, ds)
     return summary, ds
 
 
@@ -209,6 +214,7 @@ def run_critical_dt(case: CaseSpec, measure: bool = False):
             wall_s=wall,
         )  # fmt: skip
     )
+    check_finite(summary, ds, optional=("dt_measured",))
     return summary, ds
 
 
@@ -250,7 +256,9 @@ def run_simulate(
         dt_critical = critical_step(model)
     res = simulate(model, settings, dt_critical=dt_critical, progress=progress)
     summary, solver_attrs = _simulate_summary(case, settings, res, dt_critical)
-    return summary, _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs)
+    ds = _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs)
+    check_finite(summary, ds)
+    return summary, ds
 
 
 def _simulate_summary(

@@ -442,6 +442,14 @@ def _print_human(summary: dict[str, Any]) -> None:
             print(f"{k:>22s}: {v}")
 
 
+#: results whose NaN means "not available" (JSON null), not a failure
+NOT_AVAILABLE = {
+    "critical-dt": ("dt_measured",),  # without --measure
+    "identify": ("lam_std", "n_std", "E0_std", "cond", "covariance"),  # not identifiable
+    "mechanism": ("dt", "energy_drift_rel"),  # adaptive steps; a drive feeds work in
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -451,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_out(args.out)
         summary, ds = func(args)
+        from ancf_beam.io import check_finite
+
+        check_finite(summary, ds, NOT_AVAILABLE.get(args.command, ()))
     except (ConfigError, UsageError) as exc:
         print(f"ancf-beam {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -905,6 +905,10 @@ _MECHANISM_COMMON: dict[str, Any] = {
         "method": "DOP853",
         "rtol": 1.0e-8,
         "atol": 1.0e-10,
+        "step_control": False,
+        "dt_contact": None,
+        "contact_margin": 0.0,
+        "onset_tol": 1.0e-8,
     },
 }
 
@@ -967,6 +971,10 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "solver.method": (f"one of {', '.join(IVP_METHODS)}", _one_of(IVP_METHODS)),
     "solver.rtol": ("a number in (0, 1e-2]", lambda v: _positive(v) and v <= 1e-2),
     "solver.atol": ("a number > 0", _positive),
+    "solver.step_control": ("true or false", _bool),
+    "solver.dt_contact": ("null or a number > 0 (s)", _positive_or_none),
+    "solver.contact_margin": ("a number >= 0 (m)", _nonnegative),
+    "solver.onset_tol": ("a number > 0 (m)", _positive),
     "crank.length": ("a number > 0 (m)", _positive),
     "crank.mass": ("a number > 0 (kg)", _positive),
     "crank.inertia": ("a number > 0 (kg m^2, about the centre of mass)", _positive),
@@ -977,7 +985,10 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "slider.mass": ("a number > 0 (kg)", _positive),
     "slider.inertia": ("a number > 0 (kg m^2)", _positive),
     "drive.omega": ("a number (rad/s, constant crank speed)", _is_number),
-    "clearance": ("null (revolute clearance joints are not available yet)", lambda v: v is None),
+    "clearance": (
+        "null or a mapping {joint, bearing_radius, journal_radius, E, nu, contact, friction}",
+        lambda v: v is None or isinstance(v, Mapping),
+    ),
     "bodies.m1": ("a number > 0 (kg)", _positive),
     "bodies.m2": ("a number > 0 (kg)", _positive),
     "bodies.radius1": ("a number > 0 (m)", _positive),
@@ -985,6 +996,11 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "v_rel": ("a number > 0 (m/s, approach speed)", _positive),
     "gap": ("a number >= 0 (m, initial distance between the surfaces)", _nonnegative),
 }
+
+#: joints of a slider-crank that may carry a clearance (ancf_beam.mbs.mechanisms)
+CLEARANCE_JOINTS = ("crank_pin", "wrist_pin")
+CLEARANCE_KEYS = ("joint", "bearing_radius", "journal_radius", "E", "nu", "contact", "friction",
+                  "continuous_factor")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -1026,6 +1042,34 @@ class MechanismSolverSpec:
     method: str = "DOP853"  # adaptive integrator
     rtol: float = 1e-8
     atol: float = 1e-10
+    step_control: bool = False  # index-3: dt in free flight, dt_contact near and in contact
+    dt_contact: float | None = None  # s; null: default_dt (0.05 x the contact bound)
+    contact_margin: float = 0.0  # m; small steps once a gap is below it (or closes in a step)
+    onset_tol: float = 1e-8  # m; largest penetration accepted at the end of an onset step
+
+
+@dataclass(frozen=True)
+class ClearanceSpec:
+    """A revolute clearance joint (DESIGN.md section 7): the journal (radius
+    ``journal_radius``, m) of joint ``joint`` moves inside its bearing (``bearing_radius``, m);
+    ``E`` (Pa), ``nu`` of both parts give the conformal Hertz stiffness when ``contact`` (an
+    :class:`ancf_beam.mbs.contact.ContactLaw`) has no ``K``; ``friction`` an
+    :class:`ancf_beam.mbs.contact.FrictionLaw`. ``continuous_factor``: a contact episode longer
+    than this many free Hertz impact durations (at its onset speed) is continuous contact."""
+
+    joint: str
+    bearing_radius: float
+    journal_radius: float
+    E: float | None
+    nu: float | None
+    contact: Any
+    friction: Any
+    continuous_factor: float = 5.0
+
+    @property
+    def radial_clearance(self) -> float:
+        """``c = R_b - R_j`` (m)."""
+        return self.bearing_radius - self.journal_radius
 
 
 @dataclass(frozen=True)
@@ -1046,6 +1090,7 @@ class MechanismSpec:
     rod: RigidLinkSpec | None = None
     slider: RigidPartSpec | None = None
     omega: float | None = None
+    clearance: ClearanceSpec | None = None
     masses: tuple[float, float] | None = None  # two-body: m1, m2 (kg)
     radii: tuple[float, float] | None = None  # two-body: contact radii (m)
     v_rel: float | None = None  # two-body: approach speed (m/s)
@@ -1092,10 +1137,12 @@ def _mechanism_key_error(name: str, key: str, value: Any, desc: str) -> ConfigEr
 
 
 def _validate_mechanism(name: str, merged: dict[str, Any], skip: tuple[str, ...]) -> None:
-    """Check every mechanism-level key of ``merged`` (sections in ``skip`` are beam cases)."""
-    if merged.get("clearance") is not None:
-        raise _mechanism_key_error(name, "clearance", merged["clearance"],
-                                   MECHANISM_RULES["clearance"][0])  # fmt: skip
+    """Check every mechanism-level key of ``merged`` (sections in ``skip`` are beam cases; the
+    ``clearance`` block is checked by :func:`_clearance_spec`)."""
+    cl = merged.get("clearance")
+    if not MECHANISM_RULES["clearance"][1](cl):
+        raise _mechanism_key_error(name, "clearance", cl, MECHANISM_RULES["clearance"][0])
+    skip = (*skip, "clearance")
     for key, value in flatten({k: v for k, v in merged.items() if k not in skip}).items():
         if key.startswith("rod.") and key.split(".")[1] in BEAM_CASE_SECTIONS:
             continue
@@ -1112,6 +1159,56 @@ def _validate_mechanism(name: str, merged: dict[str, Any], skip: tuple[str, ...]
         if not ok(value):
             raise _mechanism_key_error(name, key, value, desc)
         _set_dotted(merged, key, value)
+
+
+def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
+    """Validate a slider-crank's ``clearance:`` block (coerced in place) into a
+    :class:`ClearanceSpec`; errors name ``mechanisms.NAME.clearance.KEY``."""
+    from ancf_beam.mbs.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+
+    where = f"mechanisms.{name}.clearance"
+    for key in block:
+        if key not in CLEARANCE_KEYS:
+            raise ConfigError(f"unknown config key '{where}.{key}' (allowed here: "
+                              f"{', '.join(CLEARANCE_KEYS)})")  # fmt: skip
+
+    def number(key, desc, ok, required=True, default=None):
+        v = block.get(key, default)
+        if isinstance(v, str):
+            try:
+                v = float(v)
+            except ValueError:
+                pass
+        if v is None and not required:
+            return None
+        if not (_is_number(v) and ok(v)):
+            raise ConfigError(f"config key '{where}.{key}' = {v!r} is invalid: expected {desc}")
+        block[key] = float(v)
+        return float(v)
+
+    joint = block.get("joint")
+    if joint not in CLEARANCE_JOINTS:
+        raise ConfigError(f"config key '{where}.joint' = {joint!r} is invalid: expected one of "
+                          f"{', '.join(CLEARANCE_JOINTS)}")  # fmt: skip
+    r_b = number("bearing_radius", "a number > 0 (m)", lambda v: v > 0)
+    r_j = number("journal_radius", f"a number in (0, bearing_radius = {r_b}) (m)",
+                 lambda v: 0 < v < r_b)  # fmt: skip
+    contact = block.get("contact")
+    if not isinstance(contact, Mapping):
+        raise ConfigError(f"config key '{where}.contact' = {contact!r} is invalid: expected a "
+                          "mapping {law, ...} (ancf_beam.mbs.contact.ContactLaw)")  # fmt: skip
+    needs_k = contact.get("law") != "kelvin-voigt" and contact.get("K") is None
+    e_mod = number("E", "a number > 0 (Pa, Young's modulus of bearing and journal)",
+                   lambda v: v > 0, required=needs_k)  # fmt: skip
+    nu = number("nu", "a number in [0, 0.5) (Poisson's ratio of bearing and journal)",
+                lambda v: 0 <= v < 0.5, required=needs_k)  # fmt: skip
+    factor = number("continuous_factor", "a number >= 1", lambda v: v >= 1, default=5.0)
+    k_hertz = None
+    if e_mod is not None and nu is not None:
+        k_hertz = hertz_conformal_stiffness(e_mod, nu, e_mod, nu, r_b, r_j)
+    law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
+    friction = FrictionLaw.from_config(block.get("friction"), f"{where}.friction")
+    return ClearanceSpec(joint, r_b, r_j, e_mod, nu, law, friction, factor)
 
 
 def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):
@@ -1171,6 +1268,8 @@ def resolve_mechanism(
             else:
                 merged["contact"][key.split(".", 1)[1]] = value
     _deep_merge(merged, block, f"mechanisms.{name}")
+    if isinstance(merged.get("clearance"), Mapping):  # a copy: overrides must not edit the config
+        merged["clearance"] = copy.deepcopy(dict(merged["clearance"]))
     for key, value in overrides.items():
         try:
             _set_dotted(merged, key, value)
@@ -1211,6 +1310,9 @@ def resolve_mechanism(
         raise _mechanism_key_error(
             name, rod_key, chord, f"a rod longer than the crank (crank.length = {crank.length} m)"
         )
+    clearance = None
+    if merged["clearance"] is not None:
+        clearance = _clearance_spec(name, merged["clearance"])
     return MechanismSpec(
         **common,
         beam=beam,
@@ -1218,6 +1320,7 @@ def resolve_mechanism(
         rod=rigid,
         slider=RigidPartSpec(**{k: float(v) for k, v in merged["slider"].items()}),
         omega=float(merged["drive"]["omega"]),
+        clearance=clearance,
         resolved=merged,
     )
 

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,38 @@ def json_ready(v: Any) -> Any:
         v = float(v)
         return v if np.isfinite(v) else None
     return v
+
+
+def check_finite(summary: Mapping[str, Any], ds: Any = None, optional: Iterable[str] = ()) -> None:
+    """Raise :class:`~ancf_beam.results.NonFiniteResultError` naming the first quantity of
+    ``summary`` (numbers, arrays, lists) or of the Dataset ``ds`` (float data variables and
+    coordinates) that holds NaN or an infinity. ``optional``: names whose NaN means "not
+    available" (e.g. ``dt_measured`` without ``--measure``), not a failure."""
+    from ancf_beam.results import NonFiniteResultError
+
+    skip = set(optional)
+
+    def bad(v: Any) -> bool:
+        if isinstance(v, bool | np.bool_ | str) or v is None:
+            return False
+        if isinstance(v, Mapping):
+            return any(bad(x) for x in v.values())
+        try:
+            a = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            return False
+        return not bool(np.all(np.isfinite(a)))
+
+    items = [(k, v) for k, v in summary.items()]
+    if ds is not None:
+        items += [(k, v.values) for k, v in ds.data_vars.items() if v.dtype.kind in "fc"]
+        items += [(k, v.values) for k, v in ds.coords.items() if v.dtype.kind in "fc"]
+    for name, value in items:
+        if name not in skip and bad(value):
+            raise NonFiniteResultError(
+                f"the result {name!r} is not finite (NaN or infinite): the solver lost the "
+                f"solution; nothing was written"
+            )
 
 
 def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
@@ -205,11 +237,20 @@ def log_to_file(path: str | os.PathLike, level: int = logging.INFO) -> None:
     sys.excepthook = _hook
 
 
+#: Modules that describe a run but compute nothing in it: left out of the fingerprint, so that
+#: editing them does not re-run every compute job (the pipeline's ro_crate rule takes
+#: provenance.py as an input file instead).
+NOT_FINGERPRINTED = ("provenance.py",)
+
+
 def package_fingerprint() -> str:
-    """``'<version>+<sha256[:12]>'`` of every ``*.py`` file of the installed package source."""
+    """``'<version>+<sha256[:12]>'`` of every ``*.py`` file of the installed package source
+    (but ``NOT_FINGERPRINTED``)."""
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in NOT_FINGERPRINTED:
+            continue
         h.update(str(path.relative_to(root)).encode())
         h.update(b"\0")
         h.update(path.read_bytes())

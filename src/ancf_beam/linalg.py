@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
@@ -379,6 +380,23 @@ class BandFactor:
         """Solution of ``K x = rhs`` (``rhs`` is overwritten and returned)."""
         band_factor_solve(self.code, self.fac, self.lu, self.piv, self.xp, rhs)
         return rhs
+
+
+def band_to_sparse(ab: np.ndarray) -> sp.csc_matrix:
+    """General band storage ``ab[7 + i - j, j] = A[i, j]`` (``solve_banded((7, 7))``) as a
+    sparse matrix."""
+    n = ab.shape[1]
+    offs = list(range(-BANDWIDTH, BANDWIDTH + 1))
+    diags = [ab[BANDWIDTH - d, d:] if d >= 0 else ab[BANDWIDTH - d, : n + d] for d in offs]
+    return sp.diags(diags, offs, shape=(n, n), format="csc")
+
+
+def sym_band_to_sparse(lb: np.ndarray) -> sp.csc_matrix:
+    """Symmetric lower band storage ``lb[i - j, j] = A[i, j]`` as a sparse matrix."""
+    n = lb.shape[1]
+    lower = [lb[d, : n - d] for d in range(lb.shape[0])]
+    offs = [-d for d in range(lb.shape[0])] + list(range(1, lb.shape[0]))
+    return sp.diags(lower + lower[1:], offs, shape=(n, n), format="csc")
 
 
 def padded_band(lb: np.ndarray) -> tuple[np.ndarray, bool]:

@@ -50,8 +50,23 @@ __all__ = [
 TWO_PI = 2.0 * math.pi
 
 
+def _off_grid_end(d: np.ndarray, dt: float) -> bool:
+    """Whether the last of the sample intervals ``d`` is shorter than the regular ``dt``."""
+    return d.size > 1 and 0.0 < d[-1] < dt * (1.0 - 1e-6)
+
+
+def _grid_part(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``t``, ``y`` without a final sample off the uniform grid (see :func:`_check_signal`)."""
+    d = np.diff(t)
+    if d.size > 1 and _off_grid_end(d, float(np.median(d))):
+        return t[:-1], y[:-1]
+    return t, y
+
+
 def _check_signal(t, y, min_len: int = 8) -> tuple[np.ndarray, np.ndarray, float]:
     """Validate ``t`` (s) and ``y`` (any unit): 1-D, same length, finite, uniformly sampled.
+    A last sample after a shorter interval (a run's final state at ``t_end``, off the sampling
+    grid, see :class:`~ancf_beam.solvers.timeloop.StepPlan`) is left out.
 
     Returns ``(t, y, dt)``.
     """
@@ -67,6 +82,8 @@ def _check_signal(t, y, min_len: int = 8) -> tuple[np.ndarray, np.ndarray, float
     dt = float(np.median(d))
     if not dt > 0:
         raise ValueError("t must be strictly increasing")
+    if t.size > min_len and _off_grid_end(d, dt):
+        t, y, d = t[:-1], y[:-1], d[:-1]
     if np.max(np.abs(d - dt)) > 1e-6 * dt + 1e-12 * abs(t[-1]):
         raise ValueError(
             "t must be uniformly sampled for spectral analysis "
@@ -665,13 +682,16 @@ def summarize_run(ds, case=None, per_element: int = 8) -> dict[str, Any]:
 
 
 def _tip_summary(t: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    """Tip statistics, dominant frequency, beat detection and envelope decay rate of a run."""
+    """Tip statistics, dominant frequency, beat detection and envelope decay rate of a run
+    (the extremes over every sample; the rest over the uniformly sampled part)."""
     out: dict[str, Any] = {
-        "tip_y_mean": float(np.mean(y)),
+        "tip_y_mean": math.nan,
         "tip_y_min": float(np.min(y)),
         "tip_y_max": float(np.max(y)),
         "tip_amplitude": 0.5 * float(np.max(y) - np.min(y)),
     }
+    t, y = _grid_part(t, y)
+    out["tip_y_mean"] = float(np.mean(y))
     spec = tip_spectrum(t, y)
     out.update(
         peak_hz=spec.peak_hz, peak_omega=spec.peak_omega, spectral_resolution_hz=spec.resolution_hz

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,7 @@ __all__ = [
     "CriticalDt",
     "DynamicsResult",
     "InstabilityError",
+    "NonFiniteResultError",
     "ModalResult",
     "NewtonConvergenceError",
     "NewtonStats",
@@ -55,6 +57,10 @@ class NewtonConvergenceError(ConvergenceError):
 
 class InstabilityError(RuntimeError):
     """The explicit run became unstable; the message names step, time, dt and dt_critical."""
+
+
+class NonFiniteResultError(RuntimeError):
+    """A result holds NaN or an infinity; the message names the quantity (nothing is written)."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -135,18 +141,23 @@ class DynamicsResult:
 
     @classmethod
     def from_buffers(cls, tip_out, en_out, snap_out, dsnap_out, i_sample, i_snap, sample_every,
-                     snap_every, dt, **fields) -> DynamicsResult:  # fmt: skip
+                     snap_every, dt, t_end=None, **fields) -> DynamicsResult:  # fmt: skip
         """Trim the preallocated output buffers of a time loop (``tip_out`` (n, 2): x, y;
-        ``en_out`` (n, 4): T, U, V, W_d; full-coordinate and damage snapshots) into a result."""
+        ``en_out`` (n, 4): T, U, V, W_d; full-coordinate and damage snapshots) into a result.
+        With ``t_end`` the last sample and snapshot hold the final state at ``t_end``."""
+        t = np.arange(i_sample) * sample_every * dt
+        t_snap = np.arange(i_snap) * snap_every * dt
+        if t_end is not None:
+            t[-1] = t_snap[-1] = t_end
         return cls(
-            t=np.arange(i_sample) * sample_every * dt,
+            t=t,
             tip_x=tip_out[:i_sample, 0].copy(),
             tip_y=tip_out[:i_sample, 1].copy(),
             kinetic=en_out[:i_sample, 0].copy(),
             strain=en_out[:i_sample, 1].copy(),
             gravity=en_out[:i_sample, 2].copy(),
             damping_work=en_out[:i_sample, 3].copy(),
-            t_snap=np.arange(i_snap) * snap_every * dt,
+            t_snap=t_snap,
             q_snap=snap_out[:i_snap].copy(),
             damage_snap=None if dsnap_out is None else dsnap_out[:i_snap].copy(),
             dt=dt,
@@ -212,6 +223,7 @@ class MechanismResult:
     cpu_s: float = math.nan
     newton_iterations: np.ndarray | None = None  # per step, index-3 integrators
     stats: dict | None = None
+    contact: Any = None  # ancf_beam.mbs.stepping.ContactRecord of runs with contact elements
     force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
 
     @property

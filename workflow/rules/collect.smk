@@ -15,6 +15,7 @@ rule collect:
             f"{RES}/summary.csv",
             category="Tables",
             labels={"table": "parameter record (one row per case)"},
+            caption="../report/captions/summary.rst",
         ),
         units=f"{RES}/summary_units.csv",
     log:

@@ -1,9 +1,11 @@
 # Shared helpers: cases, meshes, rerun fingerprints and output paths.
 # Physics lives in the ancf_beam package; rules only wire files together.
 import sys
+from pathlib import Path
 
 import yaml
 
+import ancf_beam.provenance
 from ancf_beam.config import ConfigError, pipeline_settings, resolve_case
 from ancf_beam.io import package_fingerprint
 
@@ -292,6 +294,16 @@ def nb_params(**kw):
 
 
 # ---- report helpers -----------------------------------------------------------------------
+def figure_caption(name, fig):
+    """workflow/report/captions/figures/NAME/FIG.rst, or a generic caption naming the report
+    (so that a figure without its own caption does not stop `snakemake --report`; the report
+    test fails on the generic text)."""
+    own = f"report/captions/figures/{name}/{fig}.rst"
+    if (Path(workflow.basedir) / "workflow" / own).is_file():
+        return f"../{own}"
+    return "../report/captions/figures/generic.rst"
+
+
 def _figures(name, figs, case=None):
     sub = case if case is not None else name
     return {
@@ -300,6 +312,7 @@ def _figures(name, figs, case=None):
             category="Figures",
             subcategory=sub,
             labels={"report": name, "figure": f},
+            caption=figure_caption(name, f),
         )
         for f in figs
     }
@@ -307,3 +320,67 @@ def _figures(name, figs, case=None):
 
 def _fig_paths(output, figs):
     return {f: str(getattr(output, f"fig_{f}")) for f in figs}
+
+
+# ---- provenance (workflow/rules/provenance.smk) ----------------------------------------------
+CRATE_BUILDER = str(Path(ancf_beam.provenance.__file__).resolve())  # rule ro_crate
+
+
+def configfile_paths():
+    """The config files of this run (--configfile, else config/config.yaml), absolute."""
+    return [str(Path(c).resolve()) for c in workflow.configfiles]
+
+
+def workflow_sources():
+    """The workflow definition besides the Snakefile: every file under workflow/ (no caches)."""
+    base = Path(workflow.basedir)
+    files = sorted(
+        p
+        for p in (base / "workflow").rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and ".ipynb_checkpoints" not in p.parts
+    )
+    return [str(p) for p in files]
+
+
+def resolved_runs():
+    """Every case and mechanism of the config, resolved (defaults merged, validated) with its
+    config hash: the record of what this run was asked to compute."""
+    from ancf_beam.config import mechanism_names, resolve_mechanism
+
+    out = {
+        "cases": {
+            c: {"config_hash": SPECS[c].config_hash, "resolved": SPECS[c].resolved}
+            for c in CASES
+        },
+        "mechanisms": {},
+    }
+    for m in mechanism_names(config):
+        try:
+            spec = resolve_mechanism(config, m)
+        except ConfigError as exc:
+            raise WorkflowError(f"mechanism '{m}': {exc}") from exc
+        out["mechanisms"][m] = {
+            "config_hash": spec.config_hash,
+            "resolved": spec.resolved,
+        }
+    return out
+
+
+def check_tables():
+    """The table of checks of every report page of ``all_outputs()`` (reports/NAME.html ->
+    reports/checks/NAME.csv, reports/cases/CASE.html -> reports/checks/case_CASE.csv; the
+    index has none, the seed audit its own table)."""
+    out = []
+    for path in all_outputs():
+        p = Path(path)
+        if p.suffix != ".html" or p.parts[0] != REP:
+            continue
+        if p.parent.name == "cases":
+            out.append(f"{REP}/checks/case_{p.stem}.csv")
+        elif p.stem == "seed_audit":
+            out.append(f"{REP}/seed_audit.csv")
+        elif p.stem != "index":
+            out.append(f"{REP}/checks/{p.stem}.csv")
+    return out

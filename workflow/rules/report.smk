@@ -33,8 +33,15 @@ rule report_case:
             category="Reports",
             subcategory="Per case",
             labels={"report": "case {case}"},
+            caption="../report/captions/reports/case.rst",
         ),
-        checks=f"{REP}/checks/case_{{case}}.csv",
+        checks=report(
+            f"{REP}/checks/case_{{case}}.csv",
+            category="Checks",
+            subcategory="Per case",
+            labels={"table": "checks: case {case}"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/case_{{case}}.log",
     conda:
@@ -80,8 +87,15 @@ rule report_comparison:
             category="Reports",
             subcategory="Across cases",
             labels={"report": "comparison"},
+            caption="../report/captions/reports/comparison.rst",
         ),
-        checks=f"{REP}/checks/comparison.csv",
+        checks=report(
+            f"{REP}/checks/comparison.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: comparison"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/comparison.log",
     conda:
@@ -123,8 +137,15 @@ rule report_convergence:
             category="Reports",
             subcategory="Across cases",
             labels={"report": "mesh convergence"},
+            caption="../report/captions/reports/convergence.rst",
         ),
-        checks=f"{REP}/checks/convergence.csv",
+        checks=report(
+            f"{REP}/checks/convergence.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: convergence"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/convergence.log",
     conda:
@@ -162,8 +183,15 @@ rule report_critical_dt:
             category="Reports",
             subcategory="Across cases",
             labels={"report": "critical time step"},
+            caption="../report/captions/reports/critical_dt.rst",
         ),
-        checks=f"{REP}/checks/critical_dt.csv",
+        checks=report(
+            f"{REP}/checks/critical_dt.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: critical dt"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/critical_dt.log",
     conda:
@@ -202,8 +230,15 @@ rule report_validation:
             category="Reports",
             subcategory="Across cases",
             labels={"report": "validation"},
+            caption="../report/captions/reports/validation.rst",
         ),
-        checks=f"{REP}/checks/validation.csv",
+        checks=report(
+            f"{REP}/checks/validation.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: validation"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/validation.log",
     conda:
@@ -235,8 +270,14 @@ rule report_seed_audit:
             category="Reports",
             subcategory="Across cases",
             labels={"report": "seed audit"},
+            caption="../report/captions/reports/seed_audit.rst",
         ),
-        table=f"{REP}/seed_audit.csv",
+        table=report(
+            f"{REP}/seed_audit.csv",
+            category="Tables",
+            labels={"table": "seed audit"},
+            caption="../report/captions/seed_audit_table.rst",
+        ),
     log:
         f"{RES}/logs/report/seed_audit.log",
     conda:
@@ -271,6 +312,7 @@ rule report_index:
             category="Reports",
             subcategory="Index",
             labels={"report": "index"},
+            caption="../report/captions/reports/index.rst",
         ),
     log:
         f"{RES}/logs/report/index.log",

@@ -20,8 +20,15 @@ rule report_integrators:
             category="Reports",
             subcategory="Studies",
             labels={"report": "integrators"},
+            caption="../report/captions/reports/integrators.rst",
         ),
-        checks=f"{REP}/checks/integrators.csv",
+        checks=report(
+            f"{REP}/checks/integrators.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: integrators"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/integrators.log",
     conda:
@@ -63,8 +70,15 @@ rule report_defects:
             category="Reports",
             subcategory="Studies",
             labels={"report": "defect families"},
+            caption="../report/captions/reports/defects.rst",
         ),
-        checks=f"{REP}/checks/defects.csv",
+        checks=report(
+            f"{REP}/checks/defects.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: defects"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/defects.log",
     conda:
@@ -108,8 +122,15 @@ rule report_identification:
             category="Reports",
             subcategory="Studies",
             labels={"report": "identification"},
+            caption="../report/captions/reports/identification.rst",
         ),
-        checks=f"{REP}/checks/identification.csv",
+        checks=report(
+            f"{REP}/checks/identification.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: identification"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/identification.log",
     conda:
@@ -145,8 +166,15 @@ rule report_scaling:
             category="Reports",
             subcategory="Studies",
             labels={"report": "scaling"},
+            caption="../report/captions/reports/scaling.rst",
         ),
-        checks=f"{REP}/checks/scaling.csv",
+        checks=report(
+            f"{REP}/checks/scaling.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: scaling"},
+            caption="../report/captions/checks.rst",
+        ),
     log:
         f"{RES}/logs/report/scaling.log",
     conda:

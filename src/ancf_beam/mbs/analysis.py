@@ -17,6 +17,22 @@ interpolation of the force's zero crossings), ``max_penetration`` (m), ``max_con
 (largest samples refined by a parabola through their neighbours), ``critical_dt`` (s, explicit
 bound ``2 / omega`` of the governing mode ``critical_dt_mode``: ``contact`` or ``beam``).
 
+Clearance joint (``clearance:``; from the contact record of every accepted step, not only the
+samples): ``first_contact_time`` (s, the first onset, null without contact),
+``first_impact_force`` (N, peak normal force of the first episode), ``max_contact_force`` (N),
+``contact_fraction`` (share of the run with penetration > 0), ``max_eccentricity_ratio``
+(``|e| / c``, > 1 in contact), ``max_penetration`` (m), ``impacts`` (free -> contact
+transitions), ``continuous_contacts`` (episodes classified continuous), ``contact_steps``
+(steps of ``dt_contact``), ``critical_dt``, ``critical_dt_mode`` (as for two-body; the
+clearance contact's frequency from the two bodies' reduced mass, the crank pin speed taken as
+the impact speed). An episode (onset to separation) is *continuous contact* when it lasts longer
+than ``clearance.continuous_factor`` (5) times the duration of a free undamped Hertz impact of
+``m_eff = m_rod m_pin / (m_rod + m_pin)`` at the episode's approach speed
+(:func:`ancf_beam.mbs.stepping.classify_episodes`), otherwise an *impact*; ``contact_state`` per
+sample is 0 (free flight: no penetration), 1 or 2 (the class of the episode it lies in).
+Dataset additions: ``contact_force_normal``, ``contact_force_tangential``, ``penetration``,
+``eccentricity_x``, ``eccentricity_y`` (journal centre minus bearing centre), ``contact_state``.
+
 Dataset (dimension ``time``): as they apply, ``slider_x``, ``slider_v``, ``slider_a``,
 ``crank_angle``, ``drive_torque``, ``reaction_force`` (time x joint), ``tip_x``, ``tip_y``,
 ``midspan_deflection`` (ANCF rod: signed distance of the mid-span point from the chord of its end
@@ -42,9 +58,11 @@ from ancf_beam.config import MechanismSpec
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
+from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
 __all__ = [
+    "clearance_outputs",
     "contact_duration",
     "mechanism_critical_dt",
     "midspan_deflection",
@@ -171,6 +189,50 @@ def _reactions(mech: Mechanism, res: MechanismResult) -> tuple[list[str], np.nda
     return names, np.array(cols).T.reshape(len(res.t), len(names))
 
 
+def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict]:
+    """Summary fields of a clearance joint (module docstring) and its per-sample history
+    (:meth:`~ancf_beam.mbs.system.System.contact_history`, with ``contact_state`` 0 free flight,
+    1 impact, 2 continuous contact)."""
+    cl = mech.spec.clearance
+    c = cl.radial_clearance
+    system = mech.system
+    e = system.forces.index(mech.contact)
+    rec = res.contact
+    row = rec.elements.index(e)
+    eps = rec.episodes[rec.episodes[:, 0] == e] if len(rec.episodes) else rec.episodes
+    t = res.t
+    t_end = float(t[-1])
+    law = cl.contact
+    states = classify_episodes(eps, t_end, mech.contact_m_eff, law.stiffness, law.exponent,
+                               cl.continuous_factor, law.v0_min)  # fmt: skip
+    hist = dict(system.contact_history(res.q, res.v, res.force_state)[mech.contact.name])
+    delta = np.asarray(hist["delta"], float)
+    ecc = np.hypot(hist["e_x"], hist["e_y"])
+    # per sample: 0 free flight, else the class of the episode the sample lies in
+    state = np.zeros(len(t), dtype=np.int8)
+    for (t_on, t_off), kind in zip(eps[:, 1:3], states, strict=True):
+        t_off = np.inf if np.isnan(t_off) else t_off
+        state[(t >= t_on) & (t <= t_off) & (delta > 0.0)] = kind
+    hist["contact_state"] = state
+    delta_max = float(np.nanmax(eps[:, 5])) if len(eps) else 0.0
+    summary = {
+        "first_contact_time": float(eps[0, 1]) if len(eps) else None,
+        "first_impact_force": float(eps[0, 4]) if len(eps) else None,
+        "max_contact_force": float(rec.max_force[row]),
+        "contact_fraction": float(rec.contact_time[row] / t_end) if t_end > 0 else 0.0,
+        "max_eccentricity_ratio": float(max(np.max(ecc), c + delta_max) / c),
+        "max_penetration": delta_max,
+        "impacts": int(len(eps)),
+        "continuous_contacts": int(np.sum(states == 2)),
+        "contact_steps": int(rec.steps_small),
+    }
+    bounds = explicit_dt_bounds(system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    summary["critical_dt"] = bounds.get(mode) if mode else None
+    summary["critical_dt_mode"] = mode
+    return summary, hist
+
+
 def run_mechanism(
     spec: MechanismSpec,
     t_end: float | None = None,
@@ -180,7 +242,7 @@ def run_mechanism(
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
-    res = integrate(mech.system, settings, progress=progress)
+    res = integrate(mech.system, settings, v0=mech.v0, progress=progress)
     system = mech.system
     t = res.t
     time_attrs = {"units": "s"}
@@ -255,6 +317,11 @@ def run_mechanism(
                 {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
             )
     contact_names = _contact_data(mech, res, data)
+    if mech.spec.clearance is not None:
+        cs, hist = clearance_outputs(mech, res)
+        summary.update(cs)
+        data["contact_state"] = (("time", "contact"), hist["contact_state"][:, None], {
+            "long_name": "0 free flight, 1 impact, 2 continuous contact"})  # fmt: skip
     coords: dict[str, Any] = {"time": ("time", t, time_attrs)}
     if contact_names:
         coords["contact"] = ("contact", contact_names)

@@ -46,8 +46,9 @@ Outputs every ``sample_every = round(sample_dt / dt)`` steps (the adaptive integ
 potential, gravity ``-Q_g . (q - q0)``, work released by damage).
 
 Per-step state for force elements (``System.fst``) is carried by all integrators; the numba loops
-stop at a failed step and leave it to Python (step halving), which is also where step control
-and event location for contact belong.
+stop at a failed step and leave it to Python (step halving). Systems with contact elements run
+the index-3 and adaptive integrators through :mod:`ancf_beam.mbs.stepping` (step control, onset
+location, the contact record).
 """
 
 from __future__ import annotations
@@ -115,8 +116,14 @@ class IntegratorSettings:
     ``max_iter``, ``tol`` (relative residual), ``max_halvings``, ``newton`` (``modified`` or
     ``full``) for the index-3 Newton; ``projection``: project positions (central difference) and
     velocities (central difference, index-3) onto the constraint manifold after every step;
-    ``method``, ``rtol``, ``atol``: the adaptive integrator. The solver fields and their
-    defaults are those of :class:`ancf_beam.config.MechanismSolverSpec`."""
+    ``method``, ``rtol``, ``atol``: the adaptive integrator; ``step_control`` (index-3 with
+    contact elements): steps of ``dt`` (None: ``sample_dt``) in free flight and ``dt_contact``
+    (s; None: the fixed-step default with contacts, :func:`default_dt`) while a contact gap is
+    below ``contact_margin`` (m) or would close within the next step, contact onsets located to
+    a penetration of at most ``onset_tol`` (m) (:mod:`ancf_beam.mbs.stepping`; the other
+    integrators ignore it: the adaptive one controls its own step and stops at every onset).
+    The solver fields and their defaults are those of
+    :class:`ancf_beam.config.MechanismSolverSpec`."""
 
     integrator: str = INTEGRATORS[0]
     t_end: float = 1.0
@@ -135,6 +142,10 @@ class IntegratorSettings:
     method: str = _SOLVER.method
     rtol: float = _SOLVER.rtol
     atol: float = _SOLVER.atol
+    step_control: bool = _SOLVER.step_control
+    dt_contact: float | None = _SOLVER.dt_contact
+    contact_margin: float = _SOLVER.contact_margin
+    onset_tol: float = _SOLVER.onset_tol
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
@@ -154,6 +165,13 @@ class IntegratorSettings:
             raise ValueError(f"method must be one of {', '.join(IVP_METHODS)}")
         if self.newton not in NEWTON_VARIANTS:
             raise ValueError(f"newton must be one of {', '.join(NEWTON_VARIANTS)}")
+        if self.dt_contact is not None and not (math.isfinite(self.dt_contact)
+                                                and self.dt_contact > 0):  # fmt: skip
+            raise ValueError(f"dt_contact must be > 0, got {self.dt_contact!r}")
+        if not (math.isfinite(self.onset_tol) and self.onset_tol > 0):
+            raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")
+        if not (math.isfinite(self.contact_margin) and self.contact_margin >= 0):
+            raise ValueError(f"contact_margin must be >= 0, got {self.contact_margin!r}")
         if self.projection and self.integrator == "adaptive":
             raise ValueError("projection is not available with the adaptive integrator")
 
@@ -579,6 +597,11 @@ def integrate(
     system.finalize()
     q, v, a, lam = initial_state(system, q0, v0)
     system.reset_force_state(q, v)
+    if settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
+        from ancf_beam.mbs import stepping  # step control, onsets located, contact record
+
+        if settings.integrator != "adaptive":
+            return stepping.integrate_contact_index3(system, settings, q, v, a, lam)
     if settings.integrator == "adaptive":
         return _integrate_adaptive(system, settings, q, v, a, lam)
     dt = settings.dt if settings.dt is not None else default_dt(system, settings)
@@ -820,6 +843,11 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     for e in contacts:
         fn_prev[e] = _contact_fn(system, np.concatenate([q, v]), n, e)
     intervals = []  # (element, onset time, time the normal force returns to zero)
+    recorder = None
+    if contacts:
+        from ancf_beam.mbs.stepping import AdaptiveRecorder
+
+        recorder = AdaptiveRecorder(system)
     k = 1
     steps = 0
     events = 0
@@ -872,9 +900,11 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             qe = np.ascontiguousarray(ye[:n])
             ve = np.ascontiguousarray(ye[n:])
             ddot = system.contact_forces[e].evaluate(qe, ve)["delta_dot"]
+            before = system.fst.copy()
             core.contact_onset(e, float(ddot), te, system.fef, system.fst)
             core.update_force_state(qe, ve, te, data, system.fst)
             core.contact_gaps(qe, data, gaps)
+            recorder.step(t_old, te, gaps_prev, gaps, before, ye)
             fn_prev[e] = _contact_fn(system, ye, n, e)
             events += 1
             if te < st.t_end:
@@ -892,9 +922,11 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
         if k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
             fill(solver.dense_output(), solver.t)
         if contacts:
+            before = system.fst.copy()
             core.update_force_state(np.ascontiguousarray(y1[:n]),
                                     np.ascontiguousarray(y1[n:]), solver.t, data,
                                     system.fst)  # fmt: skip
+            recorder.step(t_old, solver.t, gaps_prev, gaps, before, y1, solver.dense_output())
     for i in range(k):
         qi = np.ascontiguousarray(ys[i, :n])
         vi = np.ascontiguousarray(ys[i, n:])
@@ -911,7 +943,8 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
                                         "nfev": int(nfev + solver.nfev),
                                         "contact_events": events,
                                         "contact_refinements": refinements,
-                                        "contact_intervals": intervals})  # fmt: skip
+                                        "contact_intervals": intervals},
+                      contact=None if recorder is None else recorder.record())  # fmt: skip
 
 
 def _contact_step(system) -> float:

@@ -20,12 +20,21 @@
 
 Joint names (used for reactions): ``pivot``, ``drive``, ``crank_pin``, ``wrist_pin``,
 ``slider_guide`` (slider-crank); ``pivot`` (pendulum).
+
+Clearance joint (``spec.clearance``): the revolute ``crank_pin`` or ``wrist_pin`` is replaced by
+a :class:`~ancf_beam.mbs.forces.CircleContact` of the same name (``inside``: the bearing, radius
+``bearing_radius``, on the connecting rod's end -- a rigid marker or the ANCF end node -- and the
+journal, ``journal_radius``, on the crank pin or the slider's pin). The journal starts centred in
+its bearing with the velocities of the ideal mechanism. The bodies stay in the order crank, rod,
+slider, so the contact couples neighbours in the coordinate vector (within the band).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
@@ -54,8 +63,24 @@ class Mechanism:
     rod: RigidBody | None = None  # rigid connecting rod
     slider: RigidBody | None = None
     drive: Driver | None = None
+    contact: CircleContact | None = None  # two-body; the slider-crank's clearance joint
     bodies: tuple[PointMass, PointMass] | None = None  # two-body
-    contact: CircleContact | None = None  # two-body
+    v0: np.ndarray | None = None  # initial velocities to integrate from (None: the system's)
+
+    @property
+    def contact_m_eff(self) -> float | None:
+        """``m_P m_Q / (m_P + m_Q)`` (kg) of the two bodies a contact connects (for a clearance
+        joint the rod and the crank or slider; a beam counts with its whole mass)."""
+        if self.contact is None:
+            return None
+        m = [_body_mass(pt.body) for pt in (self.contact.p, self.contact.q)]
+        return m[0] * m[1] / (m[0] + m[1])
+
+
+def _body_mass(body) -> float:
+    if isinstance(body, BeamBody):
+        return float(body.model.total_mass)
+    return float(body.mass)
 
 
 def build_pendulum(spec: MechanismSpec) -> Mechanism:
@@ -65,9 +90,43 @@ def build_pendulum(spec: MechanismSpec) -> Mechanism:
     return Mechanism(spec, system.finalize(), beam=beam)
 
 
-def build_slider_crank(spec: MechanismSpec) -> Mechanism:
+def _slider_crank_system(spec: MechanismSpec, crank, rod_body, slider, end_a, end_b, clearance):
+    """The slider-crank's system on the given bodies; the joint named ``clearance.joint`` (if
+    any) becomes a :class:`~ancf_beam.mbs.forces.CircleContact` (journal inside bearing), with
+    the bearing on the connecting rod's end and the journal on the crank pin or the slider."""
     r = spec.crank.length
     system = System(g=spec.g, name=spec.name)
+    system.add(crank, rod_body, slider)
+    drive = Driver("drive", body=crank, omega=spec.omega)
+    # revolute (p, q) as in the ideal mechanism, and which of them is the bearing (rod end)
+    pins = {"crank_pin": (crank.marker(0.5 * r, 0.0), end_a, 1),
+            "wrist_pin": (end_b, slider.marker(), 0)}  # fmt: skip
+    system.add(Revolute("pivot", p=crank.marker(-0.5 * r, 0.0), q=ground(0.0, 0.0)), drive)
+    contact = None
+    for name, (p, q, b) in pins.items():
+        bearing, journal = (p, q) if b == 0 else (q, p)
+        if clearance is not None and clearance.joint == name:
+            # for the explicit bound: the two bodies' reduced mass and the crank pin's speed
+            # (above the journal's relative speeds, so the bound errs on the safe side)
+            m = [_body_mass(x.body) for x in (bearing, journal)]
+            contact = CircleContact(name, p=bearing, q=journal, inside=True,
+                                    r_p=clearance.bearing_radius, r_q=clearance.journal_radius,
+                                    law=clearance.contact, friction=clearance.friction,
+                                    m_eff=m[0] * m[1] / (m[0] + m[1]),
+                                    v_impact=abs(spec.omega) * r)  # fmt: skip
+            system.add(contact)
+        else:
+            system.add(Revolute(name, p=p, q=q))
+    system.add(
+        Prismatic(
+            "slider_guide", p=slider.marker(), through=ground(0.0, 0.0), direction=(1.0, 0.0)
+        ),  # fmt: skip
+    )
+    return system, drive, contact
+
+
+def build_slider_crank(spec: MechanismSpec) -> Mechanism:
+    r = spec.crank.length
     crank = RigidBody("crank", mass=spec.crank.mass, inertia=spec.crank.inertia,
                       position=(0.5 * r, 0.0), angular_velocity=spec.omega)  # fmt: skip
     beam = rod = None
@@ -78,28 +137,25 @@ def build_slider_crank(spec: MechanismSpec) -> Mechanism:
         chord = math.hypot(dx, dy)
         beam = BeamBody("rod", model=model, origin=(r, 0.0), angle=-math.atan2(dy, dx))
         end_a, end_b = beam.node(0), beam.node(-1)
-        system.add(crank, beam)
+        rod_body = beam
     else:
         chord = spec.rod.length
         rod = RigidBody("rod", mass=spec.rod.mass, inertia=spec.rod.inertia,
                         position=(r + 0.5 * chord, 0.0))  # fmt: skip
         end_a, end_b = rod.marker(-0.5 * chord, 0.0), rod.marker(0.5 * chord, 0.0)
-        system.add(crank, rod)
+        rod_body = rod
     slider = RigidBody("slider", mass=spec.slider.mass, inertia=spec.slider.inertia,
                        position=(r + chord, 0.0))  # fmt: skip
-    system.add(slider)
-    drive = Driver("drive", body=crank, omega=spec.omega)
-    system.add(
-        Revolute("pivot", p=crank.marker(-0.5 * r, 0.0), q=ground(0.0, 0.0)),
-        drive,
-        Revolute("crank_pin", p=crank.marker(0.5 * r, 0.0), q=end_a),
-        Revolute("wrist_pin", p=end_b, q=slider.marker()),
-        Prismatic(
-            "slider_guide", p=slider.marker(), through=ground(0.0, 0.0), direction=(1.0, 0.0)
-        ),  # fmt: skip
-    )
+    parts = (crank, rod_body, slider, end_a, end_b)
+    v0 = None
+    if spec.clearance is not None:
+        # initial velocities of the ideal mechanism (journal centred in its bearing, moving
+        # with it): the clearance system alone leaves the rod's and slider's speeds free
+        ideal, _, _ = _slider_crank_system(spec, *parts, None)
+        v0 = ideal.finalize().consistent_velocities()
+    system, drive, contact = _slider_crank_system(spec, *parts, spec.clearance)
     return Mechanism(spec, system.finalize(), beam=beam, crank=crank, rod=rod, slider=slider,
-                     drive=drive)  # fmt: skip
+                     drive=drive, contact=contact, v0=v0)  # fmt: skip
 
 
 def build_two_body(spec: MechanismSpec) -> Mechanism:

@@ -23,10 +23,10 @@ import scipy.linalg as sla
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.linalg import eigh_one_thread
+from ancf_beam.linalg import band_to_sparse, sym_band_to_sparse
 from ancf_beam.results import CriticalDt, InstabilityError
 from ancf_beam.solvers.dynamics import simulate
-from ancf_beam.solvers.modal import axial_fraction, omega_max
+from ancf_beam.solvers.modal import axial_fraction, omega_max, top_eigenpair
 from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, DynamicsSettings
 
 __all__ = [
@@ -65,15 +65,12 @@ def element_omega_max(model: BeamModel) -> float:
 
 def _split_omega_max(model: BeamModel) -> tuple[float, float]:
     """Largest frequency of the axial (x-DOF) and bending (y-DOF) subsystems at the reference."""
-    k = model.tangent_dense(model.reference())
-    m = model.mass_dense()
+    k = band_to_sparse(model.tangent_band(model.reference()))
+    m = sym_band_to_sparse(model.mass_free_lower_band)
     res = []
     for comp in (0, 1):
         idx = np.arange(comp, model.n_free, 2)  # x: r_x, r_x' ; y: r_y, r_y'
-        kk = k[np.ix_(idx, idx)]
-        mm = m[np.ix_(idx, idx)]
-        n = idx.size
-        w2 = eigh_one_thread(kk, mm, (n - 1, n - 1))[0][0]
+        w2, _ = top_eigenpair(k[idx][:, idx].tocsc(), m[idx][:, idx].tocsc())
         res.append(float(np.sqrt(w2)))
     return res[0], res[1]
 

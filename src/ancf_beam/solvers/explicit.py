@@ -15,6 +15,14 @@ Energies at the sampled steps: kinetic ``T = 1/2 v^T M v`` with the central velo
 gradient is the elastic force), the gravity potential ``V = -Q_g . (q - q_ref)`` and the work
 ``W_d`` dissipated by damping (accumulated with the half-step velocities). ``T + U + V + W_d`` is
 conserved up to the discretisation error.
+
+End of the run (:class:`~ancf_beam.solvers.timeloop.StepPlan`): when ``t_end / dt`` is not an
+integer the last step is shortened to ``h < dt`` so that the record ends at ``t_end``
+(:func:`last_step`): from the scheme's central velocity ``v_n`` and acceleration ``a_n`` at
+``t_n``, ``q(t_n + h) = q_n + h v_n + h^2/2 a_n`` and ``v = v_n + h/2 (a_n + a(t_n + h))``
+(velocity Verlet, second order like the scheme; the damping force of ``a(t_n + h)`` at the
+predicted velocity). Every earlier step, and so every earlier sample, is the same as without
+the shortened step; the stable ``dt`` is never exceeded.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from ancf_beam.solvers.timeloop import (
     Outputs,
     RunSpec,
     damage_args,
+    final_outputs,
     outputs,
     result_from_outputs,
     run_chunks,
@@ -48,6 +57,7 @@ __all__ = [
     "STATUS_NONFINITE",
     "STATUS_OK",
     "CentralDifference",
+    "last_step",
     "ExplicitState",
     "ExplicitWork",
     "run_chunk",
@@ -204,6 +214,82 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     return status, done
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def last_step(h, step, cd, st, out, wk, dargs, mfx, mfy, a):
+    """The last step, ``h < dt``, from the state at ``t_n`` (``step``) to ``t_end``: records
+    ``t_n`` when due (as :func:`run_chunk`), steps by velocity Verlet from the scheme's
+    ``v_n = (Delta+ + Delta-) / (2 dt)`` and ``a_n = (Delta+ - Delta-) / dt^2`` and records the
+    final state. ``mfx``, ``mfy``: row factors of the mass (x, y); ``a``: work vector. Returns
+    the status."""
+    q, dlt, f, r, v, mv = st.q, st.dlt, wk.f, wk.r, wk.v, wk.mv
+    g_free, clb = cd.g_free, cd.clb
+    nf = dlt.shape[0]
+    dt = cd.dt
+    dt2 = dt * dt
+    wd, e0, tmax = st.dissipated[0], st.energy0[0], st.kinetic_max[0]
+    i_sample, i_snap = out.i_sample[0], out.i_snap[0]
+    status = STATUS_OK
+    energy = kernels.force(q, cd.kargs, cd.sa, f)
+    for i in range(nf):
+        r[i] = dt2 * (f[CLAMP + i] + g_free[i])
+    if cd.damped:
+        sym_band_matvec(clb, dlt, v)
+        acc = 0.0
+        for i in range(nf):
+            acc += dlt[i] * v[i]
+            r[i] -= dt * v[i]
+        if step > 0:
+            wd += acc / dt
+    solve_xy_rows(cd.rfx, cd.rfy, r, wk.zx, wk.zy)  # r = Delta+ - Delta-
+    if step % out.sample_every == 0:
+        kin, tot = _sample(cd, q, dlt, wk, energy, wd, out, i_sample)
+        if step == 0:
+            e0 = tot
+        if kin > tmax:
+            tmax = kin
+        i_sample += 1
+        if not math.isfinite(tot):
+            status = STATUS_NONFINITE
+    if step % out.snap_every == 0:
+        _snapshot(q, cd.damage_on, dargs.dmg, out, i_snap)
+        i_snap += 1
+    for i in range(nf):
+        vn = (2.0 * dlt[i] + r[i]) / (2.0 * dt)
+        a[i] = r[i] / dt2
+        v[i] = vn
+        dlt[i] = h * vn + 0.5 * h * h * a[i]
+        q[CLAMP + i] += dlt[i]
+    for i in range(nf):
+        r[i] = v[i] + h * a[i]  # predicted velocity at t_end
+    if cd.damped:
+        sym_band_matvec(clb, dlt, mv)
+        acc = 0.0
+        for i in range(nf):
+            acc += dlt[i] * mv[i]
+        wd += acc / h  # v^T C v h with the mean velocity v = dlt / h
+        sym_band_matvec(clb, r, mv)
+    if cd.damage_on:
+        wd += update_damage_with(q, dargs)
+    energy = kernels.force(q, cd.kargs, cd.sa, f)
+    for i in range(nf):
+        r[i] = f[CLAMP + i] + g_free[i] - (mv[i] if cd.damped else 0.0)
+    solve_xy_rows(mfx, mfy, r, wk.zx, wk.zy)  # r = a(t_end)
+    for i in range(nf):
+        dlt[i] = dt * (v[i] + 0.5 * h * (a[i] + r[i]))  # _sample's velocity (2 dlt + r)/(2 dt)
+        r[i] = 0.0
+    kin, tot = _sample(cd, q, dlt, wk, energy, wd, out, i_sample)
+    i_sample += 1
+    if kin > tmax:
+        tmax = kin
+    _snapshot(q, cd.damage_on, dargs.dmg, out, i_snap)
+    i_snap += 1
+    if not math.isfinite(tot):
+        status = STATUS_NONFINITE
+    st.dissipated[0], st.energy0[0], st.kinetic_max[0] = wd, e0, tmax
+    out.i_sample[0], out.i_snap[0] = i_sample, i_snap
+    return status
+
+
 def _setup(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitState]:
     """Constant data and the initial state (second-order start) of a run."""
     q_ref = model.reference()
@@ -258,7 +344,8 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
     nf = model.n_free
     wk = ExplicitWork(np.empty(model.n_dof), np.empty(nf), np.empty(nf), np.empty(nf),
                       np.empty(nf // 2), np.empty(nf // 2))  # fmt: skip
-    total = plan.n_steps + 1  # steps 0..n_steps inclusive: the last one only records the state
+    n, last = plan.n_steps, plan.last_dt
+    regular = n if last == dt else n - 1  # full steps the numba loop takes
 
     def advance(step: int, todo: int) -> int:
         status, done = run_chunk(todo, step, cd, st, out, wk, dargs)
@@ -267,13 +354,21 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
         return step + done
 
     def report(step: int, rate: float) -> None:
-        eta = (total - step) / rate
+        eta = (regular - step) / rate
         log.info("t = %.4g / %.4g s, %.3g steps/s, ETA %.0f s", step * dt, settings.t_end, rate,
                  eta)  # fmt: skip
 
-    wall, cpu = run_chunks(advance, total, first=2000, least=1000, progress=run.progress,
+    wall, cpu = run_chunks(advance, regular, first=2000, least=1000, progress=run.progress,
                            interval_s=run.progress_interval_s, report=report)  # fmt: skip
-    return result_from_outputs(out, dt, steps=plan.n_steps, wall_s=wall, cpu_s=cpu)
+    if last == dt:
+        # one more pass of the loop records the state at t_end (its own step is discarded)
+        status, _ = run_chunk(1, n, cd, st, final_outputs(out, n, False, False), wk, dargs)
+    else:
+        mfx, mfy = (row_factor(c) for c in model.mass_cholesky_xy[:2])
+        status = last_step(last, n - 1, cd, st, out, wk, dargs, mfx, mfy, np.empty(nf))
+    if status != STATUS_OK:
+        raise _instability(status, n, dt, run.dt_critical)
+    return result_from_outputs(out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu)
 
 
 def simulate_explicit(

@@ -126,6 +126,7 @@ from ancf_beam.solvers.timeloop import (
     Outputs,
     RunSpec,
     damage_args,
+    final_outputs,
     outputs,
     result_from_outputs,
     run_chunks,
@@ -344,10 +345,19 @@ def run_implicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
             (plan.n_steps - step) / rate,
         )  # fmt: skip
 
-    wall, cpu = run_chunks(advance, plan.n_steps, first=200, least=100, progress=run.progress,
+    n, last = plan.n_steps, plan.last_dt
+    regular = n if last == dt else n - 1  # steps of dt; the last one is shortened to t_end
+    wall, cpu = run_chunks(advance, regular, first=200, least=100, progress=run.progress,
                            interval_s=run.progress_interval_s, report=report)  # fmt: skip
+    if last != dt:
+        iters[n - 1], w = loop.advance(last, (n - 1) * dt, n - 1)
+        loop.state.s[0]["dissipated"] += w
+    # the final state, at t_end, unless the regular strides recorded it already
+    done = last == dt
+    loop.record(n, final_outputs(out, n, done and n % plan.sample_every == 0,
+                                 done and n % plan.snap_every == 0))  # fmt: skip
     return result_from_outputs(
-        out, dt, steps=plan.n_steps, wall_s=wall, cpu_s=cpu, integrator=name,
+        out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu, integrator=name,
         newton_iterations=iters, newton_stats=loop.stats(),
     )  # fmt: skip
 

@@ -22,6 +22,7 @@ __all__ = [
     "RunSpec",
     "StepPlan",
     "damage_args",
+    "final_outputs",
     "outputs",
     "result_from_outputs",
     "run_chunks",
@@ -44,21 +45,40 @@ class RunSpec(NamedTuple):
 
 
 class StepPlan(NamedTuple):
-    """Steps of a run of ``t_end`` with step ``dt``, and the sampling strides."""
+    """Steps of a run of ``t_end`` with step ``dt``, and the sampling strides.
+
+    Every run ends exactly at ``t_end``: ``n_steps = max(1, ceil(t_end / dt))`` steps, all of
+    length ``dt`` but the last, of length ``last_dt = t_end - (n_steps - 1) dt`` (``dt`` itself
+    when ``t_end / dt`` is an integer to within 1e-9; a ``dt`` longer than ``t_end`` gives one
+    step of ``t_end``). The records hold the regular samples at multiples of ``sample_every``
+    steps and always the final state, at ``t_end``."""
 
     n_steps: int
     sample_every: int  # steps between tip / energy samples
     snap_every: int  # steps between full-coordinate snapshots
-    n_samples: int
+    n_samples: int  # buffer rows: the regular samples and the final state
     n_snaps: int
+    last_dt: float  # s, length of the last step
 
 
 def step_plan(t_end: float, dt: float, sample_dt: float, snapshot_dt: float) -> StepPlan:
-    n_steps = int(math.ceil(t_end / dt - 1e-9))
+    n_steps = max(1, int(math.ceil(t_end / dt - 1e-9)))
+    last_dt = t_end - (n_steps - 1) * dt
+    if last_dt >= dt * (1.0 - 1e-9):
+        last_dt = dt  # t_end / dt is an integer up to round-off: all steps equal
     sample_every = max(1, int(round(sample_dt / dt)))
     snap_every = max(1, int(round(snapshot_dt / dt)))
     return StepPlan(
-        n_steps, sample_every, snap_every, n_steps // sample_every + 1, n_steps // snap_every + 1
+        n_steps, sample_every, snap_every, n_steps // sample_every + 2,
+        n_steps // snap_every + 2, last_dt,
+    )  # fmt: skip
+
+
+def final_outputs(out: Outputs, step: int, sampled: bool, snapped: bool) -> Outputs:
+    """``out`` with strides that make the loop's recorder store the state after ``step``
+    steps (the final state) unless it was ``sampled`` / ``snapped`` there already."""
+    return out._replace(
+        sample_every=step + 1 if sampled else 1, snap_every=step + 1 if snapped else 1
     )
 
 
@@ -89,13 +109,14 @@ def outputs(plan: StepPlan, model: BeamModel, damage_on: bool) -> Outputs:
     )
 
 
-def result_from_outputs(out: Outputs, dt: float, **fields) -> DynamicsResult:
-    """Trim the buffers into a :class:`~ancf_beam.results.DynamicsResult`."""
+def result_from_outputs(out: Outputs, dt: float, t_end: float, **fields) -> DynamicsResult:
+    """Trim the buffers into a :class:`~ancf_beam.results.DynamicsResult` whose last sample
+    and last snapshot (the final state) are stamped ``t_end``."""
     i_snap = int(out.i_snap[0])
     damage_on = out.dsnap.shape[0] == out.snap.shape[0]  # else the (0, 1, 1) placeholder
     return DynamicsResult.from_buffers(
         out.tip, out.energy, out.snap, out.dsnap if damage_on else None, int(out.i_sample[0]),
-        i_snap, out.sample_every, out.snap_every, dt, **fields,
+        i_snap, out.sample_every, out.snap_every, dt, t_end=t_end, **fields,
     )  # fmt: skip
 
 

@@ -1,0 +1,449 @@
+"""Contact-aware time stepping (seed 004's dual step; DESIGN.md section 7; issue 14 item 5).
+
+Used by :func:`ancf_beam.mbs.integrators.integrate` for systems with contact force elements
+(:class:`~ancf_beam.mbs.forces.CircleContact`) and the index-3 integrators.
+
+**Index-3 (generalized-alpha / Newmark) with step control.** Every step starts by measuring the
+contact gaps ``g = -delta`` (:func:`ancf_beam.mbs.core.contact_gaps`). The step is ``dt_contact``
+when some gap is below ``contact_margin`` (in contact or about to be) or when the gap predicted
+after a free step, at ``q + dt v + dt^2/2 a``, is; otherwise it is ``dt`` (free flight). A step
+that starts apart (``g > 0``) and ends penetrating by more than ``onset_tol`` is rejected and
+its size found by a safeguarded secant (Illinois) on the end-of-step gap, so the impact begins
+with a penetration in ``(0, onset_tol]``: the approach speed ``v0`` recorded at the onset
+(:func:`ancf_beam.mbs.core.update_force_state`) is then the closing speed at ``delta = 0``. Steps
+land on the sample times. Without step control the same loop takes steps of ``dt`` (a fixed-step
+reference) and locates nothing. A step whose Newton iteration fails is retried at half size
+(``max_halvings``).
+
+**Adaptive.** :func:`ancf_beam.mbs.integrators.integrate` locates every onset itself (it stops
+at ``delta = 0`` on the dense output, records ``v0`` and restarts there) and books its steps into
+the same record with :class:`AdaptiveRecorder`.
+
+**Contact record** (both paths; per contact element): the largest normal force over every
+accepted step (not only the samples; the adaptive integrator also at 15 dense-output points
+inside each step in contact) and its time, the time with ``delta > 0`` (gaps
+interpolated linearly across a step that changes sign) and the contact episodes: onset time
+(interpolated zero of the gap), end time, approach speed ``v0``, peak normal force and largest
+penetration (:class:`ContactRecord`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from ancf_beam.linalg import NO_FACTOR
+from ancf_beam.mbs import core
+from ancf_beam.mbs.integrators import _F_ENERGY, _I_KIND, _damage, _ga_step
+from ancf_beam.results import (
+    MechanismResult,
+    NewtonConvergenceError,
+)
+
+__all__ = ["ContactRecord", "EP_FIELDS", "sc_chunk"]
+
+OK, FAIL, EP_FULL = 0, 1, 2
+#: columns of the episode table
+EP_FIELDS = ("element", "t_on", "t_off", "v0", "fn_peak", "delta_max")
+_EP_E, _EP_ON, _EP_OFF, _EP_V0, _EP_FN, _EP_DMAX = range(6)
+#: columns of the per-element record: max F_n, its time, time in contact, open episode (-1)
+_D_FMAX, _D_TFMAX, _D_TC, _D_OPEN = range(4)
+#: counters: accepted steps, small (contact) steps, onset-location trial steps, halvings,
+#: Newton iterations, episodes
+_C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP = range(6)
+_MAX_LOCATE = 40
+_DENSE_PEAK = 16  # adaptive: dense-output points per step searched for the peak force
+
+
+@dataclass
+class ContactRecord:
+    """Per contact element ``e`` (rows in the order of the system's force elements that are
+    contacts, ``elements`` their indices): ``max_force`` (N) and ``t_max_force`` (s),
+    ``contact_time`` (s with ``delta > 0``); ``episodes`` (k x 6, :data:`EP_FIELDS`: element
+    index, onset and end time (s; end nan while open at the end of the run), approach speed
+    ``v0`` (m/s), peak normal force (N), largest penetration (m)); step counts."""
+
+    elements: list[int]
+    max_force: np.ndarray
+    t_max_force: np.ndarray
+    contact_time: np.ndarray
+    episodes: np.ndarray
+    steps_small: int = 0
+    locate_trials: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def contact_elements(system) -> list[int]:
+    return [i for i, k in enumerate(system.fei[:, 0]) if k == core.FE_CONTACT]
+
+
+def new_record_arrays(n_fe: int, capacity: int = 4096):
+    diag = np.zeros((max(n_fe, 1), 4))
+    diag[:, _D_OPEN] = -1.0
+    ep = np.full((capacity, 6), np.nan)
+    cnt = np.zeros(6, dtype=np.int64)
+    return diag, ep, cnt
+
+
+def record_from_arrays(system, diag, ep, cnt) -> ContactRecord:
+    els = contact_elements(system)
+    k = int(cnt[_C_EP])
+    return ContactRecord(
+        elements=els, max_force=diag[els, _D_FMAX].copy(), t_max_force=diag[els, _D_TFMAX].copy(),
+        contact_time=diag[els, _D_TC].copy(), episodes=ep[:k].copy(),
+        steps_small=int(cnt[_C_SMALL]), locate_trials=int(cnt[_C_LOCATE]),
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _min_contact_gap(gap):
+    g = np.inf
+    for e in range(gap.shape[0]):
+        g = min(g, gap[e])
+    return g
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _onset_gap(gap0, gap1):
+    """Smallest end gap over the contacts that start apart (``gap0 > 0``); +inf if none."""
+    g = np.inf
+    for e in range(gap0.shape[0]):
+        if gap0[e] > 0.0 and gap1[e] < g:
+            g = gap1[e]
+    return g
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, pq):
+    """Book one accepted step ``[t0, t0 + h]`` (gaps at both ends, the carried contact state
+    before and after) into the contact record; returns False when the episode table is full."""
+    fei = S[7]
+    fef = S[8]
+    t1 = t0 + h
+    for e in range(fei.shape[0]):
+        if fei[e, 0] != core.FE_CONTACT:
+            continue
+        g0 = gap0[e]
+        g1 = gap1[e]
+        if g0 < 0.0 and g1 < 0.0:
+            diag[e, _D_TC] += h
+        elif g0 >= 0.0 and g1 < 0.0:
+            diag[e, _D_TC] += h * (-g1) / (g0 - g1)
+        elif g0 < 0.0 and g1 >= 0.0:
+            diag[e, _D_TC] += h * (-g0) / (g1 - g0)
+        res = core.contact_forces(fei[e], fef[e], fs[e], q, v, pp, pq)
+        fn = res[7]
+        if fn > diag[e, _D_FMAX]:
+            diag[e, _D_FMAX] = fn
+            diag[e, _D_TFMAX] = t1
+        was = fs_before[e, core.S_FLAG] != 0.0
+        now = fs[e, core.S_FLAG] != 0.0
+        if now and not was:
+            k = cnt[_C_EP]
+            if k >= ep.shape[0]:
+                return False
+            cnt[_C_EP] = k + 1
+            ep[k, _EP_E] = e
+            ep[k, _EP_ON] = t0 + h * g0 / (g0 - g1) if g0 > 0.0 and g1 < g0 else t1
+            ep[k, _EP_OFF] = np.nan
+            ep[k, _EP_V0] = fs[e, core.S_V0]
+            ep[k, _EP_FN] = fn
+            ep[k, _EP_DMAX] = max(-g1, 0.0)
+            diag[e, _D_OPEN] = k
+        elif now:
+            k = int(diag[e, _D_OPEN])
+            if k >= 0:
+                ep[k, _EP_FN] = max(ep[k, _EP_FN], fn)
+                ep[k, _EP_DMAX] = max(ep[k, _EP_DMAX], -g1)
+        elif was:
+            k = int(diag[e, _D_OPEN])
+            if k >= 0:
+                ep[k, _EP_OFF] = t0 + h * (-g0) / (g1 - g0) if g0 < 0.0 <= g1 else t1
+            diag[e, _D_OPEN] = -1.0
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _peak_update(q, v, t, S, fs, diag, ep, pp, pq):
+    """Raise the record's peak normal forces with the state ``(q, v)`` at ``t`` inside a step
+    (the adaptive integrator's dense output)."""
+    fei = S[7]
+    fef = S[8]
+    for e in range(fei.shape[0]):
+        if fei[e, 0] != core.FE_CONTACT:
+            continue
+        fn = core.contact_forces(fei[e], fef[e], fs[e], q, v, pp, pq)[7]
+        if fn > diag[e, _D_FMAX]:
+            diag[e, _D_FMAX] = fn
+            diag[e, _D_TFMAX] = t
+        k = int(diag[e, _D_OPEN])
+        if k >= 0 and fn > ep[k, _EP_FN]:
+            ep[k, _EP_FN] = fn
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
+    sq[:] = q
+    sv[:] = v
+    sa[:] = a
+    sat[:] = at
+    slam[:] = lam
+    sfs[:, :] = fs
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
+    q[:] = sq
+    v[:] = sv
+    a[:] = sa
+    at[:] = sat
+    lam[:] = slam
+    fs[:, :] = sfs
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
+             max_halvings, q, v, a, at, lam, par, ist, fst, S, W, G, save, gap0, gap1, qp,
+             diag, ep, cnt, diss):  # fmt: skip
+    """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). Returns
+    ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
+    after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
+    when the episode table needs room (state consistent at ``t``)."""
+    fs = W[20]
+    pp = W[13]
+    pq = W[14]
+    sq, sv, sa, sat, slam, sfs = save
+    n = q.shape[0]
+    h = h_free
+    while t < t_stop:
+        core.contact_gaps(q, S, gap0)
+        h = h_free
+        small = False
+        if control:
+            if _min_contact_gap(gap0) < margin:
+                small = True
+            else:
+                for i in range(n):
+                    qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
+                core.contact_gaps(qp, S, gap1)
+                if _min_contact_gap(gap1) < margin:
+                    small = True
+            if small:
+                h = h_small
+        rest = t_stop - t
+        if rest <= h * (1.0 + 1e-9):  # land on t_stop, never above the chosen size
+            h = rest
+        elif rest < 2.0 * h:  # two equal steps rather than a sliver
+            h = 0.5 * rest
+        _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+        ok = False
+        it = 0
+        for _k in range(max_halvings + 1):
+            ok, it = _ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G)
+            cnt[_C_ITERS] += it
+            if ok:
+                break
+            cnt[_C_HALVE] += 1
+            h *= 0.5
+        if not ok:
+            return t, FAIL, h, diss
+        core.contact_gaps(q, S, gap1)
+        g_end = _onset_gap(gap0, gap1)
+        if control and g_end < -onset_tol:
+            # onset overshoot: secant (Illinois) on the step size for the gap reaching zero
+            lo = 0.0
+            flo = _min_contact_gap(gap0)
+            hi = h
+            fhi = g_end
+            side = 0
+            for _k in range(_MAX_LOCATE):
+                s = lo + (hi - lo) * flo / (flo - fhi)
+                w = hi - lo
+                s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
+                _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                ok, it = _ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G)
+                cnt[_C_ITERS] += it
+                cnt[_C_LOCATE] += 1
+                if not ok:
+                    _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                    return t, FAIL, s, diss
+                core.contact_gaps(q, S, gap1)
+                g = _onset_gap(gap0, gap1)
+                h = s
+                if -onset_tol <= g <= 0.0:
+                    break
+                if g > 0.0:
+                    lo = s
+                    flo = g
+                    if side == 1:
+                        fhi *= 0.5
+                    side = 1
+                else:
+                    hi = s
+                    fhi = g
+                    if side == -1:
+                        flo *= 0.5
+                    side = -1
+        if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
+            _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+            return t, EP_FULL, h, diss
+        released = _damage(q, S)
+        if released != 0.0:
+            diss += released
+            fst[_F_ENERGY] -= released
+            ist[_I_KIND] = NO_FACTOR  # the stiffness changed
+        t += h
+        cnt[_C_STEPS] += 1
+        if h <= h_small * (1.0 + 1e-9) and h_small < h_free:
+            cnt[_C_SMALL] += 1
+    return t, OK, h, diss
+
+
+def hertz_duration(m_eff: float, stiffness: float, exponent: float, v0: float) -> float:
+    """Duration (s) of an undamped impact ``m x'' = -K x^n`` at approach speed ``v0``:
+    ``2 x_max / v0 * int_0^1 du / sqrt(1 - u^(n+1))`` with ``x_max = ((n+1) m v0^2 /
+    (2K))^(1/(n+1))`` (n = 1.5: ``3.2181 (m/K)^(2/5) v0^(-1/5)``)."""
+    from scipy.special import beta as beta_fn
+
+    n = exponent
+    x_max = ((n + 1.0) * m_eff * v0 * v0 / (2.0 * stiffness)) ** (1.0 / (n + 1.0))
+    p = 1.0 / (n + 1.0)
+    integral = p * beta_fn(p, 0.5)  # int_0^1 (1 - u^(n+1))^(-1/2) du
+    return 2.0 * x_max / v0 * integral
+
+
+def classify_episodes(episodes: np.ndarray, t_end: float, m_eff: float, stiffness: float,
+                      exponent: float, factor: float, v0_min: float) -> np.ndarray:  # fmt: skip
+    """1 (impact) or 2 (continuous contact) per episode: continuous when it lasts longer than
+    ``factor`` times the undamped impact duration of mass ``m_eff`` at its approach speed
+    (:func:`hertz_duration`); an episode still open at ``t_end`` counts up to ``t_end``."""
+    out = np.ones(len(episodes), dtype=np.int8)
+    for i, ep in enumerate(episodes):
+        t_off = t_end if math.isnan(ep[_EP_OFF]) else ep[_EP_OFF]
+        ref = hertz_duration(m_eff, stiffness, exponent, max(ep[_EP_V0], v0_min))
+        if t_off - ep[_EP_ON] > factor * ref:
+            out[i] = 2
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# drivers
+# ------------------------------------------------------------------------------------------
+def _check_drivers(system) -> None:
+    if system.has_function_drivers:
+        raise NotImplementedError(
+            f"system '{system.name}': contact stepping evaluates drivers inside its numba loop; "
+            "user-function drivers are not supported with contact elements"
+        )
+
+
+def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
+    """Generalized-alpha / Newmark run of a system with contact elements (module docstring)."""
+    from ancf_beam.mbs.integrators import _Buffers, _Index3, _record, default_dt
+
+    _check_drivers(system)
+    # without step control: dt or the fixed-step default (which resolves contacts); with it,
+    # dt (default sample_dt) in free flight and dt_contact (default: the fixed-step default)
+    contact_dt = default_dt(system, st)
+    if st.step_control:
+        dt = st.dt if st.dt is not None else st.sample_dt
+        h_small = min(dt, st.dt_contact if st.dt_contact is not None else contact_dt)
+    else:
+        dt = st.dt if st.dt is not None else contact_dt
+        h_small = dt
+    n_samples = int(math.floor(st.t_end / st.sample_dt + 1e-9)) + 1
+    ts = np.arange(n_samples) * st.sample_dt
+    buf = _Buffers(n_samples, system.n, system.m, system.fst.size)
+    W = system.work()
+    data = system.data
+    q_ref = system.q0.copy()
+    _, u, p = system.forces_at(q, v, 0.0)
+    system.update_drivers(0.0, W)
+    core.eval_constraints(q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6],
+                          W[7], W[13], W[14])  # fmt: skip
+    core.update_force_state(q, v, 0.0, data, W[20])
+    _record(0, q, v, a, lam, data, W, u, p, 0.0, q_ref, *buf.args())
+    run = _Index3(system, st, W, q, v, a, lam)
+    run.fst[_F_ENERGY] = u
+    run.fst[4] = p  # _F_POT
+    n_fe = system.fst.shape[0]
+    save = (q.copy(), v.copy(), a.copy(), a.copy(), lam.copy(), W[20].copy())
+    gap0, gap1, qp = np.zeros(n_fe), np.zeros(n_fe), np.zeros(system.n)
+    diag, ep, cnt = new_record_arrays(n_fe)
+    t = 0.0
+    diss = 0.0
+    t_start = time.perf_counter()
+    c_start = time.process_time()
+    k = 1
+    while k < n_samples:
+        t, status, h, diss = sc_chunk(
+            t, ts[k], dt, h_small, st.step_control, st.contact_margin, st.onset_tol,
+            st.max_halvings, q, v, a, run.at, lam, run.par, run.ist, run.fst, data, W, run.G,
+            save, gap0, gap1, qp, diag, ep, cnt, diss,
+        )  # fmt: skip
+        if status == EP_FULL:
+            ep = np.concatenate([ep, np.full_like(ep, np.nan)])
+            continue
+        if status == FAIL:
+            rn = float(run.fst[1])  # _F_FAIL_R
+            raise NewtonConvergenceError(
+                f"{st.integrator}: Newton did not converge in the step from t = {t:.6g} s "
+                f"(dt = {h:.4e} s after {st.max_halvings} halvings): residual {rn:.3e} N; "
+                "reduce dt / dt_contact or raise max_iter / max_halvings",
+                t=t, step=int(cnt[_C_STEPS]) + 1, dt=h, iterations=int(run.ist[3]),
+                residual=rn, tolerance=st.tol,
+            )  # fmt: skip
+        t = float(ts[k])  # exact sample time (the loop lands on it)
+        _record(k, q, v, a, lam, data, W, run.fst[_F_ENERGY], run.fst[4], diss, q_ref,
+                *buf.args())  # fmt: skip
+        k += 1
+    wall = time.perf_counter() - t_start
+    cpu = time.process_time() - c_start
+    rec = record_from_arrays(system, diag, ep, cnt)
+    steps = int(cnt[_C_STEPS])
+    stats = {
+        "dt": dt, "dt_contact": h_small, "step_control": bool(st.step_control),
+        "steps_small": rec.steps_small, "locate_trials": rec.locate_trials,
+        "halvings": int(cnt[_C_HALVE]), "factorizations": int(run.ist[1]),
+        "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1), "newton": st.newton,
+    }  # fmt: skip
+    return buf.result(ts, n_samples, integrator=st.integrator, dt=dt, steps=steps, wall_s=wall,
+                      cpu_s=cpu, stats=stats, contact=rec)  # fmt: skip
+
+
+class AdaptiveRecorder:
+    """The contact record of an adaptive run (called by the adaptive integrator after every
+    accepted step or located onset): the step's end state is booked like an index-3 step, and
+    steps that touch contact are searched for the peak force at 15 dense-output points."""
+
+    def __init__(self, system):
+        self.system = system
+        self.n = system.n
+        n_fe = system.fst.shape[0]
+        self.diag, self.ep, self.cnt = new_record_arrays(n_fe)
+        self.pp = np.zeros(8)
+        self.pq = np.zeros(8)
+
+    def step(self, t0, t1, gap0, gap1, before, y1, dense=None):
+        n = self.n
+        data = self.system.data
+        fs = self.system.fst
+        q1 = np.ascontiguousarray(y1[:n])
+        v1 = np.ascontiguousarray(y1[n:])
+        args = (t0, t1 - t0, gap0, gap1, before, q1, v1, data, fs)
+        if not update_record(*args, self.diag, self.ep, self.cnt, self.pp, self.pq):
+            self.ep = np.concatenate([self.ep, np.full_like(self.ep, np.nan)])
+            update_record(*args, self.diag, self.ep, self.cnt, self.pp, self.pq)
+        if dense is not None and (np.min(gap0) < 0.0 or np.min(gap1) < 0.0):
+            for j in range(1, _DENSE_PEAK):
+                tj = t0 + (t1 - t0) * j / _DENSE_PEAK
+                yj = dense(tj)
+                _peak_update(np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj, data,
+                             fs, self.diag, self.ep, self.pp, self.pq)  # fmt: skip
+
+    def record(self) -> ContactRecord:
+        return record_from_arrays(self.system, self.diag, self.ep, self.cnt)
