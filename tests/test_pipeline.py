@@ -369,6 +369,14 @@ def test_quick_pipeline_results(quick_run):
                 "energy_drift_rel", "wall_s.total", "validation_pass"):  # fmt: skip
         assert col in table.columns, col
         assert table[col].notna().all(), col
+    # the data dictionary names every column with its unit; energy peaks and displacements
+    units = pd.read_csv(res / "summary_units.csv", keep_default_na=False).set_index("column")
+    assert list(units.index) == list(table.columns)
+    for col, unit in (("kinetic_energy_max", "J"), ("strain_energy_max", "J"),
+                      ("static_tip_dy", "m"), ("omega_1", "rad/s"), ("dt", "s")):  # fmt: skip
+        assert units.loc[col, "unit"] == unit, col
+    assert (table["kinetic_energy_max"] > 0).all()
+    assert (table["static_tip_dy"] < 0).all()
     # gravity moves every tip down from its stress-free reference (the curved one starts above)
     for case, tip in zip(table["case"], table["static_tip_y"], strict=True):
         with xr.open_dataset(res / case / "response.nc") as rs:
@@ -495,12 +503,25 @@ def test_quick_pipeline_reports(quick_run):
         assert str(page.relative_to(rep)) in index
     validation = (rep / "validation.html").read_text()
     assert "PASS" in validation and "status" in validation
+    # every page opens with its headline box; no truncated frame, no warning in the output
+    for page in pages:
+        text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+|<(style|script).*?</(style|script)>",
+                      "", page.read_text(), flags=re.S)  # fmt: skip
+        assert "Question." in text, page
+        assert not re.search(r"\d+ rows × \d+ columns", text), page
+        assert not re.search(r"(?i)warning", text), page
+    defects = pd.read_csv(rep / "checks" / "defects.csv")
+    beat = defects[defects["case"] == "synthetic"]
+    assert len(beat) == 4 and (beat["status"] == "PASS").all()
     for case in _quick_cases():
         assert (rep / "figures" / case / "tip_history.png").stat().st_size > 5000
         assert (rep / "figures" / case / "response.png").stat().st_size > 5000
     for name, fig in (
         ("integrators", "tip_histories"),
         ("defects", "curvature"),
+        ("defects", "beat_control"),
+        ("comparison", "tip_all"),
+        ("comparison", "profiles"),
         ("identification", "truth_vs_estimate"),
         ("scaling", "cost"),
     ):

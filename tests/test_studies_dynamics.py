@@ -148,7 +148,11 @@ def small_study():
 def test_integrator_study_dataset(small_study):
     ds = small_study
     assert ds.attrs["study"] == "integrators"
-    assert ds.sizes["run"] == 1 + 3 * 2 + 4
+    # the reference (explicit at a quarter of the step), the explicit run, 3 implicit x 2
+    # steps, one damped run per integrator
+    assert ds.sizes["run"] == 2 + 3 * 2 + 4
+    assert ds.attrs["reference_run"] == str(ds["run"].values[0])
+    assert ds["dt"].values[1] == pytest.approx(4 * ds["dt"].values[0], rel=1e-12)
     for var, unit in {"tip_y": "m", "time": "s", "period_error": "1", "wall_s": "s",
                       "decay_rate": "1/s", "omega_fit": "rad/s"}.items():  # fmt: skip
         assert ds[var].attrs["units"] == unit, var
@@ -156,6 +160,8 @@ def test_integrator_study_dataset(small_study):
     assert np.all(ds["newton_mean"].values[implicit] >= 1)
     assert np.all(np.isnan(ds["newton_mean"].values[~implicit]))
     assert ds["tip_error"].values[0] == 0.0
+    # the explicit run is measured against the reference, not against itself
+    assert 0.0 < ds["tip_error"].values[1] < 2e-4
 
 
 def test_integrator_study_matches_linear_theory(small_study):
@@ -175,6 +181,8 @@ def test_recommendation_table(small_study):
     assert rec["purpose"].str.contains("static equilibrium").any()
     row = rec[rec["purpose"].str.startswith("reference")].iloc[0]
     assert row["recommended"].startswith("central-difference")
+    # the reference run is what the others are measured against, never a recommendation
+    assert not rec["recommended"].str.contains("(reference)", regex=False).any()
 
 
 def test_scaling_study_labels_projection():

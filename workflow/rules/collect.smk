@@ -17,6 +17,7 @@ rule collect:
             labels={"table": "parameter record (one row per case)"},
             caption="../report/captions/summary.rst",
         ),
+        units=f"{RES}/summary_units.csv",
     log:
         f"{RES}/logs/collect/collect.log",
     conda:

@@ -223,7 +223,7 @@ REP = "reports"
 CASE_FIGURES = ["tip_history", "shapes", "curvature", "energy", "spectrum"]
 CASE_FIGURES += ["response"]
 AGG_FIGURES = {
-    "comparison": ["overlay", "side_by_side", "vs_lam_n"],
+    "comparison": ["overlay", "tip_all", "profiles", "side_by_side", "vs_lam_n"],
     "convergence": ["convergence"],
     "critical_dt": ["critical_dt"],
     "validation": ["validation"] + (["validation_large"] if LARGE else []),
@@ -231,7 +231,14 @@ AGG_FIGURES = {
 if INTEGRATORS:
     AGG_FIGURES["integrators"] = ["tip_histories", "accuracy", "cost", "damped"]
 if DEFECTS:
-    AGG_FIGURES["defects"] = ["shapes", "curvature", "frequencies", "spectra", "damage"]
+    AGG_FIGURES["defects"] = [
+        "shapes",
+        "curvature",
+        "frequencies",
+        "spectra",
+        "beat_control",
+        "damage",
+    ]
 if IDENTIFICATION:
     AGG_FIGURES["identification"] = ["truth_vs_estimate", "standardized_errors"]
 if SCALING:

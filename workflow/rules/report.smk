@@ -306,6 +306,7 @@ rule report_index:
             f"{REP}/checks/{name}.csv" for name in [*AGG_FIGURES, *MECH_REPORTS]
         ],
         summary=f"{RES}/summary.csv",
+        summary_units=f"{RES}/summary_units.csv",
         seed_audit=f"{REP}/seed_audit.html",
     output:
         report(

@@ -14,6 +14,7 @@ import os
 import pandas as pd
 
 import ancf_beam
+from ancf_beam.studies.presentation import headline
 
 out = snakemake.output[0]
 base = os.path.dirname(out)
@@ -44,6 +45,7 @@ for name, page, checks in zip(snakemake.params.reports, inp.agg_html, inp.agg_ch
     rows.append((titles.get(name, name), page, checks))
 
 seen = set()
+worst_all = []
 repeats = 0
 total = passed = 0
 body = []
@@ -62,6 +64,8 @@ for title, page, checks in rows:
     failed = df.loc[df["status"] != "PASS", "check"].astype(str).tolist()
     ratio = pd.to_numeric(df["err/tol"], errors="coerce") if "err/tol" in df else pd.Series([])
     worst = float(ratio.max()) if len(ratio) and ratio.notna().any() else math.nan
+    if math.isfinite(worst):
+        worst_all.append(worst)
     if n == 0:
         state, count, worst_s = "none", "no checks (display only)", ""
     else:
@@ -75,6 +79,29 @@ for title, page, checks in rows:
 
 overall = "PASS" if passed == total else "FAIL"
 summary = pd.read_csv(inp.summary)
+dy = summary["static_tip_dy"] if "static_tip_dy" in summary else summary["static_tip_y"]
+soft = int(dy.idxmin())
+first = summary.iloc[0]
+numbers = [
+    ("cases", f"{len(summary)}: " + ", ".join(summary["case"].astype(str))),
+    ("static tip displacement", f"{1e3 * dy.iloc[0]:.4g} mm ({first['case']}) to "
+     f"{1e3 * dy[soft]:.4g} mm ({summary.loc[soft, 'case']})"),
+    ("first natural frequency", f"{summary['omega_1'].min():.4g} to "
+     f"{summary['omega_1'].max():.4g} rad/s ({first['omega_1']:.5g} rad/s for {first['case']})"),
+    ("critical explicit step at the run meshes", f"{1e6 * summary['dt_critical'].min():.4g} to "
+     f"{1e6 * summary['dt_critical'].max():.4g} us"),
+    ("largest share of a tolerance used", f"{max(worst_all):.3g}" if worst_all else "-"),
+]  # fmt: skip
+box = headline(
+    "Does the gradient-defect ANCF cantilever model reproduce references computed another way "
+    "for every case of the matrix, and what do the defects do to its statics and vibration?",
+    numbers,
+)
+box = box.replace(
+    "</div>",
+    f"<p class='{overall}' style='margin:0.3em 0'>Overall: {passed} of {total} distinct "
+    f"checks PASS ({overall}).</p></div>",
+)
 audit = (
     f"<p>Seed audit: <a href='{html.escape(rel(inp.seed_audit))}'>every number the seed "
     "documents quote, against the value computed here</a> (verdicts on the seeds, not checks "
@@ -90,7 +117,7 @@ table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #bbb; padding
 .PASS {{ color: #060; font-weight: bold; }} .FAIL {{ color: #b00; font-weight: bold; }}
 </style></head><body>
 <h1>Gradient-defect ANCF cantilever: reports</h1>
-<p class="{overall}">Overall: {passed} of {total} distinct checks PASS ({overall}).</p>
+{box}
 <p>Each check compares a computed value with a reference computed another way; its tolerance
 comes from the error measured on the shipped configurations (mostly about ten times it; the
 measured values are next to the defaults in <code>ancf_beam.config.PIPELINE_DEFAULTS</code>).
@@ -100,7 +127,9 @@ tables).</p>
 {audit}
 <p>{len(summary)} cases; package ancf_beam {ancf_beam.__version__};
 generated {dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}.
-Parameter record table: <a href="{html.escape(rel(inp.summary))}">summary.csv</a>.</p>
+Parameter record table: <a href="{html.escape(rel(inp.summary))}">summary.csv</a>
+(units and meanings of its columns:
+<a href="{html.escape(rel(inp.summary_units))}">summary_units.csv</a>).</p>
 <table><tr><th>report</th><th>checks PASS</th><th>status</th><th>largest err/tol</th>
 <th>failed checks</th></tr>
 {chr(10).join(body)}

@@ -30,6 +30,7 @@ __all__ = [
     "convergence_checks",
     "critical_dt_checks",
     "critical_dt_table",
+    "beat_control_rows",
     "defects_checks",
     "distinct_checks",
     "err_over_tol",
@@ -502,13 +503,40 @@ def defects_checks(
     is largest (within ``damage_peak_elements`` elements; 0: that very point). The static
     tips, frequencies, the curved reference (against the elastica with initial curvature) and
     the dynamic checks of every family are in the validation report, the tip spectra in the
-    case reports."""
+    case reports. The beat detector's positive and negative controls (:func:`beat_control_rows`)
+    come first: no shipped case beats, so without them the beat analysis is never seen working."""
     tol = report_tolerances("defects", tolerances)
-    rows = []
+    rows = beat_control_rows(tol)
     for c in cases:
         if "damage" in families.get(c, []):
             rows.extend(_damage_rows(c, response[c], static[c], tol))
     return rows
+
+
+def beat_control_rows(tolerances: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """Positive and negative controls of :func:`ancf_beam.response.detect_beat` on the
+    synthetic signals of :func:`ancf_beam.studies.presentation.beat_control_signal`: two tones
+    ``w1``, ``w2`` must give a beat at ``2 pi / |w1 - w2|`` (``beat_period_rel``) with the
+    two-tone modulation depth ``2 a / (1 + a^2)`` (``beat_depth_rel``); one tone must give
+    none."""
+    from ancf_beam.response import detect_beat
+    from ancf_beam.studies.presentation import beat_control_signal
+
+    tol = report_tolerances("defects", tolerances)
+    t, y, exp = beat_control_signal()
+    b = detect_beat(t, y)
+    t1, y1, _ = beat_control_signal(two_tones=False)
+    b1 = detect_beat(t1, y1)
+    return [
+        check("beat control: two tones, detected (1 = yes)", 1.0, float(b.has_beat), 0.0,
+              mode="abs", note=b.reason, case="synthetic"),
+        check("beat control: two tones, beat period vs 2 pi / |w1 - w2|", exp["period_s"],
+              b.beat_period_s, tol["beat_period_rel"], note="s", case="synthetic"),
+        check("beat control: two tones, modulation depth vs 2a / (1 + a^2)", exp["depth"],
+              b.modulation_depth, tol["beat_depth_rel"], case="synthetic"),
+        check("beat control: one tone, detected (0 = no)", 0.0, float(b1.has_beat), 0.0,
+              mode="abs", note=b1.reason, case="synthetic"),
+    ]  # fmt: skip
 
 
 def _scalar(ds: xr.Dataset, key: str) -> float:
@@ -579,8 +607,10 @@ def integrators_checks(
 ) -> list[dict[str, Any]]:
     """Checks of the integrators report (one integrator-study result per case).
 
-    Per case: the explicit reference's fitted ``omega_1`` against the modal one; for every
-    implicit run the period error and decay per period against the scheme's linear theory
+    Per case: the reference run's (explicit at a quarter of the explicit step) fitted
+    ``omega_1`` against the modal one; the explicit run's tip history against the reference
+    (``explicit_tip_error``); for the explicit run and every implicit run the period error and
+    decay per period relative to the reference against the scheme's linear theory
     (absolute tolerance ``theory_rel |theory| + fit_sigmas std + theory_abs``); every damped
     run's final tip against the static tip; the damped explicit run's decay rate against
     ``alpha / 2``; the Newton step halvings of all implicit runs."""
@@ -588,7 +618,7 @@ def integrators_checks(
     rows = []
     for c, d in integrators.items():
         a = d.attrs
-        rows.append(check("explicit reference: fitted omega_1 vs modal omega_1", a["omega_1"],
+        rows.append(check("reference run: fitted omega_1 vs modal omega_1", a["omega_1"],
                           a["reference_omega_fit"], tol["omega_fit_rel"], note="rad/s",
                           case=c))  # fmt: skip
         for i in range(d.sizes["run"]):
@@ -604,7 +634,14 @@ def _integrator_run_rows(c, d, i, tol):
     a = d.attrs
     run = str(d["run"].values[i])
     integ = str(d["integrator"].values[i])
-    if integ != "central-difference":
+    if run == a.get("reference_run"):
+        return rows  # what the others are measured against: its omega_1 is checked above
+    damped = bool(int(d["damped"][i]))
+    if integ == "central-difference" and not damped and "explicit_tip_error" in tol:
+        rows.append(check(f"{run}: tip history vs the reference (explicit at dt/4)", 0.0,
+                          float(d["tip_error"][i]), tol["explicit_tip_error"], mode="abs",
+                          note="max |tip - tip_ref| / max |tip_ref|", case=c))  # fmt: skip
+    if integ != "central-difference" or not damped:
         for name, key, std_key in (("period error", "period_error", "period_error_std"),
                                    ("decay per period", "decay_per_period_rel",
                                     "decay_per_period_std")):  # fmt: skip
@@ -616,7 +653,7 @@ def _integrator_run_rows(c, d, i, tol):
             rows.append(check(f"{run}: {name} vs linear theory", th, float(d[key][i]),
                               tol["theory_rel"] * abs(th) + tol["fit_sigmas"] * sd
                               + tol["theory_abs"], mode="abs", note=note, case=c))  # fmt: skip
-    if bool(int(d["damped"][i])):
+    if damped:
         rows.append(check(f"{run}: final tip vs static tip", a["static_tip"],
                           float(d["final_tip"][i]), tol["final_tip_rel"], note="m",
                           case=c))  # fmt: skip
