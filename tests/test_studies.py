@@ -182,7 +182,8 @@ def test_report_tolerances_come_from_the_pipeline_defaults():
 
     reports = [k for k, v in PIPELINE_DEFAULTS.items() if "tolerances" in v]
     assert {"case_report", "comparison", "convergence", "critical_dt", "validation", "defects",
-            "identification", "integrators", "scaling"} == set(reports)  # fmt: skip
+            "identification", "integrators", "scaling", "mechanisms", "clearance_sweep",
+            "contact_laws", "flagship"} == set(reports)  # fmt: skip
     for r in reports:
         assert report_tolerances(r) == PIPELINE_DEFAULTS[r]["tolerances"]
     assert report_tolerances("convergence", {"order_min_rel": 0.5})["order_min_rel"] == 0.5
