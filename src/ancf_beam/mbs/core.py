@@ -98,20 +98,7 @@ def point_eval(kind, off, n, w, q, v, out):
         out[4] = -om * om * ax
         out[5] = -om * om * ay
     else:
-        px = 0.0
-        py = 0.0
-        vx = 0.0
-        vy = 0.0
-        for a in range(n):
-            i = off + 2 * a
-            px += w[a] * q[i]
-            py += w[a] * q[i + 1]
-            vx += w[a] * v[i]
-            vy += w[a] * v[i + 1]
-        out[0] = px
-        out[1] = py
-        out[2] = vx
-        out[3] = vy
+        out[0], out[1], out[2], out[3] = _point_pv(kind, off, n, w, q, v)
         for i in range(4, 8):
             out[i] = 0.0
 
@@ -371,6 +358,23 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _pair_block(fei_r, fef_r, pp, pq, b00, b01, b11, cols, vals, ab):
+    """Add ``J_d^T B J_d`` to the band, ``J_d = J_P - J_Q`` the Jacobian of the separation of
+    the element's two points and ``B = [[b00, b01], [b01, b11]]`` (its sign convention does not
+    matter: ``B`` appears with ``J_d`` on both sides)."""
+    kx = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, 1.0, 0.0, 1.0, cols, vals, 0)
+    kx = point_jac(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], pq, 1.0, 0.0, -1.0, cols, vals, kx)
+    ky = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, 0.0, 1.0, 1.0, cols, vals, kx)
+    ky = point_jac(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], pq, 0.0, 1.0, -1.0, cols, vals, ky)
+    for a in range(ky):
+        ca = 0 if a < kx else 1
+        for b in range(ky):
+            cb = 0 if b < kx else 1
+            bab = b00 if ca == 0 and cb == 0 else (b11 if ca == 1 and cb == 1 else b01)
+            _band_add(ab, cols[a], cols[b], vals[a] * bab * vals[b])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
     """Add ``-dQ/dq - c_v dQ/dv`` of the force elements to the general band ``ab`` (the
     symmetric part; entries outside the band are not representable and are rejected when the
@@ -390,21 +394,7 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
             b00 = kk * ux * ux + g * (1.0 - ux * ux)
             b01 = kk * ux * uy - g * ux * uy
             b11 = kk * uy * uy + g * (1.0 - uy * uy)
-            # rows of J_d = J_P - J_Q for the x and y components
-            kx = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, 1.0, cols,
-                           vals, 0)  # fmt: skip
-            kx = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 1.0, 0.0, -1.0,
-                           cols, vals, kx)  # fmt: skip
-            ky = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, 1.0, cols,
-                           vals, kx)  # fmt: skip
-            ky = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 0.0, 1.0, -1.0,
-                           cols, vals, ky)  # fmt: skip
-            for a in range(ky):
-                ca = 0 if a < kx else 1
-                for b in range(ky):
-                    cb = 0 if b < kx else 1
-                    bab = b00 if ca == 0 and cb == 0 else (b11 if ca == 1 and cb == 1 else b01)
-                    _band_add(ab, cols[a], cols[b], vals[a] * bab * vals[b])
+            _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
             fx = fs * ux
             fy = fs * uy
             if fei[e, 1] == _PT_RIGID:
@@ -426,20 +416,7 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
             b00 = kk * nx * nx + g * (1.0 - nx * nx)
             b01 = kk * nx * ny - g * nx * ny
             b11 = kk * ny * ny + g * (1.0 - ny * ny)
-            kx = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 1.0, 0.0, 1.0, cols,
-                           vals, 0)  # fmt: skip
-            kx = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, -1.0,
-                           cols, vals, kx)  # fmt: skip
-            ky = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, 0.0, 1.0, 1.0, cols,
-                           vals, kx)  # fmt: skip
-            ky = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, -1.0,
-                           cols, vals, ky)  # fmt: skip
-            for a in range(ky):
-                ca = 0 if a < kx else 1
-                for b in range(ky):
-                    cb = 0 if b < kx else 1
-                    bab = b00 if ca == 0 and cb == 0 else (b11 if ca == 1 and cb == 1 else b01)
-                    _band_add(ab, cols[a], cols[b], vals[a] * bab * vals[b])
+            _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
             fx = s * fn * nx  # on Q (P: the opposite)
             fy = s * fn * ny
             if fei[e, 1] == _PT_RIGID:
