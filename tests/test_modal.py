@@ -36,12 +36,15 @@ def test_frequencies_are_right_on_fine_meshes(ne, rtol):
     assert np.all(r.axial_fraction < 1e-6)  # bending modes (measured 0)
 
 
-@pytest.mark.parametrize("ne,rtol", [(2000, 2e-9), (5000, 3e-8)])
+@pytest.mark.parametrize("ne,rtol", [(2000, 2e-9), (5000, 5e-7)])
 def test_coupled_frequencies_about_static_on_fine_meshes(ne, rtol):
     """Graded beam (lam = 0.6) about its static equilibrium (the x-y coupled problem, solved by
     shift-invert Lanczos and the Ritz step) vs 400 elements, converged to ~1e-10 (the change
-    from 200 to 400 elements is 1.6e-9 for omega_3 and falls like n^-4). Measured 2.0e-10
-    (2000) and 3.5e-9 (5000 elements); tolerances ~10x."""
+    from 200 to 400 elements is 1.6e-9 for omega_3 and falls like n^-4). The Lanczos start
+    vector is fixed; the digits the Ritz step cannot fix depend on it. Measured with the fixed
+    start: 1.6e-10 (2000) and 9.4e-10 (5000 elements); over eight other start vectors up to
+    3.8e-10 (2000) and 3.0e-9..7.6e-8 (5000; a CI run with ARPACK's random start saw 3.6e-8).
+    Tolerances ~5-7x the worst of those, not of the lucky fixed start."""
     over = {"defect.lam": 0.6}
     ref = modal_analysis(make_model(**over, **{"mesh.n_elements": 400}), 3, about="static")
     r = modal_analysis(make_model(**over, **{"mesh.n_elements": ne}), 3, about="static")
