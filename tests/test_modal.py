@@ -102,3 +102,23 @@ def test_omega_max_of_a_large_block_matches_dense_eigh():
                   subset_by_index=(n - 1, n - 1))[0]  # fmt: skip
     assert w == pytest.approx(np.sqrt(w2), rel=2e-14)
     assert np.abs(phi[0::2]).max() == 0.0  # a bending mode
+
+
+@pytest.mark.parametrize(
+    "over", [{}, {"imperfection.kappa0": 0.5}, {"mesh.strain": "linear"}, {"defect.lam": 0.6}]
+)
+def test_projected_tangent_equals_the_assembled_tangent_projected(over):
+    """The energy-form ``V^T K_T V`` of the Ritz step (numba) vs the assembled banded tangent
+    projected on five random vectors at a random state 1 cm off the reference: measured
+    2.0e-16 .. 4.3e-16 of the largest entry; tolerance 4e-15."""
+    from ancf_beam.linalg import band_to_dense
+    from ancf_beam.solvers.modal import projected_tangent
+
+    rng = np.random.default_rng(3)
+    m = make_model(**over, **{"mesh.n_elements": 6})
+    q = m.reference() + 1e-2 * rng.standard_normal(m.n_dof)
+    q[:4] = m.reference()[:4]
+    v = rng.standard_normal((m.n_free, 5))
+    expected = v.T @ band_to_dense(m.tangent_band(q)) @ v
+    got = projected_tangent(m, q, v)
+    assert np.abs(got - expected).max() <= 4e-15 * np.abs(expected).max()

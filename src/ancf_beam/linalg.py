@@ -44,6 +44,7 @@ __all__ = [
     "row_factor",
     "solve_xy_rows",
     "sym_band_matvec",
+    "sym_band_to_dense",
     "xy_cholesky",
 ]
 
@@ -397,6 +398,17 @@ def sym_band_to_sparse(lb: np.ndarray) -> sp.csc_matrix:
     lower = [lb[d, : n - d] for d in range(lb.shape[0])]
     offs = [-d for d in range(lb.shape[0])] + list(range(1, lb.shape[0]))
     return sp.diags(lower + lower[1:], offs, shape=(n, n), format="csc")
+
+
+def sym_band_to_dense(lb: np.ndarray) -> np.ndarray:
+    """Symmetric lower band storage ``lb[i - j, j] = A[i, j]`` as a dense matrix."""
+    n = lb.shape[1]
+    m = np.zeros((n, n))
+    for d in range(lb.shape[0]):
+        idx = np.arange(n - d)
+        m[idx + d, idx] = lb[d, : n - d]
+        m[idx, idx + d] = lb[d, : n - d]
+    return m
 
 
 def padded_band(lb: np.ndarray) -> tuple[np.ndarray, bool]:
