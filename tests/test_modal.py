@@ -122,3 +122,26 @@ def test_projected_tangent_equals_the_assembled_tangent_projected(over):
     expected = v.T @ band_to_dense(m.tangent_band(q)) @ v
     got = projected_tangent(m, q, v)
     assert np.abs(got - expected).max() <= 4e-15 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("n_modes", [3, 8, 20])
+def test_block_skipped_by_inertia_changes_nothing(monkeypatch, n_modes):
+    """The axial block is skipped when K_x - omega_n^2 M_x is positive definite (it then holds
+    none of the lowest modes). With and without the skip the frequencies are identical (the
+    same computations; measured 0) and the axial modes that belong among the lowest are kept:
+    with 20 modes some are axial. The skip must happen for 3 modes (bending only)."""
+    import ancf_beam.solvers.modal as modal
+
+    m = make_model(**{"mesh.n_elements": 20})
+    calls = []
+    real = modal._none_below
+    monkeypatch.setattr(modal, "_none_below", lambda *a: calls.append(real(*a)) or calls[-1])
+    with_skip = modal_analysis(m, n_modes)
+    monkeypatch.setattr(modal, "_none_below", lambda *a: False)
+    without = modal_analysis(m, n_modes)
+    np.testing.assert_array_equal(with_skip.omega, without.omega)
+    np.testing.assert_array_equal(with_skip.axial_fraction, without.axial_fraction)
+    if n_modes == 3:
+        assert calls == [True]
+    if n_modes == 20:
+        assert calls == [False] and with_skip.axial_fraction.sum() >= 1

@@ -71,19 +71,19 @@ def xy_cholesky(lb: np.ndarray):
 
 
 def band_to_dense(ab: np.ndarray) -> np.ndarray:
-    """Dense matrix from ``solve_banded((7, 7))`` storage."""
-    u = BANDWIDTH
+    """Dense matrix from ``solve_banded((7, 7))`` storage ``ab[7 + i - j, j] = A[i, j]``."""
     n = ab.shape[1]
     m = np.zeros((n, n))
-    for i in range(ab.shape[0]):
-        d = u - i  # column offset: j = row + d
-        if d >= 0:
-            idx = np.arange(n - d)
-            m[idx, idx + d] = ab[i, idx + d]
-        else:
-            idx = np.arange(n + d)
-            m[idx - d, idx] = ab[i, idx]
+    _band_to_dense(ab, m)
     return m
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _band_to_dense(ab, m):
+    n = ab.shape[1]
+    for j in range(n):
+        for i in range(max(0, j - BANDWIDTH), min(n, j + BANDWIDTH + 1)):
+            m[i, j] = ab[BANDWIDTH + i - j, j]
 
 
 @njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
@@ -404,11 +404,17 @@ def sym_band_to_dense(lb: np.ndarray) -> np.ndarray:
     """Symmetric lower band storage ``lb[i - j, j] = A[i, j]`` as a dense matrix."""
     n = lb.shape[1]
     m = np.zeros((n, n))
-    for d in range(lb.shape[0]):
-        idx = np.arange(n - d)
-        m[idx + d, idx] = lb[d, : n - d]
-        m[idx, idx + d] = lb[d, : n - d]
+    _sym_band_to_dense(lb, m)
     return m
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _sym_band_to_dense(lb, m):
+    n = lb.shape[1]
+    for j in range(n):
+        for d in range(min(lb.shape[0], n - j)):
+            m[j + d, j] = lb[d, j]
+            m[j, j + d] = lb[d, j]
 
 
 def padded_band(lb: np.ndarray) -> tuple[np.ndarray, bool]:
