@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.linalg as sla
+from numba import njit
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.defects import SectionProfile, mapped_values
@@ -150,11 +151,7 @@ class BeamModel:
         lb = np.zeros((BANDWIDTH + 1, self.n_dof))
         s = self.s_mass  # (ng, 4)
         mb = np.einsum("eg,ga,gb->eab", self.rhoa_w, s, s)  # scalar 4x4 block of every element
-        o = 4 * np.arange(self.n_el)
-        for a in range(4):
-            for b in range(a + 1):  # lower triangle: row block a >= column block b
-                for d in range(2):  # the same scalar block acts on x and on y (M = m (x) I2)
-                    np.add.at(lb, (2 * (a - b), o + 2 * b + d), mb[:, a, b])
+        _scatter_mass_blocks(np.ascontiguousarray(mb), lb)
         return lb
 
     @cached_property
@@ -339,3 +336,16 @@ class BeamModel:
     def residual_free(self, q: np.ndarray, load_factor: float = 1.0) -> np.ndarray:
         """Out-of-balance force ``Q_e + lambda Q_g`` on the free DOFs (N)."""
         return self.elastic_force(q)[CLAMP:] + load_factor * self.gravity_free
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _scatter_mass_blocks(mb, lb):
+    """Element mass blocks ``mb`` (n_el, 4, 4), node blocks (position, slope) of a scalar
+    component, into the lower band ``lb``; the same block acts on x and on y (M = m (x) I2).
+    Every band entry receives at most two terms, so the order of the additions is immaterial."""
+    for e in range(mb.shape[0]):
+        o = 4 * e
+        for a in range(4):
+            for b in range(a + 1):  # lower triangle: row block a >= column block b
+                for d in range(2):
+                    lb[2 * (a - b), o + 2 * b + d] += mb[e, a, b]

@@ -154,6 +154,12 @@ def _band_blocks(ab: np.ndarray) -> list[np.ndarray]:
     return [np.arange(n)]
 
 
+def _as_slice(idx: np.ndarray) -> slice:
+    """The block indices of :func:`_band_blocks` (all DOFs, or every second) as a slice."""
+    step = int(idx[1] - idx[0]) if idx.size > 1 else 1
+    return slice(int(idx[0]), int(idx[-1]) + 1, step)
+
+
 def _subspace_size(nb: int, size: int) -> int:
     """Basis vectors for ``nb`` wanted modes of a block of ``size`` DOFs. Lanczos blocks (more
     than DENSE_MAX DOFs) get extra vectors that let the Ritz step remove what the round-off of
@@ -283,7 +289,8 @@ def _block_basis(k_mat, m_mat, idx: np.ndarray, nv: int) -> np.ndarray:
                 pass
         kb, mb = kb.toarray(), mb.toarray()
     else:
-        kb, mb = k_mat[np.ix_(idx, idx)], m_mat[np.ix_(idx, idx)]
+        sl = _as_slice(idx)
+        kb, mb = k_mat[sl, sl], m_mat[sl, sl]
     _, v = eigh_one_thread(kb, mb, (0, nv - 1))
     return v
 
@@ -295,7 +302,8 @@ def _none_below(k_mat, m_mat, idx: np.ndarray, w2: float) -> bool:
     if sp.issparse(k_mat):
         return False
     try:
-        np.linalg.cholesky(k_mat[np.ix_(idx, idx)] - w2 * m_mat[np.ix_(idx, idx)])
+        sl = _as_slice(idx)
+        np.linalg.cholesky(k_mat[sl, sl] - w2 * m_mat[sl, sl])
     except np.linalg.LinAlgError:
         return False
     return True
