@@ -179,10 +179,27 @@ def projected_tangent(model: BeamModel, q: np.ndarray, v: np.ndarray) -> np.ndar
     full = np.zeros((model.n_dof, v.shape[1]))
     full[CLAMP:] = v
     n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = model.kernel_args()
+    q = np.asarray(q, dtype=float)
     out = np.zeros((v.shape[1], v.shape[1]))
-    _axial_projected(np.asarray(q, dtype=float), full, n_el, spa, ea_w, eps0, linear, out)
-    _bending_projected(np.asarray(q, dtype=float), full, n_el, spb, sppb, ei_w, kap0, linear, out)
+    _axial_projected(q, full, n_el, spa, ea_w, eps0, linear, out)
+    _bending_projected(q, full, n_el, spb, sppb, ei_w, kap0, linear, out)
     return out
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _along(q, v, o, srow, a):
+    """``S q`` of the element at DOF offset ``o`` for the shape row ``srow`` (returned, x and
+    y), and ``S v`` for every column of ``v`` into ``a`` (2, k)."""
+    rx = ry = 0.0
+    a[:] = 0.0
+    for nb in range(4):
+        s = srow[nb]
+        rx += s * q[o + 2 * nb]
+        ry += s * q[o + 2 * nb + 1]
+        for j in range(v.shape[1]):
+            a[0, j] += s * v[o + 2 * nb, j]
+            a[1, j] += s * v[o + 2 * nb + 1, j]
+    return rx, ry
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -195,15 +212,7 @@ def _axial_projected(q, v, n_el, spa, ea_w, eps0, linear, out):
     for e in range(n_el):
         o = 4 * e
         for gp in range(spa.shape[0]):
-            rx = ry = 0.0
-            a[:] = 0.0
-            for nb in range(4):
-                s = spa[gp, nb]
-                rx += s * q[o + 2 * nb]
-                ry += s * q[o + 2 * nb + 1]
-                for j in range(k):
-                    a[0, j] += s * v[o + 2 * nb, j]
-                    a[1, j] += s * v[o + 2 * nb + 1, j]
+            rx, ry = _along(q, v, o, spa[gp], a)
             w = ea_w[e, gp]
             if linear:
                 for i in range(k):
@@ -233,20 +242,8 @@ def _bending_projected(q, v, n_el, spb, sppb, ei_w, kap0, linear, out):
     for e in range(n_el):
         o = 4 * e
         for gp in range(spb.shape[0]):
-            px = py = ppx = ppy = 0.0
-            a[:] = 0.0
-            b[:] = 0.0
-            for nb in range(4):
-                s, t = spb[gp, nb], sppb[gp, nb]
-                px += s * q[o + 2 * nb]
-                py += s * q[o + 2 * nb + 1]
-                ppx += t * q[o + 2 * nb]
-                ppy += t * q[o + 2 * nb + 1]
-                for j in range(k):
-                    a[0, j] += s * v[o + 2 * nb, j]
-                    a[1, j] += s * v[o + 2 * nb + 1, j]
-                    b[0, j] += t * v[o + 2 * nb, j]
-                    b[1, j] += t * v[o + 2 * nb + 1, j]
+            px, py = _along(q, v, o, spb[gp], a)
+            ppx, ppy = _along(q, v, o, sppb[gp], b)
             w = ei_w[e, gp]
             if linear:
                 for i in range(k):
