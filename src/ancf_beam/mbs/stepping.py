@@ -197,12 +197,7 @@ def _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
-    q[:] = sq
-    v[:] = sv
-    a[:] = sa
-    at[:] = sat
-    lam[:] = slam
-    fs[:, :] = sfs
+    _save(sq, sv, sa, sat, slam, sfs, q, v, a, at, lam, fs)  # the copy the other way
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
