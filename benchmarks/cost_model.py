@@ -2,11 +2,13 @@
 
 1. Floating-point operations per element-step, *counted* by replaying the pure-Python source of
    the numba kernels (``.py_func``) on arrays of a counting float type: ``kernels.elastic_force``
-   (per axial and per bending Gauss point, per element; ``kernels.elastic_force_soa``, which the
-   explicit loop runs from ``kernels.SOA_MIN_ELEMENTS`` elements on, does the same operations
-   per element, plus those of its padding elements below ``kernels.SOA_LANES``, which are not
-   counted as useful work), ``linalg.solve_xy_rows`` (per free DOF) and the vector updates of
-   ``explicit.run_chunk`` (counted by hand, 4 per free DOF).
+   (per axial and per bending Gauss point, per element; the structure-of-arrays kernel, which
+   the explicit loop runs from ``kernels.SOA_MIN_ELEMENTS`` elements on, does the same
+   operations for rules with different points), ``kernels._soa_point`` (one point of a rule
+   whose axial and bending points are the same, e.g. 3/3: ``r'`` and ``|r'|^2`` shared by the
+   two terms, so fewer operations than an axial plus a bending point), ``linalg.solve_xy_rows``
+   (per free DOF) and the vector updates of ``explicit.run_chunk`` (counted by hand, 4 per free
+   DOF). Padding elements of the vectorised loops are not counted as useful work.
    Convention: every +, -, *, /, sqrt is one flop (a fused multiply-add is two); negations are
    free (folded into the next operation by the compiler).
 2. This machine's single-core peak: clock x FMA pipes x doubles per SIMD operation x 2, from
@@ -138,6 +140,24 @@ def count_force(n_el: int, gauss: tuple[int, int]) -> Counter:
     return c.ops
 
 
+def count_shared_point() -> Counter:
+    """Operations of one ``kernels._soa_point`` (axial and bending term at the same point)."""
+    m = our_model(8, (3, 3))
+    sa = kernels.soa_args(m.kernel_args(), m.le, False, force=True)
+    c = Flops()
+    t = tuple(_wrap(a, c) for a in (m.spb, m.sppb, sa.ea_t, sa.ei_t, sa.eps0_t, sa.kap0_t))
+    e_val = (0.0, 0.0, 1.0, -1e-3, m.le, -2e-4, 1.0, -2e-3)  # element 0 of a bent state
+    e = tuple(CFloat(v, c) for v in e_val)
+    acc = tuple(CFloat(0.0, c) for _ in range(8))
+    c.ops.clear()
+    got, en = kernels._soa_point.py_func(1, t, 0, e, acc, CFloat(0.0, c))
+    t_ref = (m.spb, m.sppb, sa.ea_t, sa.ei_t, sa.eps0_t, sa.kap0_t)
+    ref, en_ref = kernels._soa_point(1, t_ref, 0, e_val, (0.0,) * 8, 0.0)
+    assert np.allclose([float(v) for v in got], ref, rtol=1e-12), "replay mismatch"
+    assert math.isclose(float(en), en_ref, rel_tol=1e-12)
+    return c.ops
+
+
 def _row_factors(m):
     cbx, cby, _, _ = m.mass_cholesky_xy
     return row_factor(cbx), row_factor(cby)
@@ -176,7 +196,7 @@ def per_point_counts(gauss_list) -> dict:
     s_small, s_big = count_solve(8), count_solve(16)
     solve_per_el = (sum(s_big.values()) - sum(s_small.values())) / 8
     solve_const = sum(s_small.values()) - 8 * solve_per_el
-    out = {
+    out: dict = {
         "axial_point": per_ax,
         "axial_kinds": ax,
         "bending_point": per_be,
@@ -187,6 +207,9 @@ def per_point_counts(gauss_list) -> dict:
         "solve_kinds": {k: (s_big[k] - s_small[k]) / 8 for k in ("add", "mul", "div")},
         "update_per_element": 4 * UPDATE_FLOPS_PER_DOF,
     }
+    shared = count_shared_point()
+    out["shared_point"] = sum(v for k, v in shared.items() if k != "neg")
+    out["shared_kinds"] = {k: shared[k] for k in ("add", "mul", "div", "sqrt")}
     # cross-check the model on other meshes/rules against a direct count
     for g in gauss_list:
         for n in (5, 13):
@@ -197,7 +220,13 @@ def per_point_counts(gauss_list) -> dict:
 
 
 def flops_per_element_step(pc: dict, gauss: tuple[int, int], n_el: int) -> dict:
-    force = gauss[0] * pc["axial_point"] + gauss[1] * pc["bending_point"] + pc["element_overhead"]
+    """Counted flops per element-step of the kernels the explicit loop runs (structure of
+    arrays; rules with the same points share r' between the axial and the bending term)."""
+    if gauss[0] == gauss[1]:  # Gauss-Legendre rules of equal length have the same points
+        force = gauss[1] * pc["shared_point"] + pc["element_overhead"]
+    else:
+        force = gauss[0] * pc["axial_point"] + gauss[1] * pc["bending_point"]
+        force += pc["element_overhead"]
     solve = pc["solve_per_element"] + pc["solve_constant"] / n_el
     upd = pc["update_per_element"]
     return {"force": force, "solve": solve, "update": upd, "total": force + solve + upd}
@@ -286,12 +315,12 @@ def single_core_peak(ghz_override: float | None = None) -> dict:
 def _force_loop(q, n, kargs, sa, f):
     """The force evaluation of ``explicit.run_chunk`` (tuples unpacked once, as there)."""
     n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = kargs
-    soa, le, ea_t, ei_t, eps0_t, kap0_t, xs, gs = sa
+    soa, le, ea_t, ei_t, eps0_t, kap0_t, xs, gs, gb = sa
     s = 0.0
     for _ in range(n):
         if soa:
             s += kernels.soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t,
-                                          kap0_t, xs, gs, f)  # fmt: skip
+                                          kap0_t, xs, gs, gb, f)  # fmt: skip
         else:
             s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear,
                                        f)  # fmt: skip
@@ -410,15 +439,26 @@ def main() -> None:
         f"   run_chunk vector updates, per element: {pc['update_per_element']:5.0f} flops "
         f"({UPDATE_FLOPS_PER_DOF} per free DOF: r = dt^2 (f + g), dlt += r, q += dlt)"
     )
+    print(
+        f"   _soa_point (axial + bending, same point): {pc['shared_point']:5.0f} flops (against "
+        f"{pc['axial_point'] + pc['bending_point']:.0f} for the two terms apart)"
+    )
     print("   (+ every sample_every steps: central velocity, M v, kinetic and potential energy)")
     for g in rules:
         fl = flops_per_element_step(pc, g, 40)
+        sk_ = pc["shared_kinds"]
+        n_div = g[1] * sk_["div"] if g[0] == g[1] else g[0] * ak["div"] + g[1] * bk["div"]
+        n_sqrt = g[1] * sk_["sqrt"] if g[0] == g[1] else g[0] * ak["sqrt"]
+        terms = (
+            f"{g[1]} x {pc['shared_point']:.0f} (same points)"
+            if g[0] == g[1]
+            else f"{g[0]} x {pc['axial_point']:.0f} + {g[1]} x {pc['bending_point']:.0f}"
+        )
         print(
-            f"   Gauss {g[0]}/{g[1]}: force {g[0]} x {pc['axial_point']:.0f} + "
-            f"{g[1]} x {pc['bending_point']:.0f} + {pc['element_overhead']:.0f} = "
+            f"   Gauss {g[0]}/{g[1]}: force {terms} + {pc['element_overhead']:.0f} = "
             f"{fl['force']:.0f}; + solve {fl['solve']:.0f} + updates {fl['update']:.0f} = "
-            f"{fl['total']:.0f} flops per element-step (40 elements); divisions "
-            f"{g[0] * ak['div'] + g[1] * bk['div']:.0f}, square roots {g[0] * ak['sqrt']:.0f}"
+            f"{fl['total']:.0f} flops per element-step (40 elements); divisions {n_div:.0f}, "
+            f"square roots {n_sqrt:.0f}"
         )
 
     pk = single_core_peak(args.ghz)

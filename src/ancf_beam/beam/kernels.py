@@ -29,7 +29,7 @@ from numba import njit
 from ancf_beam.linalg import BANDWIDTH, FAST, NO_FACTOR, band_factor_solve, band_factorize
 
 __all__ = [
-    "SOA_LANES",
+    "SOA_MAX_GAUSS",
     "SOA_MIN_ELEMENTS",
     "SOA_VECTOR",
     "SoaArgs",
@@ -327,23 +327,43 @@ def tangent_solve(q, kargs, off, ab, lb, fac, lu, piv, xp, x):
 # ------------------------------------------------------------------------------------------
 # elastic force, structure of arrays (elements in the inner, vectorised loop)
 # ------------------------------------------------------------------------------------------
-#: Below this many elements the element-major :func:`elastic_force` is used (see SoaArgs).
-SOA_MIN_ELEMENTS = 12
-#: The element loops run over at least SOA_LANES elements, a multiple of SOA_VECTOR (SoaArgs).
-SOA_LANES = 32
+#: Below this many elements the element-major :func:`elastic_force` is used (see SoaArgs):
+#: rules with the same axial and bending points / rules with different points.
+SOA_MIN_ELEMENTS = 8
+SOA_MIN_ELEMENTS_SPLIT = 12
+#: The element loops run over a multiple of SOA_VECTOR elements, and over at least
+#: SOA_LANES_SPLIT for rules with different points (SoaArgs).
 SOA_VECTOR = 8
+SOA_LANES_SPLIT = 32
+#: Most Gauss points per pass of the element loop (see _soa_elements).
+_PASS_POINTS = 3
+#: Most Gauss points of a rule the structure-of-arrays kernel takes (four passes are written
+#: out; the config allows 2 to 10); more fall back to the element-major kernel.
+SOA_MAX_GAUSS = 4 * _PASS_POINTS
 
 
 class SoaArgs(NamedTuple):
     """Data of :func:`elastic_force_soa` (built by :func:`soa_args`, constant over a run).
 
     The weights and reference strains are stored transposed, ``[g, el]``, so that the element
-    loop reads them with unit stride; ``x`` (4, n_pad + 1) receives the node coordinates
-    component by component and ``g`` (8, n_pad) the element forces. The element loops run over
-    ``n_pad = max(SOA_LANES, n_el rounded up to SOA_VECTOR)`` elements: LLVM vectorises them 8
-    wide with an interleave of 4, so a loop of fewer than 32 never reaches its vector body. The
-    padding elements continue the beam straight from its tip (along the tip tangent, element
-    length ``le``): they are finite, carry zero weights, and their forces are never gathered."""
+    loops read them with unit stride; ``x`` (4, n_pad + 1) receives the node coordinates
+    component by component and ``g`` (8 n_pad) the element forces. The padding elements
+    continue the beam straight from its tip (along the tip tangent, element length ``le``):
+    they are finite, carry zero weights, and their forces are never gathered.
+
+    Two kernels (LLVM vectorises both 8 wide):
+
+    * rules with the same axial and bending points (the default 3/3): one element loop per
+      pass of up to three Gauss points, the axial term from the bending term's tangent ``r'``,
+      the force accumulators in registers and ``g`` element by element (``g[8 el + j]``).
+      ``n_pad`` is n_el rounded up to a multiple of SOA_VECTOR (no element falls into a scalar
+      remainder loop). ``gb`` is a tuple as long as the rule: its length makes the number of
+      points a compile-time constant of the kernel, whose Gauss-point loop is written out;
+    * rules with different points (Exudyn's 5/3): one element loop per Gauss point adding to
+      the rows of ``g`` (8, n_pad). LLVM interleaves these short loops 4 times, so a loop of
+      fewer than 32 iterations never reaches its vector body: ``n_pad`` is at least
+      SOA_LANES_SPLIT. ``gb`` is empty. (The pass kernel is slower here: 27.5 against 23.2 ns
+      per element at 40 elements, 5/3.)"""
 
     on: bool  # use elastic_force_soa (else the element-major elastic_force)
     le: float  # element length (m)
@@ -353,19 +373,26 @@ class SoaArgs(NamedTuple):
     kap0_t: np.ndarray
     x: np.ndarray
     g: np.ndarray
+    gb: tuple
 
 
 def soa_args(kargs: tuple, le: float, damage_on: bool, force: bool | None = None) -> SoaArgs:
     """SoaArgs of a model's ``kernel_args()``. Off for the linear model, with damage (which
-    rescales ``ea_w``/``ei_w`` during a run) and below :data:`SOA_MIN_ELEMENTS` elements unless
+    rescales ``ea_w``/``ei_w`` during a run), for rules of more than :data:`SOA_MAX_GAUSS`
+    points and below :data:`SOA_MIN_ELEMENTS` (:data:`SOA_MIN_ELEMENTS_SPLIT`) elements unless
     ``force`` says otherwise."""
-    n_el, _, _, _, ea_w, ei_w, eps0, kap0, linear = kargs
-    on = n_el >= SOA_MIN_ELEMENTS if force is None else bool(force)
-    on = on and not linear and not damage_on
+    n_el, spa, spb, _, ea_w, ei_w, eps0, kap0, linear = kargs
+    na, nb = spa.shape[0], spb.shape[0]
+    same = na == nb and np.array_equal(spa, spb)
+    least = SOA_MIN_ELEMENTS if same else SOA_MIN_ELEMENTS_SPLIT
+    on = n_el >= least if force is None else bool(force)
+    on = on and not linear and not damage_on and max(na, nb) <= SOA_MAX_GAUSS
     if not on:
         z = np.zeros((1, 1))
-        return SoaArgs(False, float(le), z, z, z, z, z, z)
-    n_pad = max(SOA_LANES, -(-n_el // SOA_VECTOR) * SOA_VECTOR)
+        return SoaArgs(False, float(le), z, z, z, z, z, np.zeros(8), ())
+    n_pad = -(-n_el // SOA_VECTOR) * SOA_VECTOR
+    if not same:
+        n_pad = max(n_pad, SOA_LANES_SPLIT)
 
     def padded(a):
         out = np.zeros((a.shape[1], n_pad))
@@ -373,13 +400,111 @@ def soa_args(kargs: tuple, le: float, damage_on: bool, force: bool | None = None
         return out
 
     x = np.zeros((4, n_pad + 1))
-    g = np.zeros((8, n_pad))
-    return SoaArgs(True, float(le), padded(ea_w), padded(ei_w), padded(eps0), padded(kap0), x, g)
+    g = np.zeros(8 * n_pad)
+    gb = tuple(range(nb)) if same else ()
+    return SoaArgs(True, float(le), padded(ea_w), padded(ei_w), padded(eps0), padded(kap0), x,
+                   g, gb)  # fmt: skip
+
+
+# Unsigned index arithmetic in the vectorised loops: numba wraps negative signed indices
+# around, and from four Gauss points on LLVM no longer sees through the selects that do it.
+_U1, _U2, _U3, _U4, _U5, _U6, _U7, _U8 = (np.uint64(i) for i in range(1, 9))
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _soa_point(k, t, el, e, acc, en):
+    """Gauss point ``k`` (axial and bending term, the same point) of element ``el`` with
+    coordinates ``e``: the force accumulators ``acc`` and the doubled energy ``en`` with the
+    point's contribution. ``t`` = (spb, sppb, ea_t, ei_t, eps0_t, kap0_t)."""
+    spb, sppb, ea_t, ei_t, eps0_t, kap0_t = t
+    e0x, e0y, e1x, e1y, e2x, e2y, e3x, e3y = e
+    g0x, g0y, g1x, g1y, g2x, g2y, g3x, g3y = acc
+    s0, s1, s2, s3 = spb[k, 0], spb[k, 1], spb[k, 2], spb[k, 3]
+    t0, t1, t2, t3 = sppb[k, 0], sppb[k, 1], sppb[k, 2], sppb[k, 3]
+    rx = s0 * e0x + s1 * e1x + s2 * e2x + s3 * e3x
+    ry = s0 * e0y + s1 * e1y + s2 * e2y + s3 * e3y
+    ddx = t0 * e0x + t1 * e1x + t2 * e2x + t3 * e3x
+    ddy = t0 * e0y + t1 * e1y + t2 * e2y + t3 * e3y
+    g2 = rx * rx + ry * ry
+    inv = 1.0 / g2
+    nrm = np.sqrt(g2)
+    eps = nrm - 1.0 - eps0_t[k, el]
+    wa = ea_t[k, el]
+    kabs = (rx * ddy - ry * ddx) * inv
+    kap = kabs - kap0_t[k, el]
+    wb = ei_t[k, el]
+    c = wb * kap * inv
+    k2 = 2.0 * kabs
+    ca = wa * eps * nrm * inv  # EA eps / |r'|
+    ax = c * (ddy - k2 * rx) + ca * rx  # dkappa/dr' and dkappa/dr'' as in elastic_force
+    ay = ca * ry - c * (ddx + k2 * ry)
+    bx = -c * ry
+    by = c * rx
+    acc = (g0x + s0 * ax + t0 * bx, g0y + s0 * ay + t0 * by,
+           g1x + s1 * ax + t1 * bx, g1y + s1 * ay + t1 * by,
+           g2x + s2 * ax + t2 * bx, g2y + s2 * ay + t2 * by,
+           g3x + s3 * ax + t3 * bx, g3y + s3 * ay + t3 * by)  # fmt: skip
+    return acc, en + wa * eps * eps + wb * kap * kap
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _soa_pass(k0, n, first, t, x, g):
+    """Gauss points ``k0`` to ``k0 + n - 1`` (``n`` <= _PASS_POINTS) of all (padded) elements
+    into ``g`` (``g[8 el + j]``, added to it unless ``first``); returns their doubled strain
+    energy. ``k0``, ``n`` and ``first`` are constants at every call site. The arrays come in
+    unpacked (a tuple of arrays built inside the loop costs reference counts, and LLVM leaves
+    such a loop scalar)."""
+    energy = 0.0
+    for el in range(np.uint64(x.shape[1] - 1)):
+        e1 = el + _U1
+        e = (x[0, el], x[1, el], x[2, el], x[3, el], x[0, e1], x[1, e1], x[2, e1], x[3, e1])
+        o = _U8 * el
+        if first:
+            acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        else:
+            acc = (g[o], g[o + _U1], g[o + _U2], g[o + _U3],
+                   g[o + _U4], g[o + _U5], g[o + _U6], g[o + _U7])  # fmt: skip
+        acc, en = _soa_point(k0, t, el, e, acc, 0.0)
+        if n > 1:
+            acc, en = _soa_point(k0 + 1, t, el, e, acc, en)
+        if n > 2:
+            acc, en = _soa_point(k0 + 2, t, el, e, acc, en)
+        energy += en
+        g[o], g[o + _U1], g[o + _U2], g[o + _U3] = acc[0], acc[1], acc[2], acc[3]
+        g[o + _U4], g[o + _U5], g[o + _U6], g[o + _U7] = acc[4], acc[5], acc[6], acc[7]
+    return energy
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def _soa_axial(spa, ea_t, eps0_t, x, g):
-    """Axial term of all (padded) elements into ``g``; returns its strain energy."""
+def _soa_elements(spb, sppb, gb, ea_t, ei_t, eps0_t, kap0_t, x, g):
+    """Forces of all (padded) elements into ``g`` (``g[8 el + j]``) for a rule whose axial and
+    bending points are the same; returns the strain energy.
+
+    The element loop is the inner loop, with the Gauss points of a pass inside it and the 8
+    force accumulators in registers. LLVM vectorises it only when nothing but the element
+    index varies in it, so the Gauss-point loop is written out, up to _PASS_POINTS points per
+    pass (the rule length ``len(gb)`` is a compile-time constant, so every test on it below is
+    decided by the compiler). A fourth point per pass would need more runtime overlap checks
+    (each point reads its own rows of the four weight tables) than LLVM accepts: it leaves
+    such a loop scalar. Index arithmetic in the loop is unsigned: numba wraps negative signed
+    indices around, and LLVM does not always see through the selects that do it."""
+    n = len(gb)
+    p = _PASS_POINTS
+    t = (spb, sppb, ea_t, ei_t, eps0_t, kap0_t)
+    energy = _soa_pass(0, min(n, p), True, t, x, g)
+    if n > p:
+        energy += _soa_pass(p, min(n - p, p), False, t, x, g)
+    if n > 2 * p:
+        energy += _soa_pass(2 * p, min(n - 2 * p, p), False, t, x, g)
+    if n > 3 * p:
+        energy += _soa_pass(3 * p, min(n - 3 * p, p), False, t, x, g)
+    return 0.5 * energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def _split_axial(spa, ea_t, eps0_t, x, g):
+    """Axial term of all (padded) elements added to the rows of ``g`` (8, n_pad); returns its
+    strain energy (rules with different points: one loop per Gauss point)."""
     energy = 0.0
     x0, y0, x1, y1 = x[0], x[1], x[2], x[3]
     for gp in range(spa.shape[0]):
@@ -408,8 +533,9 @@ def _soa_axial(spa, ea_t, eps0_t, x, g):
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def _soa_bending(spb, sppb, ei_t, kap0_t, x, g):
-    """Bending term of all (padded) elements into ``g``; returns its strain energy."""
+def _split_bending(spb, sppb, ei_t, kap0_t, x, g):
+    """Bending term of all (padded) elements added to the rows of ``g``; returns its strain
+    energy (see :func:`_split_axial`)."""
     energy = 0.0
     x0, y0, x1, y1 = x[0], x[1], x[2], x[3]
     for gp in range(spb.shape[0]):
@@ -445,9 +571,9 @@ def _soa_bending(spb, sppb, ei_t, kap0_t, x, g):
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def _soa_load(q, n_el, le, x, g):
-    """Node coordinates into ``x`` by component (padding: straight on along the tip tangent),
-    ``g`` zeroed."""
+def _soa_load(q, n_el, le, x):
+    """Node coordinates into ``x`` by component (padding: straight on along the tip
+    tangent)."""
     for k in range(4):
         for nd in range(n_el + 1):
             x[k, nd] = q[4 * nd + k]
@@ -458,26 +584,34 @@ def _soa_load(q, n_el, le, x, g):
         x[1, nd] = q[o + 1] + s * q[o + 3]
         x[2, nd] = q[o + 2]
         x[3, nd] = q[o + 3]
-    for k in range(8):
-        for el in range(g.shape[1]):
-            g[k, el] = 0.0
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t, kap0_t, x, g, f):
-    """:func:`elastic_force_soa` with the fields of :class:`SoaArgs` as arrays: the form for
+def soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t, kap0_t, x, g, gb, f):
+    """:func:`elastic_force_soa` with the fields of :class:`SoaArgs` as arguments: the form for
     time loops, which unpack their tuples once per chunk (unpacking a tuple of arrays on every
     call costs a reference count per array, about 5 ns per element at 40 elements)."""
-    _soa_load(q, n_el, le, x, g)
-    energy = _soa_axial(spa, ea_t, eps0_t, x, g)
-    energy += _soa_bending(spb, sppb, ei_t, kap0_t, x, g)
-    # node nd collects the first half of element nd and the second half of element nd - 1
+    _soa_load(q, n_el, le, x)
+    if len(gb) > 0:  # the same points: passes, g element by element
+        energy = _soa_elements(spb, sppb, gb, ea_t, ei_t, eps0_t, kap0_t, x, g)
+        o = 8 * (n_el - 1)
+        for k in range(4):
+            f[k] = -g[k]
+            f[4 * n_el + k] = -g[o + 4 + k]
+        for nd in range(1, n_el):
+            for k in range(4):
+                f[4 * nd + k] = -(g[8 * nd + k] + g[8 * nd - 4 + k])
+        return energy
+    rows = g.reshape((8, g.shape[0] // 8))  # different points: g row by row
+    rows[:] = 0.0
+    energy = _split_axial(spa, ea_t, eps0_t, x, rows)
+    energy += _split_bending(spb, sppb, ei_t, kap0_t, x, rows)
     for k in range(4):
-        f[k] = -g[k, 0]
-        f[4 * n_el + k] = -g[4 + k, n_el - 1]
+        f[k] = -rows[k, 0]
+        f[4 * n_el + k] = -rows[4 + k, n_el - 1]
     for nd in range(1, n_el):
         for k in range(4):
-            f[4 * nd + k] = -(g[k, nd] + g[4 + k, nd - 1])
+            f[4 * nd + k] = -(rows[k, nd] + rows[4 + k, nd - 1])
     return energy
 
 
@@ -486,7 +620,7 @@ def elastic_force_soa(q, n_el, spa, spb, sppb, sa, f):
     """:func:`elastic_force` (nonlinear measures) restructured as structure of arrays: the
     same force and strain energy up to the order of summation. ``sa``: :class:`SoaArgs`."""
     return soa_force_arrays(q, n_el, spa, spb, sppb, sa.le, sa.ea_t, sa.ei_t, sa.eps0_t,
-                            sa.kap0_t, sa.x, sa.g, f)  # fmt: skip
+                            sa.kap0_t, sa.x, sa.g, sa.gb, f)  # fmt: skip
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")

@@ -157,7 +157,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     q, dlt, f, r, v = st.q, st.dlt, wk.f, wk.r, wk.v
     g_free, clb, rfx, rfy, zx, zy = cd.g_free, cd.clb, cd.rfx, cd.rfy, wk.zx, wk.zy
     n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = cd.kargs  # unpacked once per chunk
-    soa, le, ea_t, ei_t, eps0_t, kap0_t, xs, gs = cd.sa
+    soa, le, ea_t, ei_t, eps0_t, kap0_t, xs, gs, gb = cd.sa
     nf = dlt.shape[0]
     dt = cd.dt
     dt2 = dt * dt
@@ -170,7 +170,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
         if soa:
             energy = kernels.soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t,
-                                              kap0_t, xs, gs, f)  # fmt: skip
+                                              kap0_t, xs, gs, gb, f)  # fmt: skip
         else:
             energy = kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0,
                                            linear, f)  # fmt: skip
