@@ -586,32 +586,34 @@ def _soa_load(q, n_el, le, x):
         x[3, nd] = q[o + 3]
 
 
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _gather(ge, n_el, f):
+    """``f`` = minus the element forces ``ge[el, j]`` summed at the nodes: node nd collects
+    the first half of element nd and the second half of element nd - 1."""
+    for k in range(4):
+        f[k] = -ge[0, k]
+        f[4 * n_el + k] = -ge[n_el - 1, 4 + k]
+    for nd in range(1, n_el):
+        for k in range(4):
+            f[4 * nd + k] = -(ge[nd, k] + ge[nd - 1, 4 + k])
+
+
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
 def soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t, kap0_t, x, g, gb, f):
     """:func:`elastic_force_soa` with the fields of :class:`SoaArgs` as arguments: the form for
     time loops, which unpack their tuples once per chunk (unpacking a tuple of arrays on every
     call costs a reference count per array, about 5 ns per element at 40 elements)."""
     _soa_load(q, n_el, le, x)
+    n_pad = g.shape[0] // 8
     if len(gb) > 0:  # the same points: passes, g element by element
         energy = _soa_elements(spb, sppb, gb, ea_t, ei_t, eps0_t, kap0_t, x, g)
-        o = 8 * (n_el - 1)
-        for k in range(4):
-            f[k] = -g[k]
-            f[4 * n_el + k] = -g[o + 4 + k]
-        for nd in range(1, n_el):
-            for k in range(4):
-                f[4 * nd + k] = -(g[8 * nd + k] + g[8 * nd - 4 + k])
+        _gather(g.reshape((n_pad, 8)), n_el, f)
         return energy
-    rows = g.reshape((8, g.shape[0] // 8))  # different points: g row by row
+    rows = g.reshape((8, n_pad))  # different points: g row by row
     rows[:] = 0.0
     energy = _split_axial(spa, ea_t, eps0_t, x, rows)
     energy += _split_bending(spb, sppb, ei_t, kap0_t, x, rows)
-    for k in range(4):
-        f[k] = -rows[k, 0]
-        f[4 * n_el + k] = -rows[4 + k, n_el - 1]
-    for nd in range(1, n_el):
-        for k in range(4):
-            f[4 * nd + k] = -(rows[k, nd] + rows[4 + k, nd - 1])
+    _gather(rows.T, n_el, f)
     return energy
 
 

@@ -202,6 +202,14 @@ def _along(q, v, o, srow, a):
     return rx, ry
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _add_rank1(out, w, u):
+    """``out += w u u^T`` (the linear measures' projected tangent at one Gauss point)."""
+    for i in range(u.shape[0]):
+        for j in range(u.shape[0]):
+            out[i, j] += w * u[i] * u[j]
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _axial_projected(q, v, n_el, spa, ea_w, eps0, linear, out):
     """Axial part of :func:`projected_tangent` into ``out``: eps = |r'| - 1 - eps0 (linear: x
@@ -215,9 +223,7 @@ def _axial_projected(q, v, n_el, spa, ea_w, eps0, linear, out):
             rx, ry = _along(q, v, o, spa[gp], a)
             w = ea_w[e, gp]
             if linear:
-                for i in range(k):
-                    for j in range(k):
-                        out[i, j] += w * a[0, i] * a[0, j]
+                _add_rank1(out, w, a[0])
                 continue
             nrm = np.sqrt(rx * rx + ry * ry)
             eps = nrm - 1.0 - eps0[e, gp]
@@ -246,9 +252,7 @@ def _bending_projected(q, v, n_el, spb, sppb, ei_w, kap0, linear, out):
             ppx, ppy = _along(q, v, o, sppb[gp], b)
             w = ei_w[e, gp]
             if linear:
-                for i in range(k):
-                    for j in range(k):
-                        out[i, j] += w * b[1, i] * b[1, j]
+                _add_rank1(out, w, b[1])
                 continue
             g = px * px + py * py
             c = px * ppy - py * ppx
