@@ -318,9 +318,15 @@ def _force_loop(q, n, kargs, sa, f):
     soa, le, ea_t, ei_t, eps0_t, kap0_t, xs, gs, gb = sa
     s = 0.0
     for _ in range(n):
-        if soa:
-            s += kernels.soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t,
-                                          kap0_t, xs, gs, gb, f)  # fmt: skip
+        if soa and xs.shape[0] == 1:
+            s += kernels.soa_force_fixed(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t,
+                                         kap0_t, xs, gs, f)  # fmt: skip
+        elif soa and len(gb) > 0:
+            s += kernels.soa_force_same(q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs,
+                                        gs, gb, f)  # fmt: skip
+        elif soa:
+            s += kernels.soa_force_split(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t,
+                                         kap0_t, xs, gs, f)  # fmt: skip
         else:
             s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear,
                                        f)  # fmt: skip

@@ -70,6 +70,32 @@ def xy_cholesky(lb: np.ndarray):
     return cbx, cby, 1.0 / cbx[0], 1.0 / cby[0]
 
 
+def aligned_zeros(shapes: list[tuple]) -> list[np.ndarray]:
+    """Zero arrays of these shapes as views of one buffer, each starting on a 64-byte boundary
+    (a cache line, one 8-wide vector): vectorised loops then never split a vector access
+    across two lines, a row of 8 doubles is one line, and the arrays keep the same relative
+    placement from run to run. (With numpy's own placement a 20-element 5/3 force took 476 to
+    915 ns, depending on where its arrays happened to fall.)"""
+    sizes = [int(np.prod(sh)) for sh in shapes]
+    spans = [-(-n // 8) * 8 for n in sizes]
+    buf = np.zeros(sum(spans) + 8)
+    o = (-(buf.ctypes.data // 8)) % 8
+    out = []
+    for sh, n, span in zip(shapes, sizes, spans, strict=True):
+        out.append(buf[o : o + n].reshape(sh))
+        o += span
+    return out
+
+
+def aligned_copies(*arrays: np.ndarray) -> list[np.ndarray]:
+    """C-contiguous float copies of ``arrays`` placed as by :func:`aligned_zeros`."""
+    arrays = [np.asarray(a, dtype=float) for a in arrays]
+    out = aligned_zeros([a.shape for a in arrays])
+    for o, a in zip(out, arrays, strict=True):
+        o[...] = a
+    return out
+
+
 def band_to_dense(ab: np.ndarray) -> np.ndarray:
     """Dense matrix from ``solve_banded((7, 7))`` storage ``ab[7 + i - j, j] = A[i, j]``."""
     n = ab.shape[1]

@@ -26,7 +26,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ancf_beam.linalg import BANDWIDTH, FAST, NO_FACTOR, band_factor_solve, band_factorize
+from ancf_beam.linalg import (
+    BANDWIDTH,
+    FAST,
+    NO_FACTOR,
+    aligned_zeros,
+    band_factor_solve,
+    band_factorize,
+)
 
 __all__ = [
     "SOA_MAX_GAUSS",
@@ -330,11 +337,13 @@ def tangent_solve(q, kargs, off, ab, lb, fac, lu, piv, xp, x):
 #: Below this many elements the element-major :func:`elastic_force` is used (see SoaArgs):
 #: rules with the same axial and bending points / rules with different points.
 SOA_MIN_ELEMENTS = 8
-SOA_MIN_ELEMENTS_SPLIT = 12
-#: The element loops run over a multiple of SOA_VECTOR elements, and over at least
-#: SOA_LANES_SPLIT for rules with different points (SoaArgs).
+SOA_MIN_ELEMENTS_SPLIT = 8
+#: The element loops run over a multiple of SOA_VECTOR elements (SoaArgs).
 SOA_VECTOR = 8
-SOA_LANES_SPLIT = 32
+#: Rules with different points, up to SOA_ROW elements: the tables are rows of this many
+#: lanes, a compile-time constant (SoaArgs); x has rows of _X_ROW (> SOA_ROW) entries.
+SOA_ROW = 64
+_X_ROW = SOA_ROW + 8
 #: Most Gauss points per pass of the element loop (see _soa_elements).
 _PASS_POINTS = 3
 #: Most Gauss points of a rule the structure-of-arrays kernel takes (four passes are written
@@ -360,10 +369,17 @@ class SoaArgs(NamedTuple):
       remainder loop). ``gb`` is a tuple as long as the rule: its length makes the number of
       points a compile-time constant of the kernel, whose Gauss-point loop is written out;
     * rules with different points (Exudyn's 5/3): one element loop per Gauss point adding to
-      the rows of ``g`` (8, n_pad). LLVM interleaves these short loops 4 times, so a loop of
-      fewer than 32 iterations never reaches its vector body: ``n_pad`` is at least
-      SOA_LANES_SPLIT. ``gb`` is empty. (The pass kernel is slower here: 27.5 against 23.2 ns
-      per element at 40 elements, 5/3.)"""
+      the 8 rows of ``g``; ``gb`` is empty. (A pass kernel is slower here: 27.5 against 23.2
+      ns per element at 40 elements, 5/3.) Up to SOA_ROW (padded) elements the tables, ``x``
+      and ``g`` are flat rows of the compile-time lengths SOA_ROW and _X_ROW (the tables and
+      ``x`` as (1, N) arrays, ``x`` with 4 rows of _X_ROW in its one row; see
+      :func:`_split_fixed`): LLVM then knows the distance between the rows of ``g``, needs
+      runtime overlap checks only between arrays, and enters the vector body from 8
+      elements on. With rows of run-time length it checks every pair of rows, and the cost
+      of those checks makes it enter the vector loop only from 32 iterations (axial term)
+      or 24 (bending term) on: a 20-element mesh ran scalar unless padded to 32 lanes.
+
+    Every array starts on a 64-byte boundary (:func:`ancf_beam.linalg.aligned_zeros`)."""
 
     on: bool  # use elastic_force_soa (else the element-major elastic_force)
     le: float  # element length (m)
@@ -376,11 +392,19 @@ class SoaArgs(NamedTuple):
     gb: tuple
 
 
-def soa_args(kargs: tuple, le: float, damage_on: bool, force: bool | None = None) -> SoaArgs:
+def soa_args(
+    kargs: tuple,
+    le: float,
+    damage_on: bool,
+    force: bool | None = None,
+    fixed_rows: bool | None = None,
+) -> SoaArgs:
     """SoaArgs of a model's ``kernel_args()``. Off for the linear model, with damage (which
     rescales ``ea_w``/``ei_w`` during a run), for rules of more than :data:`SOA_MAX_GAUSS`
     points and below :data:`SOA_MIN_ELEMENTS` (:data:`SOA_MIN_ELEMENTS_SPLIT`) elements unless
-    ``force`` says otherwise."""
+    ``force`` says otherwise. ``fixed_rows`` (rules with different points): rows of fixed
+    length (default: up to SOA_ROW padded elements; ``False`` forces run-time lengths, for
+    tests and benchmarks)."""
     n_el, spa, spb, _, ea_w, ei_w, eps0, kap0, linear = kargs
     na, nb = spa.shape[0], spb.shape[0]
     same = na == nb and np.array_equal(spa, spb)
@@ -391,19 +415,21 @@ def soa_args(kargs: tuple, le: float, damage_on: bool, force: bool | None = None
         z = np.zeros((1, 1))
         return SoaArgs(False, float(le), z, z, z, z, z, np.zeros(8), ())
     n_pad = -(-n_el // SOA_VECTOR) * SOA_VECTOR
-    if not same:
-        n_pad = max(n_pad, SOA_LANES_SPLIT)
+    rows = not same and n_pad <= SOA_ROW  # fixed-length rows (_split_fixed)
+    if fixed_rows is not None:
+        if fixed_rows and not rows:
+            raise ValueError(f"fixed rows need different points and at most {SOA_ROW} elements")
+        rows = fixed_rows
+    n_row = SOA_ROW if rows else n_pad
 
-    def padded(a):
-        out = np.zeros((a.shape[1], n_pad))
-        out[:, :n_el] = a.T
-        return out
-
-    x = np.zeros((4, n_pad + 1))
-    g = np.zeros(8 * n_pad)
+    tables = (ea_w, ei_w, eps0, kap0)
+    shapes = [(1, a.shape[1] * n_row) if rows else (a.shape[1], n_row) for a in tables]
+    shapes += [(1, 4 * _X_ROW) if rows else (4, n_pad + 1), (8 * n_row,)]
+    *tabs, x, g = aligned_zeros(shapes)
+    for t, a in zip(tabs, tables, strict=True):
+        t.reshape(a.shape[1], n_row)[:, :n_el] = a.T
     gb = tuple(range(nb)) if same else ()
-    return SoaArgs(True, float(le), padded(ea_w), padded(ei_w), padded(eps0), padded(kap0), x,
-                   g, gb)  # fmt: skip
+    return SoaArgs(True, float(le), *tabs, x, g, gb)
 
 
 # Unsigned index arithmetic in the vectorised loops: numba wraps negative signed indices
@@ -570,20 +596,113 @@ def _split_bending(spb, sppb, ei_t, kap0_t, x, g):
     return 0.5 * energy
 
 
-@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def _soa_load(q, n_el, le, x):
-    """Node coordinates into ``x`` by component (padding: straight on along the tip
-    tangent)."""
-    for k in range(4):
-        for nd in range(n_el + 1):
-            x[k, nd] = q[4 * nd + k]
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _split_fixed(n, spa, spb, sppb, ea, ei, eps0, kap0, x, g):
+    """:func:`_split_axial` and :func:`_split_bending` for at most SOA_ROW (padded) elements,
+    ``n`` of them, on flat arrays in rows of compile-time length: SOA_ROW for ``g`` (8 rows,
+    set here) and the tables ``ea``..``kap0`` (a row per Gauss point), _X_ROW for ``x`` (4
+    rows); the tables and ``x`` are (1, N) arrays indexed ``[0, i]`` (a 1-D view made per
+    call costs two reference-count updates, about 10 ns). Returns the strain energy. The same
+    operations in the same order as the two kernels, so the same force to the bit."""
+    r, xr = SOA_ROW, _X_ROW
+    for j in range(8):
+        for el in range(n):
+            g[j * r + el] = 0.0
+    energy = 0.0
+    for gp in range(spa.shape[0]):
+        s0, s1, s2, s3 = spa[gp, 0], spa[gp, 1], spa[gp, 2], spa[gp, 3]
+        o = r * gp
+        for el in range(n):
+            e1 = el + 1
+            rx = s0 * x[0, el] + s1 * x[0, 2 * xr + el] + s2 * x[0, e1] + s3 * x[0, 2 * xr + e1]
+            ry = (
+                s0 * x[0, xr + el]
+                + s1 * x[0, 3 * xr + el]
+                + s2 * x[0, xr + e1]
+                + s3 * x[0, 3 * xr + e1]
+            )
+            nrm = np.sqrt(rx * rx + ry * ry)
+            eps = nrm - 1.0 - eps0[0, o + el]
+            w = ea[0, o + el]
+            energy += w * eps * eps
+            c = w * eps / nrm
+            cx = c * rx
+            cy = c * ry
+            g[el] += s0 * cx
+            g[r + el] += s0 * cy
+            g[2 * r + el] += s1 * cx
+            g[3 * r + el] += s1 * cy
+            g[4 * r + el] += s2 * cx
+            g[5 * r + el] += s2 * cy
+            g[6 * r + el] += s3 * cx
+            g[7 * r + el] += s3 * cy
+    energy_b = 0.0
+    for gp in range(spb.shape[0]):
+        s0, s1, s2, s3 = spb[gp, 0], spb[gp, 1], spb[gp, 2], spb[gp, 3]
+        t0, t1, t2, t3 = sppb[gp, 0], sppb[gp, 1], sppb[gp, 2], sppb[gp, 3]
+        o = r * gp
+        for el in range(n):
+            e1 = el + 1
+            a0x, a0y, a1x, a1y = x[0, el], x[0, xr + el], x[0, 2 * xr + el], x[0, 3 * xr + el]
+            b0x, b0y, b1x, b1y = x[0, e1], x[0, xr + e1], x[0, 2 * xr + e1], x[0, 3 * xr + e1]
+            rx = s0 * a0x + s1 * a1x + s2 * b0x + s3 * b1x
+            ry = s0 * a0y + s1 * a1y + s2 * b0y + s3 * b1y
+            ddx = t0 * a0x + t1 * a1x + t2 * b0x + t3 * b1x
+            ddy = t0 * a0y + t1 * a1y + t2 * b0y + t3 * b1y
+            inv = 1.0 / (rx * rx + ry * ry)
+            kabs = (rx * ddy - ry * ddx) * inv
+            kap = kabs - kap0[0, o + el]
+            w = ei[0, o + el]
+            energy_b += w * kap * kap
+            c = w * kap * inv
+            k2 = 2.0 * kabs
+            ax = c * (ddy - k2 * rx)  # dkappa/dr' and dkappa/dr'' as in elastic_force
+            ay = -c * (ddx + k2 * ry)
+            bx = -c * ry
+            by = c * rx
+            g[el] += s0 * ax + t0 * bx
+            g[r + el] += s0 * ay + t0 * by
+            g[2 * r + el] += s1 * ax + t1 * bx
+            g[3 * r + el] += s1 * ay + t1 * by
+            g[4 * r + el] += s2 * ax + t2 * bx
+            g[5 * r + el] += s2 * ay + t2 * by
+            g[6 * r + el] += s3 * ax + t3 * bx
+            g[7 * r + el] += s3 * ay + t3 * by
+    return 0.5 * energy + 0.5 * energy_b
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _soa_load(q, n_el, le, x, n_nodes):
+    """Node coordinates into the first ``n_nodes`` columns of ``x`` by component (padding:
+    straight on along the tip tangent). ``x``: (4, columns), or (1, 4 _X_ROW): rows of _X_ROW
+    in its one row (node by node, the four components in one iteration: half the time of a
+    loop per component)."""
     o = 4 * n_el
-    for nd in range(n_el + 1, x.shape[1]):
-        s = (nd - n_el) * le
-        x[0, nd] = q[o] + s * q[o + 2]
-        x[1, nd] = q[o + 1] + s * q[o + 3]
-        x[2, nd] = q[o + 2]
-        x[3, nd] = q[o + 3]
+    if x.shape[0] == 1:
+        xr = _X_ROW
+        for nd in range(n_el + 1):
+            x[0, nd] = q[4 * nd]
+            x[0, xr + nd] = q[4 * nd + 1]
+            x[0, 2 * xr + nd] = q[4 * nd + 2]
+            x[0, 3 * xr + nd] = q[4 * nd + 3]
+        for nd in range(n_el + 1, n_nodes):
+            s = (nd - n_el) * le
+            x[0, nd] = q[o] + s * q[o + 2]
+            x[0, xr + nd] = q[o + 1] + s * q[o + 3]
+            x[0, 2 * xr + nd] = q[o + 2]
+            x[0, 3 * xr + nd] = q[o + 3]
+    else:
+        for nd in range(n_el + 1):
+            x[0, nd] = q[4 * nd]
+            x[1, nd] = q[4 * nd + 1]
+            x[2, nd] = q[4 * nd + 2]
+            x[3, nd] = q[4 * nd + 3]
+        for nd in range(n_el + 1, n_nodes):
+            s = (nd - n_el) * le
+            x[0, nd] = q[o] + s * q[o + 2]
+            x[1, nd] = q[o + 1] + s * q[o + 3]
+            x[2, nd] = q[o + 2]
+            x[3, nd] = q[o + 3]
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
@@ -598,23 +717,64 @@ def _gather(ge, n_el, f):
             f[4 * nd + k] = -(ge[nd, k] + ge[nd - 1, 4 + k])
 
 
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _gather_rows(g, n_el, f):
+    """:func:`_gather` from the flat rows of SOA_ROW entries of :func:`_split_fixed`."""
+    r = SOA_ROW
+    for k in range(4):
+        f[k] = -g[k * r]
+        f[4 * n_el + k] = -g[(4 + k) * r + n_el - 1]
+    for nd in range(1, n_el):
+        f[4 * nd] = -(g[nd] + g[4 * r + nd - 1])
+        f[4 * nd + 1] = -(g[r + nd] + g[5 * r + nd - 1])
+        f[4 * nd + 2] = -(g[2 * r + nd] + g[6 * r + nd - 1])
+        f[4 * nd + 3] = -(g[3 * r + nd] + g[7 * r + nd - 1])
+
+
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
-def soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t, kap0_t, x, g, gb, f):
-    """:func:`elastic_force_soa` with the fields of :class:`SoaArgs` as arguments: the form for
-    time loops, which unpack their tuples once per chunk (unpacking a tuple of arrays on every
-    call costs a reference count per array, about 5 ns per element at 40 elements)."""
-    _soa_load(q, n_el, le, x)
-    n_pad = g.shape[0] // 8
-    if len(gb) > 0:  # the same points: passes, g element by element
-        energy = _soa_elements(spb, sppb, gb, ea_t, ei_t, eps0_t, kap0_t, x, g)
-        _gather(g.reshape((n_pad, 8)), n_el, f)
-        return energy
-    rows = g.reshape((8, n_pad))  # different points: g row by row
+def soa_force_fixed(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, f):
+    """Rules with different points, up to SOA_ROW elements (flat rows of fixed length)."""
+    n = -(-n_el // SOA_VECTOR) * SOA_VECTOR
+    _soa_load(q, n_el, le, x, n + 1)
+    energy = _split_fixed(n, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g)
+    _gather_rows(g, n_el, f)
+    return energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def soa_force_same(q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, gb, f):
+    """Rules with the same axial and bending points: passes, ``g`` element by element."""
+    _soa_load(q, n_el, le, x, x.shape[1])
+    energy = _soa_elements(spb, sppb, gb, ea_t, ei_t, eps0_t, kap0_t, x, g)
+    _gather(g.reshape((g.shape[0] // 8, 8)), n_el, f)
+    return energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def soa_force_split(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, f):
+    """Rules with different points, more than SOA_ROW elements: ``g`` row by row."""
+    _soa_load(q, n_el, le, x, x.shape[1])
+    rows = g.reshape((8, g.shape[0] // 8))
     rows[:] = 0.0
     energy = _split_axial(spa, ea_t, eps0_t, x, rows)
     energy += _split_bending(spb, sppb, ei_t, kap0_t, x, rows)
     _gather(rows.T, n_el, f)
     return energy
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t, kap0_t, x, g, gb, f):
+    """:func:`elastic_force_soa` with the fields of :class:`SoaArgs` as arguments (unpacking a
+    tuple of arrays on every call costs a reference count per array, about 5 ns per element at
+    40 elements). Time loops unpack their tuples once per chunk and call the function of the
+    layout, :func:`soa_force_fixed`, :func:`soa_force_same` or :func:`soa_force_split`,
+    directly, as this one does: going through this function costs about 60 ns more per call
+    (3 ns per element-step at 20 elements), and so does numba's inlining of it."""
+    if x.shape[0] == 1:  # different points, flat rows of fixed length (SoaArgs)
+        return soa_force_fixed(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, f)
+    if len(gb) > 0:
+        return soa_force_same(q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, gb, f)
+    return soa_force_split(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, f)
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
