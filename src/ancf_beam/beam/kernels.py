@@ -527,6 +527,28 @@ def _soa_elements(spb, sppb, gb, ea_t, ei_t, eps0_t, kap0_t, x, g):
     return 0.5 * energy
 
 
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _axial_at(rx, ry, eps0, w):
+    """Axial term at one Gauss point from ``r'``: ``(cx, cy, w eps^2)`` with ``(cx, cy)`` the
+    coefficient of ``S'`` in the element force (shared by the loop-per-point kernels)."""
+    nrm = np.sqrt(rx * rx + ry * ry)
+    eps = nrm - 1.0 - eps0
+    c = w * eps / nrm
+    return c * rx, c * ry, w * eps * eps
+
+
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy", inline="always")
+def _bending_at(rx, ry, ddx, ddy, kap0, w):
+    """Bending term at one Gauss point from ``r'`` and ``r''``: ``(ax, ay, bx, by, w kap^2)``,
+    the coefficients of ``S'`` and ``S''`` (dkappa/dr' and dkappa/dr'' as in elastic_force)."""
+    inv = 1.0 / (rx * rx + ry * ry)
+    kabs = (rx * ddy - ry * ddx) * inv
+    kap = kabs - kap0
+    c = w * kap * inv
+    k2 = 2.0 * kabs
+    return c * (ddy - k2 * rx), -c * (ddx + k2 * ry), -c * ry, c * rx, w * kap * kap
+
+
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
 def _split_axial(spa, ea_t, eps0_t, x, g):
     """Axial term of all (padded) elements added to the rows of ``g`` (8, n_pad); returns its
@@ -540,13 +562,8 @@ def _split_axial(spa, ea_t, eps0_t, x, g):
         for el in range(g.shape[1]):
             rx = s0 * x0[el] + s1 * x1[el] + s2 * x0[el + 1] + s3 * x1[el + 1]
             ry = s0 * y0[el] + s1 * y1[el] + s2 * y0[el + 1] + s3 * y1[el + 1]
-            nrm = np.sqrt(rx * rx + ry * ry)
-            eps = nrm - 1.0 - e_row[el]
-            w = w_row[el]
-            energy += w * eps * eps
-            c = w * eps / nrm
-            cx = c * rx
-            cy = c * ry
+            cx, cy, en = _axial_at(rx, ry, e_row[el], w_row[el])
+            energy += en
             g[0, el] += s0 * cx
             g[1, el] += s0 * cy
             g[2, el] += s1 * cx
@@ -574,17 +591,8 @@ def _split_bending(spb, sppb, ei_t, kap0_t, x, g):
             ry = s0 * y0[el] + s1 * y1[el] + s2 * y0[el + 1] + s3 * y1[el + 1]
             ddx = t0 * x0[el] + t1 * x1[el] + t2 * x0[el + 1] + t3 * x1[el + 1]
             ddy = t0 * y0[el] + t1 * y1[el] + t2 * y0[el + 1] + t3 * y1[el + 1]
-            inv = 1.0 / (rx * rx + ry * ry)
-            kabs = (rx * ddy - ry * ddx) * inv
-            kap = kabs - k_row[el]
-            w = w_row[el]
-            energy += w * kap * kap
-            c = w * kap * inv
-            k2 = 2.0 * kabs
-            ax = c * (ddy - k2 * rx)  # dkappa/dr' and dkappa/dr'' as in elastic_force
-            ay = -c * (ddx + k2 * ry)
-            bx = -c * ry
-            by = c * rx
+            ax, ay, bx, by, en = _bending_at(rx, ry, ddx, ddy, k_row[el], w_row[el])
+            energy += en
             g[0, el] += s0 * ax + t0 * bx
             g[1, el] += s0 * ay + t0 * by
             g[2, el] += s1 * ax + t1 * bx
@@ -621,13 +629,8 @@ def _split_fixed(n, spa, spb, sppb, ea, ei, eps0, kap0, x, g):
                 + s2 * x[0, xr + e1]
                 + s3 * x[0, 3 * xr + e1]
             )
-            nrm = np.sqrt(rx * rx + ry * ry)
-            eps = nrm - 1.0 - eps0[0, o + el]
-            w = ea[0, o + el]
-            energy += w * eps * eps
-            c = w * eps / nrm
-            cx = c * rx
-            cy = c * ry
+            cx, cy, en = _axial_at(rx, ry, eps0[0, o + el], ea[0, o + el])
+            energy += en
             g[el] += s0 * cx
             g[r + el] += s0 * cy
             g[2 * r + el] += s1 * cx
@@ -649,17 +652,8 @@ def _split_fixed(n, spa, spb, sppb, ea, ei, eps0, kap0, x, g):
             ry = s0 * a0y + s1 * a1y + s2 * b0y + s3 * b1y
             ddx = t0 * a0x + t1 * a1x + t2 * b0x + t3 * b1x
             ddy = t0 * a0y + t1 * a1y + t2 * b0y + t3 * b1y
-            inv = 1.0 / (rx * rx + ry * ry)
-            kabs = (rx * ddy - ry * ddx) * inv
-            kap = kabs - kap0[0, o + el]
-            w = ei[0, o + el]
-            energy_b += w * kap * kap
-            c = w * kap * inv
-            k2 = 2.0 * kabs
-            ax = c * (ddy - k2 * rx)  # dkappa/dr' and dkappa/dr'' as in elastic_force
-            ay = -c * (ddx + k2 * ry)
-            bx = -c * ry
-            by = c * rx
+            ax, ay, bx, by, en = _bending_at(rx, ry, ddx, ddy, kap0[0, o + el], ei[0, o + el])
+            energy_b += en
             g[el] += s0 * ax + t0 * bx
             g[r + el] += s0 * ay + t0 * by
             g[2 * r + el] += s1 * ax + t1 * bx
