@@ -322,7 +322,7 @@ def _setup(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitStat
         sym_band_matvec(clb, v0f, cv)
         f = f - cv
     a0 = sla.cho_solve_banded((model.mass_cholesky, True), f)
-    dlt = np.ascontiguousarray(dt * v0f - 0.5 * dt * dt * a0)
+    dlt = dt * v0f - 0.5 * dt * dt * a0  # copied onto a cache line below
     kargs = model.kernel_args()
     sa = kernels.soa_args(kargs, model.le, model.case.damage.enabled)
     # the arrays of the time loop on cache lines (linalg.aligned_zeros): the step time of a
