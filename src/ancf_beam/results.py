@@ -68,6 +68,10 @@ class NonFiniteResultError(RuntimeError):
 # ------------------------------------------------------------------------------------------
 @dataclass
 class StaticResult:
+    """Static equilibrium under gravity (:func:`ancf_beam.solvers.solve_static`): the full
+    coordinates ``q``, the deformed tip position and angle, and the Newton and load-stepping
+    statistics (units next to each field)."""
+
     q: np.ndarray  # full coordinates at equilibrium (m, -)
     tip_x: float  # m
     tip_y: float  # m (negative downward)
@@ -83,6 +87,9 @@ class StaticResult:
 
 @dataclass
 class ModalResult:
+    """Natural frequencies and mass-normalised mode shapes of the clamped beam, linearised about
+    the state ``q`` (:func:`ancf_beam.solvers.modal_analysis`)."""
+
     omega: np.ndarray  # rad/s, ascending
     frequency_hz: np.ndarray  # Hz
     shapes: np.ndarray  # (n_modes, n_free) mass-normalised mode shapes
@@ -93,6 +100,10 @@ class ModalResult:
 
 @dataclass
 class CriticalDt:
+    """Critical time step of the explicit integrator (:func:`ancf_beam.solvers.critical_dt`):
+    ``2 / omega_max`` with the element bound, the fitted ``l_e^2 / C`` formula, the axial and
+    bending parts and, when measured, the stability limit found by bisection."""
+
     omega_max: float  # rad/s
     dt_critical: float  # s
     dt_element_bound: float  # s
@@ -117,6 +128,11 @@ class NewtonStats:
 
 @dataclass
 class DynamicsResult:
+    """Sampled record of a dynamic run (:func:`ancf_beam.solvers.simulate`): tip position and
+    energies every ``sample_dt`` from ``t = 0`` to ``t_end`` (the last sample at ``t_end``),
+    full-coordinate snapshots, the step, the step count and the timings; ``total`` is the
+    energy balance whose drift :meth:`energy_drift_rel` reports."""
+
     t: np.ndarray  # s, sample times
     tip_x: np.ndarray  # m
     tip_y: np.ndarray  # m
