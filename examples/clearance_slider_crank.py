@@ -1,4 +1,4 @@
-"""A slider-crank with a revolute clearance joint at the wrist pin.
+"""Clearance slider-crank: a slider-crank with a revolute clearance joint at the wrist pin.
 
 The config's case ``slider_crank_clearance``, one crank revolution (12 ms at 5000 rpm): rigid
 crank 0.05 m and rod 0.12 m, radial clearance ``c = 0.5`` mm (bearing 10 mm, journal 9.5 mm,

@@ -1,4 +1,4 @@
-"""The flexible pendulum (Berzeri and Shabana's benchmark): a soft ANCF beam pinned at one end.
+"""Flexible pendulum: a soft ANCF beam pinned at one end (Berzeri and Shabana's benchmark).
 
 The config's mechanism case ``pendulum_berzeri``: L = 1.2 m, 0.2 m x 9 mm section, E = 0.7 MPa,
 rho = 5540 kg/m^3, 16 elements, pinned at the origin (position fixed, slope free), released from

@@ -1,4 +1,4 @@
-"""Two-body impact through a compliant contact law (the config's case ``impact_seed003``).
+"""Two-body impact: two masses meet through a compliant contact law (case ``impact_seed003``).
 
 Two point masses on the x axis, m1 = 2 kg at 1 m/s towards m2 = 3 kg at rest, touching at
 t = 0 (effective mass 1.2 kg), meet through a Kelvin-Voigt contact ``F = k d + c d'`` with

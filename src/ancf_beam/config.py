@@ -1103,7 +1103,7 @@ class MechanismSolverSpec:
 
 @dataclass(frozen=True)
 class ClearanceSpec:
-    """A revolute clearance joint (DESIGN.md section 7): the journal (radius
+    """A revolute clearance joint (docs/design.md section 7): the journal (radius
     ``journal_radius``, m) of joint ``joint`` moves inside its bearing (``bearing_radius``, m);
     ``E`` (Pa), ``nu`` of both parts give the conformal Hertz stiffness when ``contact`` (an
     :class:`ancf_beam.mbs.contact.ContactLaw`) has no ``K``; ``friction`` an

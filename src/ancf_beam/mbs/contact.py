@@ -1,4 +1,4 @@
-"""Contact force laws and friction (seeds 003, 004; DESIGN.md §7).
+"""Contact force laws and friction (seeds 003, 004; docs/design.md section 7).
 
 Contact is a force element, not a constraint. Its geometry (penetration ``delta`` > 0 when the
 surfaces overlap, normal approach speed ``delta_dot`` > 0 while they close, tangential sliding

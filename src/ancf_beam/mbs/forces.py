@@ -149,7 +149,7 @@ CONTACT_STATES = ("separated", "in contact")
 @dataclass(eq=False)
 class CircleContact(ForceElement):
     """Contact between a circle of radius ``r_p`` centred at point ``p`` and one of radius
-    ``r_q`` centred at ``q`` (DESIGN.md section 7), with eccentricity ``e = x_q - x_p``:
+    ``r_q`` centred at ``q`` (docs/design.md section 7), with eccentricity ``e = x_q - x_p``:
 
     * ``inside=True``: journal Q inside bearing P (``r_p > r_q``), penetration ``delta = |e| -
       (r_p - r_q)`` (radial clearance ``r_p - r_q``);

@@ -1,4 +1,4 @@
-"""Contact-aware time stepping (seed 004's dual step; DESIGN.md section 7; issue 14 item 5).
+"""Contact-aware time stepping (seed 004's dual step; docs/design.md section 7; issue 14 item 5).
 
 Used by :func:`ancf_beam.mbs.integrators.integrate` for systems with contact force elements
 (:class:`~ancf_beam.mbs.forces.CircleContact`) and the index-3 integrators.

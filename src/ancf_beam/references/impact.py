@@ -1,5 +1,5 @@
 """Independent references for the central impact of two bodies through a contact force law
-(seed 003; DESIGN.md section 7), written without the multibody code.
+(seed 003; docs/design.md section 7), written without the multibody code.
 
 The relative approach ``delta`` (penetration, m) of two bodies of effective mass
 ``m = m1 m2 / (m1 + m2)`` (kg) meeting at speed ``v0`` (m/s) obeys the one-degree-of-freedom

@@ -1,4 +1,4 @@
-"""Mechanism studies of the pipeline (DESIGN.md section 7): the checks of every mechanism case
+"""Mechanism studies of the pipeline (docs/design.md section 7): the checks of every mechanism case
 against independent references, the clearance sweep, the contact-law comparison and the
 flagship study (a graded, possibly damaging ANCF connecting rod in a crank-slider with a
 clearance joint).

@@ -24,7 +24,7 @@ from ancf_beam.config import resolve_case
 __all__ = ["AuditRow", "audit_frame", "newmark_amplification", "run_seed_audit"]
 
 L = 1.0  # m, seed beam
-#: crank length of the team's crank-slider (DESIGN.md section 7); seed 004 gives none
+#: crank length of the team's crank-slider (docs/design.md section 7); seed 004 gives none
 CRANK_L = 0.12  # m
 
 
