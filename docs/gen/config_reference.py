@@ -115,9 +115,10 @@ def rows(props: dict, defs: dict, prefix: str = ""):
         yield path, kind, allowed, default, text
 
 
-def table(props: dict, defs: dict, prefix: str = "") -> str:
+def table(props: dict, defs: dict) -> str:
+    """One section's keys, relative to its heading (`solver.dt` under `mechanisms.NAME`)."""
     out = ["| key | type | allowed | default | description |", "|---|---|---|---|---|"]
-    for key, kind, allowed, default, text in rows(props, defs, prefix):
+    for key, kind, allowed, default, text in rows(props, defs):
         cells = [f"`{key}`", kind, allowed, default, re.sub(r"\|", r"\\|", text)]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
@@ -138,8 +139,9 @@ def render(schema: dict) -> str:
         "A configuration file has the default sections below (each case starts from them), "
         "`cases:` (named blocks overriding any of those keys), `mechanisms:` (planar "
         "mechanism cases) and `pipeline:` (workflow settings the library ignores). Keys of "
-        "nested sections are written dotted, as `--set` takes them: "
-        "`--set defect.lam=0.3 --set mesh.n_elements=40`.\n",
+        "nested sections are written dotted, as `--set` takes them, relative to the heading of "
+        "their table (`lam` under `defect` is `--set defect.lam=0.3`; `solver.dt` under "
+        "`mechanisms.NAME` is `ancf-beam mechanism --case NAME --set solver.dt=1e-5`).\n",
     ]
     for name, raw in props.items():
         node = resolve(raw, defs)
@@ -149,7 +151,7 @@ def render(schema: dict) -> str:
         text.append(
             SECTION_TEXT.get(name, " ".join(str(node.get("description", "")).split())) + "\n"
         )
-        text.append(table(node["properties"], defs, f"{name}."))
+        text.append(table(node["properties"], defs))
     text.append("## `cases`\n")
     text.append(
         "Named cases, each a partial override of the sections above (any subset of their "
@@ -158,7 +160,7 @@ def render(schema: dict) -> str:
         "  fine_mesh:\n    mesh: {n_elements: 80}\n```\n"
     )
     mech = resolve(defs["mechanism"], defs)
-    text.append("## `mechanisms`\n")
+    text.append("## `mechanisms.NAME`\n")
     text.append(
         " ".join(str(resolve(props["mechanisms"], defs).get("description", "")).split())
         + ". Every block needs `kind`; its other keys default per kind (the library's "
@@ -168,7 +170,7 @@ def render(schema: dict) -> str:
     )
     beam_sections = {"beam", "material", "defect", "mesh", "imperfection", "damage"}
     own = {k: v for k, v in mech["properties"].items() if k not in beam_sections}
-    text.append(table(own, defs, "mechanisms.NAME."))
+    text.append(table(own, defs))
     text.append("## `pipeline`\n")
     text.append(
         "Workflow settings, read by the Snakefile's rules only. Every report's acceptance "
@@ -180,7 +182,7 @@ def render(schema: dict) -> str:
         text.append(f"### `pipeline.{study}`\n")
         if node.get("description"):
             text.append(" ".join(str(node["description"]).split()) + "\n")
-        text.append(table(node.get("properties", {study: raw}), defs, f"pipeline.{study}."))
+        text.append(table(node.get("properties", {study: raw}), defs))
     text.append(NOTES.read_text())
     return "\n".join(text)
 
