@@ -66,7 +66,13 @@ def page(name: str, source: str, output: str, has_figure: bool) -> str:
 
 
 def build() -> None:
-    scripts = sorted(EXAMPLES.glob("*.py"))
+    nav = (ROOT / "mkdocs.yml").read_text()
+
+    def nav_position(script: Path) -> tuple[int, str]:  # the index follows the nav's order
+        i = nav.find(f"gallery/{script.stem}.md")
+        return (i if i >= 0 else len(nav), script.stem)
+
+    scripts = sorted(EXAMPLES.glob("*.py"), key=nav_position)
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=2) as pool:
         figures = {s.stem: Path(tmp) / f"{s.stem}.png" for s in scripts}
         outputs = dict(zip(figures, pool.map(run, scripts, figures.values()), strict=True))
@@ -88,7 +94,6 @@ def build() -> None:
             index.append(f"## [{title}]({name}.md)\n\n{thumb}\n")
     with mkdocs_gen_files.open("gallery/index.md", "w") as f:
         f.write("\n".join(index))
-    nav = (ROOT / "mkdocs.yml").read_text()
     for script in scripts:
         if f"gallery/{script.stem}.md" not in nav:
             log.warning("examples/%s.py has no entry in mkdocs.yml's nav", script.stem)
