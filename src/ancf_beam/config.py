@@ -693,15 +693,17 @@ def default_config_path() -> Path | None:
     return None
 
 
-#: Bounds of a configuration file (:func:`read_yaml`). The file size bounds the parse; the
-#: expanded size (nodes of the document once every alias is expanded) and the nesting depth are
-#: counted on the composed node graph, with memoisation, before any Python object is built, so
-#: an alias bomb ("billion laughs") is refused in milliseconds instead of exhausting the memory
-#: in whatever later walks the data (validation, hashing, Snakemake's schema check). The
-#: 70,000-case configuration of benchmarks/bench_config_load.py (8.9 MB) has 1.7 million nodes;
-#: each costs about 0.3 kB once built, so the node bound holds the built data under ~3 GB.
-MAX_CONFIG_BYTES = 64 * 2**20
-MAX_CONFIG_NODES = 10_000_000
+#: Bounds of a configuration file (:func:`read_yaml`). The file size bounds the parse, whose
+#: node graph costs about 0.5 kB per value while it is built (the 70,000-case configuration of
+#: benchmarks/bench_config_load.py: 9.3 MB, 1.27 million values, about 0.7 GB at the peak of
+#: its parse, 0.1 GB once built; a file of nothing but one-character values: about 4 GB at the
+#: bound). The expanded size (values of the document once every alias is expanded: what
+#: validation, hashing and Snakemake's schema check walk) and the nesting depth are counted on
+#: the composed node graph, with memoisation, before any Python object is built, so an alias
+#: bomb ("billion laughs") is refused in milliseconds instead of exhausting the memory later.
+#: The node bound is three times the 70,000-case file.
+MAX_CONFIG_BYTES = 16 * 2**20
+MAX_CONFIG_NODES = 4_000_000
 #: Deepest nesting accepted (the deepest key of a valid configuration,
 #: mechanisms.NAME.rod.defect.rho.table[i][j], sits at depth 8; the object construction recurses
 #: about three Python frames per level).
