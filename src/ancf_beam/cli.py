@@ -3,8 +3,9 @@
 Subcommands share ``--config FILE`` (default: the repository's ``config/config.yaml``),
 ``--case NAME``, ``--set KEY=VALUE`` (repeatable, dotted keys), ``--json`` (one JSON object on
 stdout and nothing else) and ``--out FILE.nc`` (the xarray Dataset with provenance). Bad input
-prints a message on stderr and exits with status 2; a solver failure exits with status 1. No
-output file is written when a command fails.
+prints a message on stderr and exits with status 2; a solver failure exits with status 1, and so
+does a write that fails (the message names the file; the result is still printed); Ctrl-C exits
+with 130. No output file is written when a command fails.
 """
 
 from __future__ import annotations
