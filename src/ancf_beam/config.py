@@ -696,8 +696,8 @@ def default_config_path() -> Path | None:
 
 #: Bounds of a configuration file (:func:`read_yaml`). The file size bounds the parse, whose
 #: node graph costs about 0.5 kB per value while it is built (the 70,000-case configuration of
-#: benchmarks/bench_config_load.py: 9.3 MB, 1.27 million values, about 0.7 GB at the peak of
-#: its parse, 0.1 GB once built; a file of nothing but one-character values: about 4 GB at the
+#: benchmarks/bench_config_load.py: 9.3 MB, 1.26 million values, 0.59 GB allocated at the peak
+#: of its parse, 0.1 GB once built; a file of nothing but one-character values: about 4 GB at the
 #: bound). The expanded size (values of the document once every alias is expanded: what
 #: validation, hashing and Snakemake's schema check walk) and the nesting depth are counted on
 #: the composed node graph, with memoisation, before any Python object is built, so an alias
