@@ -158,8 +158,9 @@ def check_out(out: str | None) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"--out {out}: directory '{parent}' is not writable ({exc})") from exc
-    free = os.statvfs(parent)
-    if free.f_bavail == 0:
+    from ancf_beam.io import free_bytes
+
+    if free_bytes(parent) == 0:
         raise UsageError(f"--out {out}: the file system of '{parent}' is full (0 bytes free)")
 
 

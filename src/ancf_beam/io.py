@@ -31,6 +31,7 @@ from ancf_beam.config import CaseSpec
 __all__ = [
     "InputFileError",
     "OutputFileError",
+    "free_bytes",
     "git_commit",
     "log_to_file",
     "read_netcdf",
@@ -195,12 +196,15 @@ class OutputFileError(OSError):
     denied``)."""
 
 
-def _free_bytes(directory: Path) -> int | None:
+def free_bytes(directory: str | os.PathLike) -> int | None:
+    """Bytes this process may still write on the file system of ``directory`` (root may also
+    use the blocks reserved for it), or None when the file system does not say."""
     try:
         st = os.statvfs(directory)
     except OSError:
         return None
-    return st.f_bavail * st.f_frsize
+    blocks = st.f_bfree if os.geteuid() == 0 else st.f_bavail
+    return blocks * st.f_frsize
 
 
 def _write_failure(path: Path, ds: xr.Dataset, exc: BaseException) -> OutputFileError:
@@ -208,7 +212,7 @@ def _write_failure(path: Path, ds: xr.Dataset, exc: BaseException) -> OutputFile
     system itself rather than the library's error code, whether the disk is full (less free
     space than the data, or than 1 MiB, at the moment of the failure)."""
     cause = str(exc) if isinstance(exc, OSError) else f"{exc.__class__.__name__}: {exc}"
-    free = _free_bytes(path.parent)
+    free = free_bytes(path.parent)
     full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
     if full or free is not None and free < max(ds.nbytes, 2**20):
         left = "no space left" if free is None else f"{free:,} bytes free"
