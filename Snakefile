@@ -4,8 +4,6 @@
 # A --configfile given on the command line replaces config/config.yaml (it is not merged).
 from snakemake.utils import min_version, validate
 
-import ancf_beam.config as ancf_config
-
 min_version("9.0")
 
 
@@ -13,19 +11,19 @@ min_version("9.0")
 report: "workflow/report/workflow.rst"
 
 
+# The configuration is read by the library's strict reader (workflow/rules/configfiles.smk):
+# config/config.yaml before Snakemake's own reader sees it, then every config file of the run,
+# whose merged data (then --config KEY=VALUE) replace Snakemake's reading of them.
+include: "workflow/rules/configfiles.smk"
+
+
 if not workflow.overwrite_configfiles:
+    read_strictly("config/config.yaml")
 
     configfile: "config/config.yaml"
 
 
-# Snakemake's own YAML reader keeps the last of two equal keys (a repeated case block would
-# silently replace the first): read every config file again with the library's strict reader,
-# which names the duplicate key and its line (and any malformed YAML).
-for _configfile in workflow.configfiles:
-    try:
-        ancf_config.load_config(_configfile)
-    except ancf_config.ConfigError as exc:
-        raise WorkflowError(str(exc)) from exc
+use_strict_config()
 
 
 # set_default=False: the schema's default: annotations would otherwise be copied into every

@@ -42,7 +42,7 @@ def test_defaults_come_from_the_case_and_apply_per_integrator():
         ({"integrator": "bdf1", "rho_inf": 0.5}, ("rho_inf",), "generalized-alpha"),
         ({"integrator": "newmark", "energy_growth_limit": 1.0}, ("energy_growth_limit",), ""),
         ({"integrator": "generalized-alpha", "rho_inf": 1.5}, ("rho_inf",), "in [0, 1]"),
-        ({"integrator": "newmark", "beta": 0.0}, ("beta",), "> 0"),
+        ({"integrator": "newmark", "beta": 0.0}, ("beta",), "(0, 0.5]"),  # dynamics.newmark_beta
         ({"integrator": "bdf1", "max_halvings": -1}, ("max_halvings",), "integer >= 0"),
         ({"integrator": "bdf1", "tol": 1.0}, ("tol",), "in (0, 1)"),
         ({"integrator": "bdf1", "predictor": "linear"}, ("predictor",), "auto"),

@@ -3,8 +3,9 @@
 Subcommands share ``--config FILE`` (default: the repository's ``config/config.yaml``),
 ``--case NAME``, ``--set KEY=VALUE`` (repeatable, dotted keys), ``--json`` (one JSON object on
 stdout and nothing else) and ``--out FILE.nc`` (the xarray Dataset with provenance). Bad input
-prints a message on stderr and exits with status 2; a solver failure exits with status 1. No
-output file is written when a command fails.
+prints a message on stderr and exits with status 2; a solver failure exits with status 1, and so
+does a write that fails (the message names the file; the result is still printed); Ctrl-C exits
+with 130. No output file is written when a command fails.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import logging
 import math
 import os
+import re
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -53,10 +56,27 @@ log = logging.getLogger("ancf_beam")
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process ended by Ctrl-C
 
 
 class UsageError(ValueError):
     """Bad command-line input that is not a config problem."""
+
+
+#: a negative number or a list of numbers (``-1``, ``-1e-3``, ``-.5``, ``-1,0``): an option's
+#: value, never an option (no option of ancf-beam starts with a digit or a dot)
+NUMBER_LIKE = re.compile(r"^-\.?[0-9]")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse reads ``--damping -1,0`` or ``--t-end -1e-3`` as two options (it only takes
+    ``-1`` and ``-1.5`` for numbers): here every argument that starts like a negative number is
+    a value, and then meets the option's own check."""
+
+    def _parse_optional(self, arg_string):
+        if NUMBER_LIKE.match(arg_string):
+            return None
+        return super()._parse_optional(arg_string)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -97,24 +117,65 @@ def _modes_at_most(option: str, value: int | None, case: CaseSpec) -> None:
         )
 
 
+#: Characters the temporary name ``.<name>.<pid>.<8 hex>.tmp`` adds to an ``--out`` file name
+#: (ancf_beam.io.write_netcdf; pids have at most 7 digits on Linux)
+TEMPORARY_NAME_EXTRA = len(".." + "9" * 7 + "." + "f" * 8 + ".tmp")
+
+
 def check_out(out: str | None) -> None:
-    """``--out``: a ``.nc`` name in an existing, writable directory (checked before the run)."""
+    """``--out``: a ``.nc`` name in an existing, writable directory with free space, short
+    enough for the file system with its temporary name (checked before the run)."""
     if out is None:
         return
     if not str(out).endswith(".nc"):
         raise UsageError(f"--out must name a .nc file, got {out!r}")
     path = Path(out)
     parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--out {out}: directory '{parent}' does not exist")
+    try:
+        parent_mode = parent.stat().st_mode
+    except FileNotFoundError:
+        raise UsageError(f"--out {out}: directory '{parent}' does not exist") from None
+    except OSError as exc:
+        raise UsageError(f"--out {out}: directory '{parent}': {exc.strerror}") from None
+    if not stat.S_ISDIR(parent_mode):
+        raise UsageError(f"--out {out}: '{parent}' is a file, not a directory")
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    length = len(os.fsencode(path.name))
+    if length + TEMPORARY_NAME_EXTRA > name_max:
+        raise UsageError(
+            f"--out: the file name is {length} bytes long; at most "
+            f"{name_max - TEMPORARY_NAME_EXTRA} here (the file system takes {name_max}, and the "
+            f"temporary name written first adds {TEMPORARY_NAME_EXTRA})"
+        )
     if path.is_dir():
         raise UsageError(f"--out {out}: is a directory")
     try:  # a real probe: permissions, read-only mounts and ACLs all show here
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.probe.", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"--out {out}: directory '{parent}' is not writable ({exc})") from exc
+    from ancf_beam.io import free_bytes
+
+    if free_bytes(parent) == 0:
+        raise UsageError(f"--out {out}: the file system of '{parent}' is full (0 bytes free)")
+
+
+def _with_options(case: CaseSpec, options: dict[str, tuple[str, Any]]) -> CaseSpec:
+    """``case`` with the options that stand for config keys applied (``{option: (key,
+    value)}``, None: not given): each value meets its key's rule (ancf_beam.config.RULES), and
+    the message of a bad one names the option."""
+    for option, (key, value) in options.items():
+        if value is None:
+            continue
+        try:
+            case = case.with_overrides({key: value})
+        except ConfigError as exc:
+            raise UsageError(f"{option} {value}: {exc}") from None
+    return case
 
 
 # ------------------------------------------------------------------------------------------
@@ -129,26 +190,23 @@ def cmd_static(args):
 def cmd_modal(args):
     from ancf_beam.analyses import run_modal
 
-    case = _case(args)
-    _modes_at_most("--modes", args.modes, case)
-    return run_modal(case, n_modes=args.modes, about=args.about)
+    case = _with_options(_case(args), {"--modes": ("modal.n_modes", args.modes)})
+    return run_modal(case, about=args.about)
 
 
 def cmd_stepped(args):
     from ancf_beam.analyses import run_stepped
 
-    if args.segments is not None and args.segments < 1:
-        raise UsageError(f"--segments must be >= 1, got {args.segments}")
-    if args.modes is not None and args.modes < 1:
-        raise UsageError(f"--modes must be >= 1, got {args.modes}")
-    return run_stepped(_case(args), segments=args.segments, n_modes=args.modes)
+    case = _with_options(_case(args), {"--segments": ("stepped.segments", args.segments),
+                                       "--modes": ("modal.n_modes", args.modes)})  # fmt: skip
+    return run_stepped(case)
 
 
 def _float_pair(text: str) -> tuple[float, float]:
     try:
         a, b = (float(v) for v in text.split(","))
-    except ValueError as exc:
-        raise UsageError(f"--damping expects A,B (two numbers), got {text!r}") from exc
+    except ValueError:
+        raise UsageError(f"--damping expects A,B (two numbers), got {text!r}") from None
     return a, b
 
 
@@ -168,6 +226,8 @@ SIMULATE_FLAGS = {
     "max_halvings": "--max-halvings",
     "newton": "--newton",
 }
+#: flags named in messages besides those of SIMULATE_FLAGS
+MESSAGE_FLAGS = {**SIMULATE_FLAGS, "dt_critical": "--dt-critical"}
 
 
 def cmd_simulate(args):
@@ -186,7 +246,7 @@ def cmd_simulate(args):
         return run_simulate(case, dt_critical=args.dt_critical, damping=damping,
                             progress=not args.quiet, **options)  # fmt: skip
     except SettingsError as exc:
-        raise UsageError(exc.render(lambda option: SIMULATE_FLAGS.get(option, option))) from exc
+        raise UsageError(exc.render(lambda option: MESSAGE_FLAGS.get(option, option))) from exc
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -223,8 +283,12 @@ def cmd_mechanism(args):
     from ancf_beam.mbs.analysis import run_mechanism
     from ancf_beam.results import RedundantConstraintError
 
-    _positive_finite("--t-end", args.t_end, " (s)")
     spec = mechanism_from_file(args.config, args.case, args.set)
+    if args.t_end is not None:
+        try:
+            spec = spec.with_overrides({"t_end": args.t_end})
+        except ConfigError as exc:
+            raise UsageError(f"--t-end {args.t_end}: {exc}") from None
     try:
         return run_mechanism(spec, t_end=args.t_end, integrator=args.integrator,
                              progress=not args.quiet)  # fmt: skip
@@ -418,7 +482,7 @@ def _add_mechanism(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="ancf-beam",
         description="Gradient-defect ANCF cantilever under gravity: statics, modes, dynamics.",
     )
@@ -451,6 +515,16 @@ NOT_AVAILABLE = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT, no file
+        words = argv if argv is not None else sys.argv[1:]
+        command = next((f"ancf-beam {a}" for a in words if a in COMMANDS), "ancf-beam")
+        print(f"{command}: interrupted; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
@@ -467,25 +541,27 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # solver failures: clear message, non-zero exit, nothing written
         log.debug("traceback of the failure", exc_info=True)  # -v shows it; exit code the same
-        print(f"ancf-beam {args.command}: failed: {exc}", file=sys.stderr)
+        text = str(exc) or exc.__class__.__name__  # MemoryError() has no text
+        print(f"ancf-beam {args.command}: failed: {text}", file=sys.stderr)
         return EXIT_FAILURE
+    status = 0
     if args.out:
         from ancf_beam.io import write_netcdf
 
         try:
             write_netcdf(ds, args.out)
-        except OSError as exc:  # e.g. a full disk: the temporary file is gone, no partial file
-            print(f"ancf-beam {args.command}: failed: cannot write --out {args.out}: {exc}",
-                  file=sys.stderr)  # fmt: skip
-            return EXIT_FAILURE
-        summary["out"] = str(args.out)
+            summary["out"] = str(args.out)
+        except OSError as exc:  # e.g. a full disk: no partial file; the result is still shown
+            log.debug("traceback of the failed write", exc_info=True)
+            print(f"ancf-beam {args.command}: failed: {exc}", file=sys.stderr)  # names the file
+            status = EXIT_FAILURE
     if args.json:
         from ancf_beam.io import json_ready
 
         sys.stdout.write(json.dumps(json_ready(summary)) + "\n")
     else:
         _print_human(summary)
-    return 0
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,12 +10,13 @@ failed or interrupted run never leaves a half-written file.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import hashlib
 import logging
 import os
+import secrets
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +30,8 @@ from ancf_beam.config import CaseSpec
 
 __all__ = [
     "InputFileError",
+    "OutputFileError",
+    "free_bytes",
     "git_commit",
     "log_to_file",
     "read_netcdf",
@@ -187,23 +190,77 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
     return removed
 
 
+class OutputFileError(OSError):
+    """A result file could not be written; the message names the file and, when its file system
+    is full, says so (netCDF/HDF5 report a full disk as ``HDF error`` or even ``Permission
+    denied``)."""
+
+
+def free_bytes(directory: str | os.PathLike) -> int | None:
+    """Bytes this process may still write on the file system of ``directory`` (root may also
+    use the blocks reserved for it), or None when the file system does not say."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return None
+    blocks = st.f_bfree if os.geteuid() == 0 else st.f_bavail
+    return blocks * st.f_frsize
+
+
+def _write_failure(path: Path, ds: xr.Dataset, exc: BaseException) -> OutputFileError:
+    """The error of a failed write of ``ds`` to ``path``: the file, the cause and, from the file
+    system itself rather than the library's error code, whether the disk is full (less free
+    space than the data, or than 1 MiB, at the moment of the failure)."""
+    cause = str(exc) if isinstance(exc, OSError) else f"{exc.__class__.__name__}: {exc}"
+    free = free_bytes(path.parent)
+    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+    if full or free is not None and free < max(ds.nbytes, 2**20):
+        left = "no space left" if free is None else f"{free:,} bytes free"
+        cause = (
+            f"the file system of '{path.parent}' is full ({left}; the data alone are "
+            f"{ds.nbytes:,} bytes). The library reported: {cause}"
+        )
+    return OutputFileError(f"cannot write NetCDF file '{path}': {cause}")
+
+
+def _new_temporary(path: Path) -> Path:
+    """An empty new file ``.<name>.<pid>.<random>.tmp`` next to ``path``, created with mode
+    ``0o666`` less the umask (as ``open`` creates files; :func:`tempfile.mkstemp` would make it
+    0600, and the rename would keep that)."""
+    for _ in range(100):  # a name collision needs the same pid and 32 random bits: never twice
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(errno.EEXIST, f"no free temporary name next to '{path}'")
+
+
 def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     """Write ``ds`` to ``path`` atomically (temporary file + rename); first remove the stale
-    temporaries of earlier, killed writes of the same file (:func:`remove_stale_temporaries`)."""
+    temporaries of earlier, killed writes of the same file (:func:`remove_stale_temporaries`).
+    The file gets the permissions of any new file (``0o666`` less the umask). A failure raises
+    :class:`OutputFileError` naming the file (a full disk named as such) and leaves no file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
-    )
-    os.close(fd)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path)
+        tmp = _new_temporary(path)
+    except OSError as exc:
+        raise _write_failure(path, ds, exc) from exc
     try:
         ds.to_netcdf(tmp, engine="netcdf4")
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
+        # netCDF4 raises RuntimeError ("HDF error"), OSError, ...: diagnosed before the partial
+        # temporary is removed, while a full disk is still full
+        failure = _write_failure(path, ds, exc) if isinstance(exc, Exception) else None
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+        if failure is None:
+            raise
+        raise failure from exc
     return path
 
 

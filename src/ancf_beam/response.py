@@ -611,9 +611,7 @@ def concentration_metrics(X, kappa, EI=None) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------
 def _case_from_attrs(attrs: Mapping[str, Any]):
     """Best-effort rebuild of the CaseSpec recorded as ``param.*`` attributes (None if not)."""
-    import yaml
-
-    from ancf_beam.config import RULES, build_case
+    from ancf_beam.config import RULES, ConfigError, build_case, parse_yaml_text
 
     nested: dict[str, Any] = {}
     for key, value in attrs.items():
@@ -627,9 +625,9 @@ def _case_from_attrs(attrs: Mapping[str, Any]):
         elif desc.startswith("true or false") and value in (0, 1):
             value = bool(value)  # NetCDF attributes store booleans as integers
         elif isinstance(value, str) and value[:1] == "[":
-            try:  # tables are stored as their text
-                value = yaml.safe_load(value)
-            except yaml.YAMLError:
+            try:  # tables are stored as their text (1e-09 in it is a number, as in a config)
+                value = parse_yaml_text(value)
+            except ConfigError:
                 pass
         node = nested
         parts = key[len("param.") :].split(".")

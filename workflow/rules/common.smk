@@ -19,6 +19,20 @@ except ConfigError as exc:
 CASES = list(config.get("cases") or {})
 if not CASES:
     raise WorkflowError("config has no cases: add at least one block under 'cases:'")
+# Largest parameter matrix the pipeline takes in one run. The DAG is the limit: before any job
+# runs, each case is resolved, classed small or large deflection (a quadrature) and given 8
+# jobs; `snakemake -n` of 1000 cases took 155 s of CPU (8030 jobs; 7 to 12 min of wall time on
+# 2 cores shared with other work; benchmarks/bench_config_load.py --bound-run), and the run
+# itself costs about 30 s of CPU per case (config/config.yaml, 12 cases with the studies:
+# 3.5 min on 2 idle cores), 8 h for 1000. A larger study is split into several config files,
+# each its own run (and results directory).
+MAX_CASES = 1000
+if len(CASES) > MAX_CASES:
+    raise WorkflowError(
+        f"config file(s) {', '.join(map(str, workflow.configfiles))}: {len(CASES)} cases; the "
+        f"pipeline takes at most {MAX_CASES} per run (its DAG alone costs about 0.15 s of "
+        "CPU per case): split the cases into several config files and run each"
+    )
 
 # Package version + hash of its source: in the params of every compute rule, so editing the
 # library re-runs the affected jobs (Snakemake's params rerun trigger).
@@ -337,11 +351,13 @@ def configfile_paths():
 
 
 def workflow_sources():
-    """The workflow definition besides the Snakefile: every file under workflow/ (no caches)."""
+    """The workflow definition besides the Snakefile: every file under workflow/ and the
+    default profile under profiles/ (no caches)."""
     base = Path(workflow.basedir)
     files = sorted(
         p
-        for p in (base / "workflow").rglob("*")
+        for d in ("workflow", "profiles")
+        for p in (base / d).rglob("*")
         if p.is_file()
         and "__pycache__" not in p.parts
         and ".ipynb_checkpoints" not in p.parts

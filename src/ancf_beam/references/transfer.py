@@ -112,8 +112,8 @@ def cantilever_beta_l(k: int) -> np.ndarray:
     """First ``k`` roots ``beta L`` (-) of the cantilever equation ``1 + cos(b) cosh(b) = 0``.
 
     The roots are found with :func:`scipy.optimize.brentq`. The equation is rewritten as
-    ``cos b + 1/cosh b = 0`` (same roots, no overflow); its ``i``-th root lies in
-    ``((2i - 1) pi/2 - pi/2, (2i - 1) pi/2 + pi/2)`` close to ``(2i - 1) pi/2``.
+    ``cos b + 1/cosh b = 0`` (same roots; ``1/cosh`` evaluated without overflow); its ``i``-th
+    root lies in ``((2i - 1) pi/2 - pi/2, (2i - 1) pi/2 + pi/2)`` close to ``(2i - 1) pi/2``.
 
     Returns
     -------
@@ -124,7 +124,8 @@ def cantilever_beta_l(k: int) -> np.ndarray:
         raise ValueError(f"k must be >= 1, got {k}")
 
     def f(b: float) -> float:
-        return math.cos(b) + 1.0 / math.cosh(b)
+        e = math.exp(-b)  # 1/cosh b = 2 e^-b / (1 + e^-2b): no overflow past b = 710
+        return math.cos(b) + 2.0 * e / (1.0 + e * e)
 
     roots = np.empty(k)
     for i in range(1, k + 1):

@@ -49,10 +49,12 @@ from ancf_beam.config import (
     NEWTON_DEFAULTS,
     NEWTON_PREDICTORS,
     NEWTON_VARIANTS,
+    RULES,
     CaseSpec,
 )
 from ancf_beam.solvers.modal import modal_analysis, omega_max
 from ancf_beam.solvers.schemes import Scheme
+from ancf_beam.solvers.timeloop import step_plan
 
 __all__ = [
     "APPLIES_TO",
@@ -89,16 +91,29 @@ def _integer(v: Any) -> bool:
     return isinstance(v, int | np.integer) and not isinstance(v, bool)
 
 
+#: options that stand for a key of the case's ``dynamics`` section: each is checked by that
+#: key's rule (:data:`ancf_beam.config.RULES`), so a run option and the config key it overrides
+#: accept the same values (``--gamma 0.2`` and ``dynamics.newmark_gamma: 0.2`` alike)
+CASE_KEYS: dict[str, str] = {
+    "t_end": "dynamics.t_end",
+    "dt": "dynamics.dt",
+    "sample_dt": "dynamics.sample_dt",
+    "snapshot_dt": "dynamics.snapshot_dt",
+    "energy_growth_limit": "dynamics.energy_growth_limit",
+    "beta": "dynamics.newmark_beta",
+    "gamma": "dynamics.newmark_gamma",
+    "rho_inf": "dynamics.rho_inf",
+}
+
+
+def _case_rule(key: str) -> tuple[str, Any]:
+    desc, ok = RULES[key]
+    return desc.removeprefix("null or "), lambda v: ok(v.item() if isinstance(v, np.generic) else v)
+
+
 #: option -> (allowed values, predicate); ``dt_safety`` and ``damping`` are checked apart
 RANGES: dict[str, tuple[str, Any]] = {
-    "t_end": ("> 0 (s)", lambda v: _number(v) and v > 0),
-    "dt": ("a number > 0 (s)", lambda v: _number(v) and v > 0),
-    "sample_dt": ("> 0 (s)", lambda v: _number(v) and v > 0),
-    "snapshot_dt": ("> 0 (s)", lambda v: _number(v) and v > 0),
-    "energy_growth_limit": ("> 0", lambda v: _number(v) and v > 0),
-    "beta": ("> 0 (beta = 0 is explicit)", lambda v: _number(v) and v > 0),
-    "gamma": (">= 0", lambda v: _number(v) and v >= 0),
-    "rho_inf": ("in [0, 1]", lambda v: _number(v) and 0 <= v <= 1),
+    **{option: _case_rule(key) for option, key in CASE_KEYS.items()},
     "max_iter": ("an integer >= 1", lambda v: _integer(v) and v >= 1),
     "max_halvings": ("an integer >= 0", lambda v: _integer(v) and v >= 0),
     "tol": ("in (0, 1)", lambda v: _number(v) and 0 < v < 1),
@@ -106,6 +121,16 @@ RANGES: dict[str, tuple[str, Any]] = {
     "newton": (f"one of {', '.join(NEWTON_VARIANTS)}", lambda v: v in NEWTON_VARIANTS),
     "predictor": (f"one of {', '.join(NEWTON_PREDICTORS)}", lambda v: v in NEWTON_PREDICTORS),
 }
+_DAMPING_RULES = (_case_rule("dynamics.damping_alpha"), _case_rule("dynamics.damping_beta"))
+
+#: Most steps one run may take. A central-difference step costs about 0.5 us of CPU at 2
+#: elements and 1 us at 20 (measured, 0.5 s runs), so this is 8 to 17 minutes there and days on
+#: fine meshes; beyond it a run is a mistyped ``dt`` or ``t_end`` (and past 2^63 steps not even
+#: a count the compiled loops can hold).
+MAX_STEPS = 10**9
+#: Largest size of the records a run preallocates (samples, snapshots, damage snapshots and, for
+#: the implicit integrators, the Newton iterations of every step), bytes.
+MAX_RECORD_BYTES = 2 * 2**30
 
 
 class SettingsError(ValueError):
@@ -240,9 +265,12 @@ class DynamicsSettings:
         if self.dt is not None:
             _check_option("dt", self.dt)
         self._check_dt_safety()
-        if not (len(self.damping) == 2 and all(_number(c) and c >= 0 for c in self.damping)):
+        (alpha, alpha_ok), (beta, beta_ok) = _DAMPING_RULES
+        if not (len(self.damping) == 2 and alpha_ok(self.damping[0]) and beta_ok(self.damping[1])):
             raise SettingsError(
-                ("damping",), f"{{0}} coefficients must be two numbers >= 0, got {self.damping!r}"
+                ("damping",),
+                f"{{0}} must be two numbers alpha, beta: alpha {alpha}, beta {beta}; got "
+                f"{_literal(self.damping)}",
             )
         if self.integrator == "newmark":
             _warn_unstable_newmark(float(self.beta), float(self.gamma))
@@ -338,24 +366,74 @@ class DynamicsSettings:
     def time_step(self, model, dt_critical: float | None = None) -> tuple[float, float | None]:
         """``(dt, dt_critical)`` of a run of ``model`` (module docstring). ``dt_critical`` is
         computed when the policy needs it and it is not given; it is returned as used (None
-        when neither given nor needed)."""
+        when neither given nor needed). The run is then checked to fit (:meth:`check_run`)."""
+        self._check_damping(model)
         if self.is_explicit:
             if dt_critical is None and (self.dt is None or not self.force):
                 dt_critical = critical_step(model)
             if self.dt is None:
-                return self.dt_safety * dt_critical, dt_critical
+                return self._safety_step(model, dt_critical), dt_critical
             if not self.force and self.dt > dt_critical:
                 raise SettingsError(
                     ("dt", "force"),
                     f"{{0}} = {self.dt:.4e} s exceeds the critical step {dt_critical:.4e} s "
-                    f"(dt/dt_cr = {self.dt / dt_critical:.3f}); the explicit run would be "
+                    f"(dt/dt_cr = {self.dt / dt_critical:.3g}); the explicit run would be "
                     "unstable. Use a smaller dt, or force it ({1}) to observe the instability",
                 )
+            self.check_run(model, self.dt, ("dt",), "{1}")
             return self.dt, dt_critical
         if self.dt is not None:
+            self.check_run(model, self.dt, ("dt",), "{1}")
             return self.dt, dt_critical
         if self.dt_safety is not None:
             if dt_critical is None:
                 dt_critical = critical_step(model)
-            return self.dt_safety * dt_critical, dt_critical
-        return default_implicit_dt(model), dt_critical
+            return self._safety_step(model, dt_critical), dt_critical
+        dt = default_implicit_dt(model)
+        self.check_run(model, dt, (), f"T1 / {IMPLICIT_STEPS_PER_PERIOD:g}")
+        return dt, dt_critical
+
+    def _safety_step(self, model, dt_critical: float) -> float:
+        dt = self.dt_safety * dt_critical
+        step = f"{{1}} x {{2}} = {self.dt_safety:g} x {dt_critical:.4g} s"
+        self.check_run(model, dt, ("dt_safety", "dt_critical"), step)
+        return dt
+
+    def _check_damping(self, model) -> None:
+        """Refuse damping whose matrix ``C = alpha M + beta K0`` overflows for this model."""
+        if not any(self.damping):
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = model.rayleigh_lower_band(*map(float, self.damping))
+        if not np.all(np.isfinite(c)):
+            raise SettingsError(
+                ("damping",),
+                f"{{0}} = {_literal(tuple(self.damping))} overflows the damping matrix "
+                "C = alpha M + beta K0 of this beam (entries beyond the largest float); "
+                "damping of this size has no meaning",
+            )
+
+    def check_run(self, model, dt: float, options: tuple[str, ...], step: str) -> None:
+        """Refuse a run of more than :data:`MAX_STEPS` steps of ``dt`` or whose records would
+        exceed :data:`MAX_RECORD_BYTES`, naming ``t_end`` and the ``options`` that chose
+        ``dt`` (``step``: how, a template on the option names)."""
+        steps = self.t_end / dt
+        if not steps <= MAX_STEPS:
+            raise SettingsError(
+                ("t_end", *options),
+                f"{{0}} = {self.t_end:.6g} s in steps of dt = {step} = {dt:.4g} s is "
+                f"{steps:.3g} steps; a run takes at most {MAX_STEPS:.0e} steps "
+                "(ancf_beam.solvers.settings.MAX_STEPS)",
+            )
+        plan = step_plan(self.t_end, dt, self.sample_dt, self.snapshot_dt)
+        per_snap = model.n_dof + (model.damage.size if model.case.damage.enabled else 0)
+        nbytes = 8 * (6 * plan.n_samples + per_snap * plan.n_snaps)
+        nbytes += 0 if self.is_explicit else 4 * plan.n_steps
+        if nbytes > MAX_RECORD_BYTES:
+            raise SettingsError(
+                ("t_end", "sample_dt", "snapshot_dt"),
+                f"{{0}} = {self.t_end:.6g} s sampled every {{1}} = {self.sample_dt:.4g} s with "
+                f"snapshots every {{2}} = {self.snapshot_dt:.4g} s (dt = {dt:.4g} s) needs "
+                f"{nbytes / 2**30:.3g} GiB of records; at most {MAX_RECORD_BYTES / 2**30:g} GiB "
+                "(ancf_beam.solvers.settings.MAX_RECORD_BYTES)",
+            )
