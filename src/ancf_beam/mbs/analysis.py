@@ -15,7 +15,9 @@ two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_re
 the bodies are still in contact at ``t_end``), ``contact_duration`` (s, time with positive
 contact force: located by the adaptive integrator's events, else from the samples by linear
 interpolation of the force's zero crossings), ``max_penetration`` (m), ``max_contact_force`` (N)
-(largest samples refined by a parabola through their neighbours), ``critical_dt`` (s, explicit
+(the adaptive integrator: searched on its dense output between the steps, as the contact record
+of a clearance joint; the others: largest samples refined by a parabola through their
+neighbours), ``critical_dt`` (s, explicit
 bound ``2 / omega`` of the governing mode ``critical_dt_mode``: ``contact`` or ``beam``).
 
 Clearance joint (``clearance:``; from the contact record of every accepted step, not only the
@@ -42,7 +44,10 @@ points, positive to the left of the direction node 0 -> last node), and for ever
 the second body along ``t``), ``penetration`` (m), ``eccentricity_x``, ``eccentricity_y`` (m,
 centre of the second circle minus the first), ``contact_state`` (1 while the normal force is
 positive, else 0), ``constraint_violation``,
-``velocity_violation``, ``kinetic_energy``, ``potential_energy``, ``energy_total``; attributes:
+``velocity_violation``, ``kinetic_energy``, ``potential_energy``, ``energy_total`` (kinetic +
+potential + the work dissipated by damage and the contacts, booked every step), ``drive_work``
+(J, the work the drives fed in since t = 0, ``lam . Phi_t`` booked every step: ``energy_total -
+drive_work`` is conserved); attributes:
 provenance (every resolved parameter, case, version, commit, config hash) and solver settings.
 """
 
@@ -168,11 +173,22 @@ def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict
         duration = contact_duration(t, r["F_n"])
     bounds = explicit_dt_bounds(mech.system)
     mode = min(bounds, key=bounds.get) if bounds else None
+    rec = res.contact
+    if res.integrator == "adaptive" and rec is not None:  # peaks searched on the dense output
+        e = mech.system.forces.index(fe)
+        row = rec.elements.index(e)
+        eps = rec.episodes[rec.episodes[:, 0] == e] if len(rec.episodes) else rec.episodes
+        pen = float(np.nanmax(eps[:, 5])) if len(eps) else 0.0
+        max_pen = max(pen, float(np.max(r["delta"])))
+        max_force = max(float(rec.max_force[row]), float(np.max(r["F_n"])))
+    else:
+        max_pen = peak(t, r["delta"])
+        max_force = peak(t, r["F_n"])
     return {
         "restitution": None if in_contact_at_end else v_sep / spec.v_rel,
         "contact_duration": duration,
-        "max_penetration": peak(t, r["delta"]),
-        "max_contact_force": peak(t, r["F_n"]),
+        "max_penetration": max_pen,
+        "max_contact_force": max_force,
         "impacts": int(res.force_state[-1, mech.system.forces.index(fe), 2]),
         "critical_dt": bounds.get(mode) if mode else None,
         "critical_dt_mode": mode,
@@ -271,6 +287,9 @@ def run_mechanism(
                              {"units": "J", "long_name": "strain + gravity + force elements"}),
         "energy_total": ("time", res.total, {"units": "J",
                                              "long_name": "kinetic + potential + dissipated"}),
+        "drive_work": ("time", res.drive_work, {
+            "units": "J", "long_name": "work fed in by the drives since t = 0 (booked every "
+            "step: energy_total - drive_work is conserved)"}),
     }  # fmt: skip
     drift = res.energy_drift_rel() if system.energy_balance_closes else None
     summary: dict[str, Any] = {
