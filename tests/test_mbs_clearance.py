@@ -24,6 +24,11 @@ from ancf_beam.mbs.mechanisms import build_mechanism
 from ancf_beam.references.mechanism import slider_crank_kinematics
 
 R, L, OMEGA = 0.05, 0.12, 5000 * 2 * math.pi / 60
+#: safety factor on an error estimate from refinement (the estimate itself is uncertain: the
+#: finer run's own error, the asymptotic rate not yet reached), as the pipeline's
+#: estimate_factor
+SAFETY = 2.0
+EPS = float(np.finfo(float).eps)
 PERIOD = 2 * math.pi / OMEGA
 R_B = 0.010
 STEEL_SIDE = math.sqrt(0.21 / L / 7850.0)  # ANCF steel rod of the rigid rod's mass (0.21 kg)
@@ -100,8 +105,9 @@ def test_hertz_stiffness_from_the_materials_unless_given():
     spec = resolve_mechanism({"mechanisms": {"m": _block()}}, "m")
     # 4/3 E* sqrt(R), E* = E / (2 (1 - nu^2)), R = R_b R_j / (R_b - R_j) = 0.19 m
     e_star = 207e9 / (2 * (1 - 0.09))
+    # the same formula evaluated here: a few operations of round-off
     assert spec.clearance.contact.stiffness == pytest.approx(4 / 3 * e_star * math.sqrt(0.19),
-                                                             rel=1e-12)  # fmt: skip
+                                                             rel=16 * EPS)  # fmt: skip
     block = _block()
     block["clearance"]["contact"]["K"] = 1e9
     del block["clearance"]["E"], block["clearance"]["nu"]
@@ -119,14 +125,20 @@ def test_builder_replaces_the_named_revolute_by_an_inside_contact(joint, rod):
     assert joint not in names and len(names) == 4  # pivot, drive, the other pin, slider_guide
     assert isinstance(mech.contact, CircleContact) and mech.contact.inside
     assert mech.contact.name == joint and mech.contact.clearance == pytest.approx(0.5e-3)
-    # the journal starts centred and moves with its bearing (ideal-mechanism velocities)
+    # the journal starts centred and moves with its bearing (ideal-mechanism velocities); the
+    # positions to round-off of the coordinates (0.17 m), the velocities to that of the
+    # consistent-velocity solve: 8 eps times the condition number of its Schur complement
+    # J M^-1 J^T times the largest velocity component
     p, q = mech.contact.p, mech.contact.q
-    assert np.allclose(p.position(system.q0), q.position(system.q0), atol=1e-15)
+    assert np.allclose(p.position(system.q0), q.position(system.q0), rtol=0, atol=8 * EPS * 0.17)
     vp, vq = p.velocity(system.q0, mech.v0), q.velocity(system.q0, mech.v0)
-    assert np.linalg.norm(vp - vq) <= 1e-12 * OMEGA * R
+    jac = system.jacobian(system.q0, 0.0)
+    schur = jac @ np.linalg.solve(system.mass_dense(), jac.T)
+    vtol = 8 * EPS * float(np.linalg.cond(schur)) * float(np.max(np.abs(mech.v0)))
+    assert np.linalg.norm(vp - vq) <= vtol
     # crank pin: omega r; wrist pin: the slider at top dead centre (at rest)
     speed = OMEGA * R if joint == "crank_pin" else 0.0
-    assert np.linalg.norm(vq) == pytest.approx(speed, abs=1e-9 * OMEGA * R)
+    assert np.linalg.norm(vq) == pytest.approx(speed, abs=vtol)
 
 
 # ------------------------------------------------------------------------------------------
@@ -155,11 +167,14 @@ def test_clearance_converges_to_the_ideal_joint(mu):
     dx = [r[2] for r in rows]
     assert da[0] > da[1] > da[2]
     assert dx[0] > dx[1] > dx[2]
-    # each fivefold reduction of c at least halves the position error and lowers the
-    # acceleration error by >= 1.4x (measured: 3.9x, 4.0x and 1.7x, 1.9x)
+    # the trend (physics of these three shipped clearances, not an error bound): the position
+    # deviation is first order in c (5x per fivefold c; measured 3.9x, 4.0x), the
+    # acceleration's weaker (measured 1.7x, 1.9x)
     assert dx[0] / dx[1] > 2 and dx[1] / dx[2] > 2
     assert da[0] / da[1] > 1.4 and da[1] / da[2] > 1.4
-    for c, _, x, _ in rows:  # the journal never leaves its bearing by much: |dx| ~ c
+    # the geometric bound: |dx| <= e l / d + e^2 / d with e = c + delta (l / d = 1.10 here, the
+    # penetration below 0.2 c), so the RMS deviation stays below 2 c
+    for c, _, x, _ in rows:
         assert x < 2 * c
 
 
@@ -183,9 +198,12 @@ def test_three_motion_modes_appear_in_one_revolution(mu):
     assert ecc[free].max() <= 1.0 and ecc[~free].min() > 1.0
     assert 1.0 < summary["max_eccentricity_ratio"] < 1.2
     # the contact fraction booked step by step (gaps interpolated across sign changes) against
-    # the share of the 1e-5 s samples that penetrate: measured 0.581 vs 0.584, 0.480 vs 0.481
+    # the share of the 1e-5 s samples that penetrate: each episode's two ends fall within a
+    # sample interval, so they differ by at most 2 impacts x 1e-5 s / t_end (measured 0.581 vs
+    # 0.584, 0.480 vs 0.481)
     share = float(np.mean(data["delta"] > 0.0))
-    assert summary["contact_fraction"] == pytest.approx(share, abs=0.01)
+    bound = 2 * summary["impacts"] * 1e-5 / PERIOD
+    assert abs(summary["contact_fraction"] - share) <= bound
 
 
 @pytest.mark.parametrize("mu", [None, 0.01])
@@ -199,6 +217,23 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
     _, ref, s_ref, _ = _run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6, sample_dt=1e-4)
     _, sc, s_sc, _ = _run(_block(0.5e-3, mu), t_end=t_end, dt=2e-5, dt_contact=1e-6,
                           step_control=True, sample_dt=1e-4)  # fmt: skip
+    # each run's error from its refinements (half and a quarter of the steps, onset_tol / 4 and
+    # / 16: first order, the larger successive difference), the pair within SAFETY x the sum
+    refined = {
+        "fixed": [_run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6 / f, sample_dt=1e-4)[2]
+                  for f in (2, 4)],
+        "step control": [_run(_block(0.5e-3, mu), t_end=t_end, dt=2e-5 / f, dt_contact=1e-6 / f,
+                              step_control=True, onset_tol=1e-8 / f**2, sample_dt=1e-4)[2]
+                         for f in (2, 4)],
+    }  # fmt: skip
+    for key in ("first_contact_time", "first_impact_force"):
+        est = 0.0
+        for base, runs in ((s_ref, refined["fixed"]), (s_sc, refined["step control"])):
+            vals = [base[key]] + [r[key] for r in runs]
+            est += 2.0 * max(abs(a - b) for a, b in zip(vals[:-1], vals[1:], strict=True))
+        err = abs(s_sc[key] - s_ref[key])
+        print(f"\n{key}: |step control - fixed| {err:.3e} <= {SAFETY * est:.3e}")
+        assert err <= SAFETY * est
     dt1 = abs(s_sc["first_contact_time"] / s_ref["first_contact_time"] - 1)
     df1 = abs(s_sc["first_impact_force"] / s_ref["first_impact_force"] - 1)
     print(f"\nmu = {mu}: first contact {s_ref['first_contact_time']:.9e} s (fixed) vs "
@@ -207,15 +242,11 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
           f"{df1:.2e}; steps {ref.steps} vs {sc.steps} ({ref.steps / sc.steps:.1f}x), "
           f"{sc.stats['steps_small']} small, {sc.stats['locate_trials']} onset trials")  # fmt: skip
     assert s_ref["impacts"] == s_sc["impacts"] == 1
-    assert dt1 < 2e-5  # issue: 1e-3
-    assert df1 < 4e-3  # issue: 1e-2
+    assert dt1 < 1e-3 and df1 < 1e-2  # the issue's requirement (issue 14)
     assert ref.steps >= 5 * sc.steps
     assert sc.stats["locate_trials"] > 0 and sc.stats["steps_small"] < sc.steps
 
 
-#: safety factor on an error estimate from refinement (the estimate itself is uncertain: the
-#: finer run's own error, the asymptotic rate not yet reached)
-SAFETY = 2.0
 
 
 def _estimate(coarse, fine, kappa):
@@ -316,7 +347,8 @@ def test_cli_clearance_case_json_and_netcdf(capsys, tmp_path):
     text, _ = capsys.readouterr()
     assert code == 0
     js = json.loads(text)
-    assert js["impacts"] == 1 and js["first_contact_time"] == pytest.approx(2.2728e-4, rel=1e-4)
+    # the first contact time to the 5 digits recorded here (half a unit of the last digit)
+    assert js["impacts"] == 1 and js["first_contact_time"] == pytest.approx(2.2728e-4, abs=5e-9)
     assert js["max_contact_force"] > 1e4 and 0 < js["contact_fraction"] < 1
     assert js["max_eccentricity_ratio"] > 1 and js["steps"] > 0
     with xr.open_dataset(out) as ds:
@@ -339,9 +371,81 @@ def test_episode_rule_uses_the_hertz_impact_duration(n):
 
     m, k, v0 = 0.084, 6.6e10, 0.85
     ref = hertz(m, k, v0, n)["duration"]
-    assert hertz_duration(m, k, n, v0) == pytest.approx(ref, rel=5e-15)
+    # closed form vs quad (epsrel 1e-14) plus the Beta function's round-off
+    assert hertz_duration(m, k, n, v0) == pytest.approx(ref, rel=1e-14 + 16 * EPS)
     # episodes [element, t_on, t_off, v0, F, delta]: 4.9 and 5.1 reference durations, one open
     eps = np.array([[0, 0.0, 4.9 * ref, v0, 1.0, 1e-6], [0, 1.0, 1.0 + 5.1 * ref, v0, 1.0, 1e-6],
                     [0, 2.0, np.nan, v0, 1.0, 1e-6]])  # fmt: skip
     states = classify_episodes(eps, 2.0 + 4.0 * ref, m, k, n, 5.0, 1e-4)
     assert states.tolist() == [1, 2, 1]
+
+
+#: the adaptive clearance case that never ended (the solver re-created 162,498 times at
+#: t = 0.0040795 s) and, run over 0.05 s, crashed locating the end of a contact force
+ADAPTIVE_CASE = ["mechanism", "--case", "slider_crank_clearance", "--integrator", "adaptive",
+                 "--set", "solver.method=DOP853", "--set", "solver.rtol=1e-9", "--json", "-q"]
+#: wall-clock guard (s): the runs take 2 s and 9 s on an idle core, plus start-up and numba's
+#: cache loading; a run that loops does not end at all
+WALL_GUARD = 600.0
+
+
+def _cli_json(args):
+    import json
+    import subprocess
+    import sys
+
+    script = "import sys; from ancf_beam.cli import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                             text=True, timeout=WALL_GUARD)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ancf-beam {' '.join(args)} did not end within {WALL_GUARD:g} s")
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("t_end", [0.01, 0.05])
+def test_adaptive_clearance_run_ends_and_its_peaks_agree(t_end):
+    """Rigid rod, c = 0.5 mm at the wrist pin, Lankarani-Nikravesh ce = 0.9 (K = 6.61e10 from
+    the materials), DOP853 at rtol 1e-9, in a subprocess under a wall-clock guard. The JSON's
+    max_penetration and (max_eccentricity_ratio - 1) c describe the same maximum of the dense
+    output (the ratio takes the larger of the sampled |e| and c + max_penetration): they agree
+    to the bounded search's value error, 1/2 |delta''| dt^2 with dt = sqrt(eps) t_end (the
+    search's own floor), |delta''| at most F_max / m_eff + the slider's largest acceleration,
+    plus the round-off of (ratio - 1) c, 4 eps (c + delta). Measured: equal to 1e-19 m (8.7e-5
+    relative apart before the peaks were searched on the dense output)."""
+    js = _cli_json([*ADAPTIVE_CASE, "--t-end", str(t_end)])
+    assert js["t_end"] == pytest.approx(t_end, rel=1e-12) and js["impacts"] > 0
+    c = 0.5e-3
+    spec = resolve_mechanism({"mechanisms": {"m": _block()}}, "m")
+    m_eff = build_mechanism(spec).contact_m_eff
+    d2 = js["max_contact_force"] / m_eff + max(abs(js["slider_a_max"]), abs(js["slider_a_min"]))
+    dt = math.sqrt(np.finfo(float).eps) * t_end
+    eps = np.finfo(float).eps
+    bound = 0.5 * d2 * dt * dt + 4 * eps * (c + js["max_penetration"])
+    diff = abs((js["max_eccentricity_ratio"] - 1.0) * c - js["max_penetration"])
+    print(f"\nt_end {t_end}: {js['steps']} steps, {js['impacts']} impacts; |(ratio - 1) c - "
+          f"max_penetration| = {diff:.2e} m <= {bound:.2e} m")  # fmt: skip
+    assert diff <= bound
+
+
+def test_adaptive_peak_force_is_the_dense_output_maximum():
+    """First impact, DOP853 at rtol 1e-10: the recorded peak force against the largest of the
+    same dense output sampled every 10 ns (the samples' largest lies below the true maximum by at
+    most |F''| h^2 / 8, |F''| from their second difference, doubled). Before the peak was
+    searched (16 points per step) the record was 1.2e-5 low."""
+    from ancf_beam.mbs.analysis import peak
+
+    h = 1e-8
+    _, res, summary, hist = _run(_block(), t_end=0.3e-3, integrator="adaptive", rtol=1e-10,
+                                 atol=1e-12, sample_dt=h)  # fmt: skip
+    fn = np.asarray(hist["F_n"])
+    i = int(np.argmax(fn))
+    d2 = abs(fn[i - 1] - 2 * fn[i] + fn[i + 1]) / (h * h)
+    sampled = float(fn[i])
+    rec = summary["max_contact_force"]
+    eps = np.finfo(float).eps
+    above = 2 * d2 * h * h / 8 + 64 * eps * sampled  # the true maximum above the samples
+    print(f"\nrecorded {rec!r} N, largest sample {sampled!r} N, parabola {peak(res.t, fn)!r} N, "
+          f"allowed above the samples {above:.2e} N")  # fmt: skip
+    assert sampled - 64 * eps * sampled <= rec <= sampled + above

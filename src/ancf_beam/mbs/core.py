@@ -538,7 +538,7 @@ def contact_forces(fei_r, fef_r, fst_r, q, v, pp, pq):
     delta, ddot, nx, ny, el, vt, s = contact_kinematics(fei_r, fef_r, q, v, pp, pq)
     fn = 0.0
     ft = 0.0
-    if delta > 0.0 and (fst_r[S_FLAG] != 0.0 or fef_r[C_EVENTS] == 0.0):
+    if delta >= 0.0 and (fst_r[S_FLAG] != 0.0 or fef_r[C_EVENTS] == 0.0):
         law = int(fef_r[C_LAW])
         par = fef_r[C_NPAR:C_FPAR]
         fn = normal_force(law, par, delta, ddot, _contact_v0(fef_r, fst_r, ddot))
