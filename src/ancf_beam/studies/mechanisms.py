@@ -8,15 +8,23 @@ References (none of them uses the multibody code):
 * slider-crank with ideal joints: closed-form kinematics and Newton-Euler inverse dynamics
   (:mod:`ancf_beam.references.mechanism`); an ANCF rod through its *rigid limit* (the same case
   with ``E0 = 1e15`` Pa against the rigid closed forms, a uniform rod of mass ``rho A L`` and
-  inertia ``m L^2 / 12``); the work of the drive ``int tau omega dt`` against the change of the
-  total energy (kinetic + potential + dissipated, the contact's included);
+  inertia ``m L^2 / 12``); the work of the drive against the change of the total energy
+  (kinetic + potential + dissipated by damage and the contacts), both booked every step;
 * clearance joint: with a rigid rod the slider can leave its ideal position by at most the bound
   ``|x - x_ideal| <= e_max l / sqrt(l^2 - r^2) + e_max^2 / sqrt(l^2 - r^2)`` (journal offset
-  ``e_max = c + delta_max`` in its bearing, first and second order in ``e``); the sweep:
-  the deviation from the ideal joint shrinks with the clearance ``c``;
+  ``e_max = c + delta_max`` in its bearing, first and second order in ``e``), for every
+  clearance of the sweep;
 * two-body impact: :mod:`ancf_beam.references.impact` (closed-form Kelvin-Voigt, independent
   high-accuracy integration of every law);
 * pendulum (no drive): the energy balance.
+
+Bounds (``pipeline.<study>.tolerances``: ``estimate_factor`` only): a comparison with a reference
+or a balance that is zero for the exact solution may differ by ``estimate_factor`` times the
+run's error estimated from the same run refined (:func:`ancf_beam.mbs.analysis.refined_runs`,
+Richardson with the refinement's ``kappa``) plus the reference's own error plus the run's
+round-off (8 eps per step; the penetration's cancellation ``4 eps n L / delta``); the geometric
+bounds carry the kinematic allowance of the run's constraint violation. The energy balance uses
+the drive's work and the dissipated work booked every step by the integrators.
 
 All times in s, lengths in m, forces in N, accelerations in m/s^2.
 """
