@@ -75,11 +75,11 @@ def rigid_adaptive():
             _run(RIGID, {"integrator": "adaptive"}, rtol=1e-12, atol=1e-14)[1])
 
 
-def _bound(x, x_fine, ref, steps, kappa=10.0):
-    """SAFETY x the Richardson estimate of the relative error of ``x`` from ``x_fine`` + the
-    round-off of the run (8 eps per step)."""
-    return SAFETY * _rel(x, x_fine) * kappa / (kappa - 1) * np.max(np.abs(x_fine)) \
-        / np.max(np.abs(ref)) + 8 * EPS * steps  # fmt: skip
+def _bound(x, x_fine, ref, steps, kappa=10.0, rtol=1e-10):
+    """SAFETY x (the Richardson estimate of the relative error of ``x`` from ``x_fine`` + the
+    error one step admits, rtol) + the round-off of the run (8 eps per step)."""
+    return SAFETY * (_rel(x, x_fine) * kappa / (kappa - 1) * np.max(np.abs(x_fine))
+                     / np.max(np.abs(ref)) + rtol) + 8 * EPS * steps  # fmt: skip
 
 
 def test_rigid_slider_matches_the_closed_form(rigid_adaptive):

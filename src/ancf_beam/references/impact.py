@@ -135,15 +135,16 @@ def integrate_impact(
 ) -> dict[str, float]:  # fmt: skip
     """High-accuracy integration of ``m delta'' = -max(F, 0)`` (:func:`_integrate_impact`);
     with ``error`` also ``error``: per result key a bound of its own error, ``|x(rtol) -
-    x(ERROR_RTOL_FACTOR rtol)|`` (DOP853's error shrinks at least ``ERROR_RTOL_FACTOR^(7/8)`` =
+    x(ERROR_RTOL_FACTOR rtol)|`` (DOP853's error shrinks about ``ERROR_RTOL_FACTOR^(7/8)`` =
     7.5 times from that run to this one, so the difference exceeds this run's error) plus
+    ``rtol |x|`` (the error one step admits: the difference can vanish by coincidence) plus
     ``4 eps |x|`` for the round-off of the result."""
     kw = dict(k=k, c=c, K=K, n=n, restitution=restitution, push=push)
     out = _integrate_impact(law, m, v0, rtol=rtol, **kw)
     if error:
         coarse = _integrate_impact(law, m, v0, rtol=ERROR_RTOL_FACTOR * rtol, **kw)
         eps = float(np.finfo(float).eps)
-        out["error"] = {key: abs(out[key] - coarse[key]) + 4.0 * eps * abs(out[key])
+        out["error"] = {key: abs(out[key] - coarse[key]) + (rtol + 4.0 * eps) * abs(out[key])
                         for key in out}  # fmt: skip
     return out
 

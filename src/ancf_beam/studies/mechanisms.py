@@ -21,7 +21,8 @@ References (none of them uses the multibody code):
 Bounds (``pipeline.<study>.tolerances``: ``estimate_factor`` only): a comparison with a reference
 or a balance that is zero for the exact solution may differ by ``estimate_factor`` times the
 run's error estimated from the same run refined (:func:`ancf_beam.mbs.analysis.refined_runs`,
-Richardson with the refinement's ``kappa``) plus the reference's own error plus the run's
+Richardson with the refinement's ``kappa``; an adaptive run adds its rtol times the quantity's
+scale, the error one step admits) plus the reference's own error plus the run's
 round-off (8 eps per step; the penetration's cancellation ``4 eps n L / delta``); the geometric
 bounds carry the kinematic allowance of the run's constraint violation. The energy balance uses
 the drive's work and the dissipated work booked every step by the integrators.
@@ -102,17 +103,26 @@ def _max_rel(computed, reference) -> float:
     return float(np.max(np.abs(computed - reference)) / np.max(np.abs(reference)))
 
 
-def _estimate(x, fines, kappa: float) -> float:
+def _estimate(x, fines, kappa: float, floor: float = 0.0) -> float:
     """Error estimate of ``x`` (arrays: the largest over the samples) from the same quantity of
     the refined runs ``fines`` (a value or a list, finest last; each refinement shrinks the
     error at least ``kappa`` times): ``kappa / (kappa - 1)`` times the largest difference of
     successive levels (Richardson; with two refined runs the larger difference covers a rate
-    not yet asymptotic; :func:`ancf_beam.mbs.analysis.refinement`)."""
+    not yet asymptotic; :func:`ancf_beam.mbs.analysis.refinement`), plus ``floor`` (an
+    adaptive run: the error one step admits, rtol times the quantity's scale, since the
+    difference can vanish by coincidence; :func:`_tol_floor`)."""
     levels = [np.asarray(x, float)] + [np.asarray(f, float) for f in
                                        (fines if isinstance(fines, list) else [fines])]
     diff = max(float(np.max(np.abs(a - b))) for a, b in zip(levels[:-1], levels[1:],
                                                              strict=True))  # fmt: skip
-    return diff * kappa / (kappa - 1.0) if kappa > 1.0 else math.inf
+    return (diff * kappa / (kappa - 1.0) if kappa > 1.0 else math.inf) + floor
+
+
+def _tol_floor(spec: MechanismSpec, ds: xr.Dataset) -> float:
+    """The relative error one step of an adaptive run admits (its rtol); 0 for the fixed-step
+    integrators (their estimate needs no floor: Richardson of a fixed scheme)."""
+    integrator = str(ds.attrs.get("integrator", spec.integrator))
+    return float(spec.solver.rtol) if integrator == "adaptive" else 0.0
 
 
 def _roundoff(ds: xr.Dataset) -> float:
@@ -169,8 +179,9 @@ def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
     rows = []
     cl = spec.clearance
     floor = _roundoff(ds)
-    est_note = (f"bound {S:g} x estimate from the refined run (kappa {kappa:g}) + round-off "
-                "8 eps per step")  # fmt: skip
+    rt = _tol_floor(spec, ds)
+    est_note = (f"bound {S:g} x (estimate from the refined run, kappa {kappa:g}, + rtol of an "
+                "adaptive run) + round-off 8 eps per step")  # fmt: skip
     if cl is None and spec.beam is None:
         for v, unit in (("x", "m"), ("v", "m/s"), ("a", "m/s^2")):
             sc = float(np.max(np.abs(ref[v])))
@@ -178,14 +189,14 @@ def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
                 f"slider {v} vs closed-form kinematics (max error / max |ref|)", 0.0,
                 _max_rel(ds[f"slider_{v}"].values, ref[v]),
                 _estimate(ds[f"slider_{v}"].values, [f[f"slider_{v}"].values for f in fine],
-                          kappa) / sc,
+                          kappa, rt * sc) / sc,
                 floor, S, case, f"{unit}; {est_note}"))  # fmt: skip
         sc = float(np.max(np.abs(ref["torque"])))
         rows.append(_est_check(
             "drive torque vs Newton-Euler inverse dynamics", 0.0,
             _max_rel(ds["drive_torque"].values, ref["torque"]),
             _estimate(ds["drive_torque"].values, [f["drive_torque"].values for f in fine],
-                      kappa) / sc,
+                      kappa, rt * sc) / sc,
             floor, S, case, f"N m; {est_note}"))  # fmt: skip
         for j in ds["joint"].values:
             j = str(j)
@@ -194,7 +205,8 @@ def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
                 f"{j} force vs inverse dynamics", 0.0,
                 _max_rel(ds["reaction_force"].sel(joint=j).values, ref[j]),
                 _estimate(ds["reaction_force"].sel(joint=j).values,
-                          [f["reaction_force"].sel(joint=j).values for f in fine], kappa) / sc,
+                          [f["reaction_force"].sel(joint=j).values for f in fine], kappa,
+                          rt * sc) / sc,
                 floor, S, case, f"N; {est_note}"))  # fmt: skip
     if rigid_limit is not None:
         rl, rlf = rigid_limit, rigid_fine
@@ -214,14 +226,17 @@ def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
                      else f"rigid limit: slider {v} vs closed form")  # fmt: skip
             rows.append(_est_check(
                 label, 0.0, _max_rel(rl[key].values[keep], rr[v][keep]),
-                _estimate(rl[key].values[keep], [f[key].values[keep] for f in rlf], k_rl) / sc,
+                _estimate(rl[key].values[keep], [f[key].values[keep] for f in rlf], k_rl,
+                          _tol_floor(spec, rl) * sc) / sc,
                 comp + _roundoff(rl), S, case, note))  # fmt: skip
     res = energy_residual(ds)
     tmax = float(ds["kinetic_energy"].max())
     e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
+    e_terms = e_scale + float(np.max(np.abs(ds["drive_work"].values))) / tmax \
+        if "drive_work" in ds else e_scale  # fmt: skip
     rows.append(_est_check(
         "energy change vs drive work (/ max T)", 0.0, float(np.max(np.abs(res))) / tmax,
-        _estimate(res, [energy_residual(f) for f in fine], kappa) / tmax,
+        _estimate(res, [energy_residual(f) for f in fine], kappa, rt * e_terms * tmax) / tmax,
         floor * max(e_scale, 1.0), S, case,
         f"drive work and dissipation booked every step; {est_note}"))  # fmt: skip
     if cl is not None and spec.beam is None:  # the bound holds for a rigid rod
@@ -297,7 +312,8 @@ def _two_body_rows(spec, ds, fine, kappa, tol):
                             ("max penetration", "max_penetration", "m"),
                             ("max contact force", "max_force", "N")):  # fmt: skip
         r = abs(ref[key])
-        est = _estimate(s[key], [x[key] for x in sf], kappa) + ref["error"][key]
+        est = (_estimate(s[key], [x[key] for x in sf], kappa, _tol_floor(spec, ds) * abs(s[key]))
+               + ref["error"][key])  # fmt: skip
         rows.append(
             check(
                 f"impact {name} vs reference",
@@ -352,7 +368,8 @@ def mechanism_checks(
     phi_f = [float(f["constraint_violation"].max()) for f in fine]
     scale = _length_scale(spec)
     rows = [_est_check(
-        "position constraint violation max |Phi|", 0.0, phi, _estimate(phi, phi_f, kappa),
+        "position constraint violation max |Phi|", 0.0, phi,
+        _estimate(phi, phi_f, kappa, _tol_floor(spec, ds) * scale),
         64.0 * _EPS * scale, S, spec.name,
         f"m (rad for angle equations); bound {S:g} x estimate from the refined run (kappa "
         f"{kappa:g}) + the index-3 Newton floor 64 eps max|q0| = {64.0 * _EPS * scale:.2g}")]
@@ -368,7 +385,8 @@ def mechanism_checks(
         rows.append(_est_check(
             "energy balance max|E - E0| / max T (no drive)", 0.0,
             float(np.max(np.abs(res))) / tmax,
-            _estimate(res, [energy_residual(f) for f in fine], kappa) / tmax,
+            _estimate(res, [energy_residual(f) for f in fine], kappa,
+                      _tol_floor(spec, ds) * e_scale * tmax) / tmax,
             _roundoff(ds) * max(e_scale, 1.0), S, spec.name,
             f"{spec.integrator}, numerical dissipation included; bound {S:g} x estimate from "
             f"the refined run (kappa {kappa:g}) + round-off"))  # fmt: skip
@@ -577,7 +595,8 @@ def run_contact_laws(
         for k in keys:
             cols[k].append(got[k])
             cols[f"{k}_floor"].append(floors[k])
-            cols[f"{k}_err"].append(_estimate(got[k], [g[k] for g in got_f], kappa))
+            cols[f"{k}_err"].append(_estimate(got[k], [g[k] for g in got_f], kappa,
+                                              _tol_floor(case, d) * abs(got[k])))
             cols[f"{k}_ref"].append(ref[k])
             cols[f"{k}_ref_err"].append(ref["error"][k])
         if t is None:
@@ -687,9 +706,11 @@ def run_flagship(
                                           / np.max(np.abs(ref["a"]))))  # fmt: skip
         scal["energy_drive_error"].append(_drive_work_error(d))
         fine = refined_runs(case, d)
+        e_terms = float(np.max(np.abs(d["energy_total"].values))
+                        + np.max(np.abs(d["drive_work"].values)))  # fmt: skip
         scal["energy_drive_error_est"].append(
             _estimate(energy_residual(d), [energy_residual(f) for f in fine],
-                      float(fine[0].attrs["kappa"]))
+                      float(fine[0].attrs["kappa"]), _tol_floor(case, d) * e_terms)
             / float(d["kinetic_energy"].max()))  # fmt: skip
         scal["steps"].append(float(s["steps"]))
         dtc = d.attrs.get("solver.dt_contact")
