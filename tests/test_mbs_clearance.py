@@ -24,6 +24,11 @@ from ancf_beam.mbs.mechanisms import build_mechanism
 from ancf_beam.references.mechanism import slider_crank_kinematics
 
 R, L, OMEGA = 0.05, 0.12, 5000 * 2 * math.pi / 60
+#: safety factor on an error estimate from refinement (the estimate itself is uncertain: the
+#: finer run's own error, the asymptotic rate not yet reached), as the pipeline's
+#: estimate_factor
+SAFETY = 2.0
+EPS = float(np.finfo(float).eps)
 PERIOD = 2 * math.pi / OMEGA
 R_B = 0.010
 STEEL_SIDE = math.sqrt(0.21 / L / 7850.0)  # ANCF steel rod of the rigid rod's mass (0.21 kg)
@@ -100,8 +105,9 @@ def test_hertz_stiffness_from_the_materials_unless_given():
     spec = resolve_mechanism({"mechanisms": {"m": _block()}}, "m")
     # 4/3 E* sqrt(R), E* = E / (2 (1 - nu^2)), R = R_b R_j / (R_b - R_j) = 0.19 m
     e_star = 207e9 / (2 * (1 - 0.09))
+    # the same formula evaluated here: a few operations of round-off
     assert spec.clearance.contact.stiffness == pytest.approx(4 / 3 * e_star * math.sqrt(0.19),
-                                                             rel=1e-12)  # fmt: skip
+                                                             rel=16 * EPS)  # fmt: skip
     block = _block()
     block["clearance"]["contact"]["K"] = 1e9
     del block["clearance"]["E"], block["clearance"]["nu"]
@@ -119,14 +125,20 @@ def test_builder_replaces_the_named_revolute_by_an_inside_contact(joint, rod):
     assert joint not in names and len(names) == 4  # pivot, drive, the other pin, slider_guide
     assert isinstance(mech.contact, CircleContact) and mech.contact.inside
     assert mech.contact.name == joint and mech.contact.clearance == pytest.approx(0.5e-3)
-    # the journal starts centred and moves with its bearing (ideal-mechanism velocities)
+    # the journal starts centred and moves with its bearing (ideal-mechanism velocities); the
+    # positions to round-off of the coordinates (0.17 m), the velocities to that of the
+    # consistent-velocity solve: 8 eps times the condition number of its Schur complement
+    # J M^-1 J^T times the largest velocity component
     p, q = mech.contact.p, mech.contact.q
-    assert np.allclose(p.position(system.q0), q.position(system.q0), atol=1e-15)
+    assert np.allclose(p.position(system.q0), q.position(system.q0), rtol=0, atol=8 * EPS * 0.17)
     vp, vq = p.velocity(system.q0, mech.v0), q.velocity(system.q0, mech.v0)
-    assert np.linalg.norm(vp - vq) <= 1e-12 * OMEGA * R
+    jac = system.jacobian(system.q0, 0.0)
+    schur = jac @ np.linalg.solve(system.mass_dense(), jac.T)
+    vtol = 8 * EPS * float(np.linalg.cond(schur)) * float(np.max(np.abs(mech.v0)))
+    assert np.linalg.norm(vp - vq) <= vtol
     # crank pin: omega r; wrist pin: the slider at top dead centre (at rest)
     speed = OMEGA * R if joint == "crank_pin" else 0.0
-    assert np.linalg.norm(vq) == pytest.approx(speed, abs=1e-9 * OMEGA * R)
+    assert np.linalg.norm(vq) == pytest.approx(speed, abs=vtol)
 
 
 # ------------------------------------------------------------------------------------------
@@ -155,11 +167,14 @@ def test_clearance_converges_to_the_ideal_joint(mu):
     dx = [r[2] for r in rows]
     assert da[0] > da[1] > da[2]
     assert dx[0] > dx[1] > dx[2]
-    # each fivefold reduction of c at least halves the position error and lowers the
-    # acceleration error by >= 1.4x (measured: 3.9x, 4.0x and 1.7x, 1.9x)
+    # the trend (physics of these three shipped clearances, not an error bound): the position
+    # deviation is first order in c (5x per fivefold c; measured 3.9x, 4.0x), the
+    # acceleration's weaker (measured 1.7x, 1.9x)
     assert dx[0] / dx[1] > 2 and dx[1] / dx[2] > 2
     assert da[0] / da[1] > 1.4 and da[1] / da[2] > 1.4
-    for c, _, x, _ in rows:  # the journal never leaves its bearing by much: |dx| ~ c
+    # the geometric bound: |dx| <= e l / d + e^2 / d with e = c + delta (l / d = 1.10 here, the
+    # penetration below 0.2 c), so the RMS deviation stays below 2 c
+    for c, _, x, _ in rows:
         assert x < 2 * c
 
 
@@ -183,9 +198,12 @@ def test_three_motion_modes_appear_in_one_revolution(mu):
     assert ecc[free].max() <= 1.0 and ecc[~free].min() > 1.0
     assert 1.0 < summary["max_eccentricity_ratio"] < 1.2
     # the contact fraction booked step by step (gaps interpolated across sign changes) against
-    # the share of the 1e-5 s samples that penetrate: measured 0.581 vs 0.584, 0.480 vs 0.481
+    # the share of the 1e-5 s samples that penetrate: each episode's two ends fall within a
+    # sample interval, so they differ by at most 2 impacts x 1e-5 s / t_end (measured 0.581 vs
+    # 0.584, 0.480 vs 0.481)
     share = float(np.mean(data["delta"] > 0.0))
-    assert summary["contact_fraction"] == pytest.approx(share, abs=0.01)
+    bound = 2 * summary["impacts"] * 1e-5 / PERIOD
+    assert abs(summary["contact_fraction"] - share) <= bound
 
 
 @pytest.mark.parametrize("mu", [None, 0.01])
@@ -199,6 +217,23 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
     _, ref, s_ref, _ = _run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6, sample_dt=1e-4)
     _, sc, s_sc, _ = _run(_block(0.5e-3, mu), t_end=t_end, dt=2e-5, dt_contact=1e-6,
                           step_control=True, sample_dt=1e-4)  # fmt: skip
+    # each run's error from its refinements (half and a quarter of the steps, onset_tol / 4 and
+    # / 16: first order, the larger successive difference), the pair within SAFETY x the sum
+    refined = {
+        "fixed": [_run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6 / f, sample_dt=1e-4)[2]
+                  for f in (2, 4)],
+        "step control": [_run(_block(0.5e-3, mu), t_end=t_end, dt=2e-5 / f, dt_contact=1e-6 / f,
+                              step_control=True, onset_tol=1e-8 / f**2, sample_dt=1e-4)[2]
+                         for f in (2, 4)],
+    }  # fmt: skip
+    for key in ("first_contact_time", "first_impact_force"):
+        est = 0.0
+        for base, runs in ((s_ref, refined["fixed"]), (s_sc, refined["step control"])):
+            vals = [base[key]] + [r[key] for r in runs]
+            est += 2.0 * max(abs(a - b) for a, b in zip(vals[:-1], vals[1:], strict=True))
+        err = abs(s_sc[key] - s_ref[key])
+        print(f"\n{key}: |step control - fixed| {err:.3e} <= {SAFETY * est:.3e}")
+        assert err <= SAFETY * est
     dt1 = abs(s_sc["first_contact_time"] / s_ref["first_contact_time"] - 1)
     df1 = abs(s_sc["first_impact_force"] / s_ref["first_impact_force"] - 1)
     print(f"\nmu = {mu}: first contact {s_ref['first_contact_time']:.9e} s (fixed) vs "
@@ -207,41 +242,55 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
           f"{df1:.2e}; steps {ref.steps} vs {sc.steps} ({ref.steps / sc.steps:.1f}x), "
           f"{sc.stats['steps_small']} small, {sc.stats['locate_trials']} onset trials")  # fmt: skip
     assert s_ref["impacts"] == s_sc["impacts"] == 1
-    assert dt1 < 2e-5  # issue: 1e-3
-    assert df1 < 4e-3  # issue: 1e-2
+    assert dt1 < 1e-3 and df1 < 1e-2  # the issue's requirement (issue 14)
     assert ref.steps >= 5 * sc.steps
     assert sc.stats["locate_trials"] > 0 and sc.stats["steps_small"] < sc.steps
 
 
+
+
+def _estimate(coarse, fine, kappa):
+    """Error estimate of ``coarse`` from a run whose error is ``kappa`` times smaller:
+    ``|coarse - fine| kappa / (kappa - 1)`` (Richardson)."""
+    return abs(coarse - fine) * kappa / (kappa - 1.0)
+
+
 def test_adaptive_integration_with_onset_events_agrees():
-    """Independent integrator: DOP853 (rtol 1e-8) on the index-1 form, stopped at the onset
-    (delta = 0 on its dense output) against generalized-alpha with fixed 2.5e-7 s steps, and
-    the step-controlled run (2e-5 / 1e-6 s) against both. Measured: adaptive vs fixed 2.5e-7 s:
-    first contact time 7.1e-8 relative, first-impact force 2.9e-6 relative (45868.1 vs 45868.2 N);
-    step control vs adaptive 5.9e-7 and 4.1e-4 (the 1e-6 s contact step; fixed 1e-6 s steps are
-    4.2e-4 low too, 5e-7 s 8.6e-5)."""
+    """Independent integrator: DOP853 on the index-1 form, contacts as events (the onset at
+    delta = 0 located on the dense output of free flight, a restart there), against
+    generalized-alpha with fixed small steps (no onset location) and the step-controlled run
+    (2e-5 / 1e-6 s, onsets located to onset_tol). Each run's error is estimated from a refined
+    run: DOP853 at rtol / 100 (its error shrinks at least kappa = 10 times: about 100^(7/8) for
+    an order-8 method), the fixed-step runs at half the steps (kappa = 2: the onset is booked up to
+    one step late, first order), the step-controlled run at half the steps and a quarter of
+    onset_tol (kappa = 2, likewise). Every pair agrees within SAFETY times the sum of the two
+    estimates. Measured: first-impact force 45870.02 N (DOP853, changes below 1e-8 from rtol 1e-8
+    to 1e-12); fixed 2.5e-7 s 45868.22 N (estimate 4.4 N); step control 45849.39 N."""
     t_end = 0.6e-3
-    _, ga, s_ga, _ = _run(_block(), t_end=t_end, dt=2e-5, dt_contact=1e-6, step_control=True,
-                          sample_dt=1e-4)  # fmt: skip
-    _, fine, s_fine, _ = _run(_block(), t_end=t_end, dt=2.5e-7, sample_dt=1e-4)
-    _, ad, s_ad, _ = _run(_block(), t_end=t_end, integrator="adaptive", rtol=1e-8, atol=1e-12,
-                          sample_dt=1e-4)  # fmt: skip
-
-    def rels(a, b):
-        return (abs(a["first_contact_time"] / b["first_contact_time"] - 1),
-                abs(a["first_impact_force"] / b["first_impact_force"] - 1))  # fmt: skip
-
-    ad_fine = rels(s_ad, s_fine)
-    ga_ad = rels(s_ga, s_ad)
-    print(f"\nfirst contact / first-impact force: adaptive {s_ad['first_contact_time']:.10e} s "
-          f"{s_ad['first_impact_force']:.7g} N ({ad.steps} steps), fixed 2.5e-7 s "
-          f"{s_fine['first_contact_time']:.10e} s {s_fine['first_impact_force']:.7g} N, step "
-          f"control {s_ga['first_contact_time']:.10e} s {s_ga['first_impact_force']:.7g} N; "
-          f"adaptive vs fixed {ad_fine[0]:.1e}, {ad_fine[1]:.1e}; step control vs adaptive "
-          f"{ga_ad[0]:.1e}, {ga_ad[1]:.1e}")  # fmt: skip
-    assert s_ad["impacts"] == s_fine["impacts"] == 1
-    assert ad_fine[0] < 7e-7 and ad_fine[1] < 3e-5
-    assert ga_ad[0] < 6e-6 and ga_ad[1] < 4e-3
+    runs = {
+        "adaptive": dict(integrator="adaptive", rtol=1e-8, atol=1e-12),
+        "adaptive fine": dict(integrator="adaptive", rtol=1e-10, atol=1e-14),
+        "fixed": dict(dt=2.5e-7),
+        "fixed fine": dict(dt=1.25e-7),
+        "step control": dict(dt=2e-5, dt_contact=1e-6, step_control=True),
+        "step control fine": dict(dt=1e-5, dt_contact=5e-7, step_control=True, onset_tol=2.5e-9),
+    }
+    s = {k: _run(_block(), t_end=t_end, sample_dt=1e-4, **kw)[2] for k, kw in runs.items()}
+    assert all(x["impacts"] == 1 for x in s.values())
+    kappa = {"adaptive": 10.0, "fixed": 2.0, "step control": 2.0}
+    step_tol = {"adaptive": 1e-8, "fixed": 0.0, "step control": 0.0}  # the error a step admits
+    rows = []
+    for key in ("first_contact_time", "first_impact_force"):
+        est = {k: _estimate(s[k][key], s[k + " fine"][key], kappa[k])
+               + step_tol[k] * abs(s[k][key]) for k in kappa}  # fmt: skip
+        for a, b in (("adaptive", "fixed"), ("step control", "adaptive")):
+            err = abs(s[a][key] - s[b][key])
+            bound = SAFETY * (est[a] + est[b])
+            rows.append((key, a, b, err, bound))
+            assert err <= bound, (key, a, b, err, bound)
+    print("\nquantity, runs, |difference|, bound, ratio")
+    for key, a, b, err, bound in rows:
+        print(f"  {key}: {a} vs {b}: {err:.3e} <= {bound:.3e} ({err / bound:.2f})")
 
 
 def test_flexible_rod_lowers_the_peak_contact_force():
@@ -300,7 +349,8 @@ def test_cli_clearance_case_json_and_netcdf(capsys, tmp_path):
     text, _ = capsys.readouterr()
     assert code == 0
     js = json.loads(text)
-    assert js["impacts"] == 1 and js["first_contact_time"] == pytest.approx(2.2728e-4, rel=1e-4)
+    # the first contact time to the 5 digits recorded here (half a unit of the last digit)
+    assert js["impacts"] == 1 and js["first_contact_time"] == pytest.approx(2.2728e-4, abs=5e-9)
     assert js["max_contact_force"] > 1e4 and 0 < js["contact_fraction"] < 1
     assert js["max_eccentricity_ratio"] > 1 and js["steps"] > 0
     with xr.open_dataset(out) as ds:
@@ -323,9 +373,100 @@ def test_episode_rule_uses_the_hertz_impact_duration(n):
 
     m, k, v0 = 0.084, 6.6e10, 0.85
     ref = hertz(m, k, v0, n)["duration"]
-    assert hertz_duration(m, k, n, v0) == pytest.approx(ref, rel=5e-15)
+    # closed form vs quad (epsrel 1e-14) plus the Beta function's round-off
+    assert hertz_duration(m, k, n, v0) == pytest.approx(ref, rel=1e-14 + 16 * EPS)
     # episodes [element, t_on, t_off, v0, F, delta]: 4.9 and 5.1 reference durations, one open
     eps = np.array([[0, 0.0, 4.9 * ref, v0, 1.0, 1e-6], [0, 1.0, 1.0 + 5.1 * ref, v0, 1.0, 1e-6],
                     [0, 2.0, np.nan, v0, 1.0, 1e-6]])  # fmt: skip
     states = classify_episodes(eps, 2.0 + 4.0 * ref, m, k, n, 5.0, 1e-4)
     assert states.tolist() == [1, 2, 1]
+
+
+#: the adaptive clearance case that never ended (the solver re-created 162,498 times at
+#: t = 0.0040795 s) and, run over 0.05 s, crashed locating the end of a contact force
+ADAPTIVE_CASE = ["mechanism", "--case", "slider_crank_clearance", "--integrator", "adaptive",
+                 "--set", "solver.method=DOP853", "--set", "solver.rtol=1e-9", "--json", "-q"]
+#: wall-clock guard (s): the runs take 2 s and 9 s on an idle core, plus start-up and numba's
+#: cache loading; a run that loops does not end at all
+WALL_GUARD = 600.0
+
+
+def _cli_json(args):
+    import json
+    import subprocess
+    import sys
+
+    script = "import sys; from ancf_beam.cli import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                             text=True, timeout=WALL_GUARD)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ancf-beam {' '.join(args)} did not end within {WALL_GUARD:g} s")
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("t_end", [0.01, 0.05])
+def test_adaptive_clearance_run_ends_and_its_peaks_agree(t_end):
+    """Rigid rod, c = 0.5 mm at the wrist pin, Lankarani-Nikravesh ce = 0.9 (K = 6.61e10 from
+    the materials), DOP853 at rtol 1e-9, in a subprocess under a wall-clock guard. The JSON's
+    max_penetration and (max_eccentricity_ratio - 1) c describe the same maximum of the dense
+    output (the ratio takes the larger of the sampled |e| and c + max_penetration): they agree
+    to the bounded search's value error, 1/2 |delta''| dt^2 with dt = sqrt(eps) t_end (the
+    search's own floor), |delta''| at most F_max / m_eff + the slider's largest acceleration,
+    plus the round-off of (ratio - 1) c, 4 eps (c + delta). Measured: equal to 1e-19 m (8.7e-5
+    relative apart before the peaks were searched on the dense output)."""
+    js = _cli_json([*ADAPTIVE_CASE, "--t-end", str(t_end)])
+    assert js["t_end"] == pytest.approx(t_end, rel=1e-12) and js["impacts"] > 0
+    c = 0.5e-3
+    spec = resolve_mechanism({"mechanisms": {"m": _block()}}, "m")
+    m_eff = build_mechanism(spec).contact_m_eff
+    d2 = js["max_contact_force"] / m_eff + max(abs(js["slider_a_max"]), abs(js["slider_a_min"]))
+    dt = math.sqrt(np.finfo(float).eps) * t_end
+    eps = np.finfo(float).eps
+    bound = 0.5 * d2 * dt * dt + 4 * eps * (c + js["max_penetration"])
+    diff = abs((js["max_eccentricity_ratio"] - 1.0) * c - js["max_penetration"])
+    print(f"\nt_end {t_end}: {js['steps']} steps, {js['impacts']} impacts; |(ratio - 1) c - "
+          f"max_penetration| = {diff:.2e} m <= {bound:.2e} m")  # fmt: skip
+    assert diff <= bound
+
+
+def test_adaptive_peak_force_is_the_dense_output_maximum():
+    """First impact, DOP853 at rtol 1e-10: the recorded peak force against the largest of the
+    same dense output sampled every 10 ns (the samples' largest lies below the true maximum by at
+    most |F''| h^2 / 8, |F''| from their second difference, doubled). Before the peak was
+    searched (16 points per step) the record was 1.2e-5 low."""
+    from ancf_beam.mbs.analysis import peak
+
+    h = 1e-8
+    _, res, summary, hist = _run(_block(), t_end=0.3e-3, integrator="adaptive", rtol=1e-10,
+                                 atol=1e-12, sample_dt=h)  # fmt: skip
+    fn = np.asarray(hist["F_n"])
+    i = int(np.argmax(fn))
+    d2 = abs(fn[i - 1] - 2 * fn[i] + fn[i + 1]) / (h * h)
+    sampled = float(fn[i])
+    rec = summary["max_contact_force"]
+    eps = np.finfo(float).eps
+    above = 2 * d2 * h * h / 8 + 64 * eps * sampled  # the true maximum above the samples
+    print(f"\nrecorded {rec!r} N, largest sample {sampled!r} N, parabola {peak(res.t, fn)!r} N, "
+          f"allowed above the samples {above:.2e} N")  # fmt: skip
+    assert sampled - 64 * eps * sampled <= rec <= sampled + above
+
+
+def test_adaptive_penetration_fields_agree():
+    """A shorter adaptive run in process (2 ms, 7 impacts, DOP853 at rtol 1e-10): the record's
+    max_penetration and (max_eccentricity_ratio - 1) c agree to the bound of
+    test_adaptive_clearance_run_ends_and_its_peaks_agree (before the peaks were searched on the
+    dense output the penetration was read at step ends only: 8.7e-5 relative below)."""
+    t_end = 2e-3
+    mech, res, summary, _ = _run(_block(), t_end=t_end, integrator="adaptive", rtol=1e-10,
+                                 atol=1e-12)  # fmt: skip
+    c = 0.5e-3
+    o = mech.slider.offset
+    d2 = summary["max_contact_force"] / mech.contact_m_eff + np.max(np.abs(res.a[:, o]))
+    dt = math.sqrt(EPS) * t_end
+    bound = 0.5 * d2 * dt * dt + 4 * EPS * (c + summary["max_penetration"])
+    diff = abs((summary["max_eccentricity_ratio"] - 1.0) * c - summary["max_penetration"])
+    print(f"\n{summary['impacts']} impacts: |(ratio - 1) c - max_penetration| = {diff:.2e} m <= "
+          f"{bound:.2e} m")  # fmt: skip
+    assert summary["impacts"] > 1 and diff <= bound

@@ -27,82 +27,133 @@ CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 M_EFF = 2.0 * 3.0 / 5.0  # seed 003: m1 = 2 kg, m2 = 3 kg
 KEYS = {"restitution": "restitution", "contact_duration": "duration",
         "max_penetration": "max_penetration", "max_contact_force": "max_force"}  # fmt: skip
+EPS = float(np.finfo(float).eps)
+#: safety factor on an error estimate from refinement (as the pipeline's estimate_factor)
+SAFETY = 2.0
+
+
+def _spec(contact, **block):
+    blk = {"kind": "two-body", "contact": contact, "solver": {"rtol": 1e-11, "atol": 1e-14}}
+    blk.update(block)
+    return resolve_mechanism({"mechanisms": {"impact": blk}}, "impact")
 
 
 def _run(contact, integrator=None, **block):
-    blk = {"kind": "two-body", "contact": contact, "solver": {"rtol": 1e-11, "atol": 1e-14}}
-    blk.update(block)
-    spec = resolve_mechanism({"mechanisms": {"impact": blk}}, "impact")
-    return run_mechanism(spec, integrator=integrator)
+    return run_mechanism(_spec(contact, **block), integrator=integrator)
+
+
+def _checked(spec, integrator=None):
+    """Run ``spec`` and check it with the pipeline's bounds (studies.mechanisms: the impact's
+    restitution, duration, largest penetration and force against references.impact within
+    estimate_factor (2) x (the error estimated from the run refined + the reference's own error)
+    + round-off); returns the summary, the Dataset and the check rows (all PASS)."""
+    from ancf_beam.mbs.analysis import refined_runs
+    from ancf_beam.studies.mechanisms import mechanism_checks, summary_attrs
+
+    summary, ds = run_mechanism(spec, integrator=integrator)
+    ds.attrs.update(summary_attrs(summary))
+    rows = mechanism_checks(spec, ds, fine=refined_runs(spec, ds))
+    for r in rows:
+        print(f"  {r['status']} {r['check']}: {r['rel_error']:.2e} <= {r['tolerance']:.2e} "
+              f"({r['err_over_tol']:.2f})")  # fmt: skip
+    assert all(r["status"] == "PASS" for r in rows), rows
+    return summary, ds, rows
 
 
 def test_seed003_example_matches_the_closed_form_and_the_integration():
-    """m1 = 2, m2 = 3 kg, 1 m/s, k = 1e7 N/m, c = 200 N s/m (config.yaml: impact_seed003)."""
+    """m1 = 2, m2 = 3 kg, 1 m/s, k = 1e7 N/m, c = 200 N s/m (config.yaml: impact_seed003):
+    the JSON against the closed form within the pipeline's bounds (measured error / bound
+    0.44-0.47), and the two references against each other within their own error bounds (the
+    integration's: its difference from a run 10 times looser; the closed form's 16 eps)."""
     spec = resolve_mechanism(load_config(CONFIG), "impact_seed003")
-    summary, ds = run_mechanism(spec)
+    summary, ds, _ = _checked(spec)
     kv = ref.kelvin_voigt(M_EFF, 1.0e7, 200.0, 1.0)
-    num = ref.integrate_impact("kelvin-voigt", M_EFF, 1.0, k=1.0e7, c=200.0)
-    for key, rk in KEYS.items():
-        # the JSON reports the never-tensile law; measured relative errors vs the closed form
-        # 5.6e-11 (restitution), 1.3e-12 (duration), 7.3e-11 (penetration: sampled peak with a
-        # parabola, sample_dt 1 us), 2.2e-11 (force); the issue asks 1e-4
-        assert summary[key] == pytest.approx(kv["clipped"][rk], rel=1e-9), key
-        # the two references agree to 2.5e-13 (measured)
-        assert num[rk] == pytest.approx(kv["clipped"][rk], rel=3e-12), key
+    num = ref.integrate_impact("kelvin-voigt", M_EFF, 1.0, k=1.0e7, c=200.0, error=True)
+    for rk in KEYS.values():
+        bound = num["error"][rk] + 16 * EPS * abs(kv["clipped"][rk])
+        assert abs(num[rk] - kv["clipped"][rk]) <= bound, rk
     # the unclipped law (contact until the overlap closes, tensile at the end) differs: its
     # restitution is lower by 1.52e-3 (0.913266 vs 0.914791) and it lasts 20.0 us (1.9 %)
-    # longer; peak penetration and force are the same (they come before the force turns)
+    # longer (closed forms, to the 4 digits printed); peak penetration and force are the same
     un, cl = kv["unclipped"], kv["clipped"]
-    assert cl["restitution"] - un["restitution"] == pytest.approx(1.524e-3, rel=1e-3)
-    assert un["duration"] - cl["duration"] == pytest.approx(2.001e-5, rel=1e-3)
+    assert cl["restitution"] - un["restitution"] == pytest.approx(1.524e-3, abs=5e-7)
+    assert un["duration"] - cl["duration"] == pytest.approx(2.001e-5, abs=5e-9)
     assert summary["restitution"] - un["restitution"] > 1e-3
-    # explicit bound 2 / omega_n = 0.6928 ms with omega_n = sqrt(k / m_eff)
+    # explicit bound 2 / omega_n = 0.6928 ms with omega_n = sqrt(k / m_eff): the same formula,
+    # a few operations of round-off
     assert summary["critical_dt_mode"] == "contact"
-    assert summary["critical_dt"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=1e-14)
+    assert summary["critical_dt"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=8 * EPS)
     # seed 003's c = 200 N s/m is zeta = 0.0289, outside its own 0.1-0.3 advice
-    assert kv["clipped"]["zeta"] == pytest.approx(0.028868, rel=1e-4)
+    assert kv["clipped"]["zeta"] == pytest.approx(0.028868, abs=5e-7)
     assert summary["impacts"] == 1
-    assert float(ds.contact_force_normal.max()) == pytest.approx(cl["max_force"], rel=1e-4)
+    # the samples' largest force lies below the searched peak, by at most the sampled
+    # interpolant's curvature: F_max (omega_n h)^2 / 8 with the sample step h = 1 us
+    fmax = float(ds.contact_force_normal.max())
+    wn = math.sqrt(1.0e7 / M_EFF)
+    assert 0.0 <= cl["max_force"] - fmax <= cl["max_force"] * (wn * 1e-6) ** 2 / 8
 
 
-def test_onset_is_located_by_an_event_after_a_gap():
+@pytest.mark.parametrize("rtol", [1e-11, 1e-13])
+def test_onset_is_located_by_an_event_after_a_gap(rtol):
     """With a 0.1 mm gap the adaptive run stops at delta = 0 (t = gap / v_rel) and restarts
-    there: the impact is the same as from touching."""
-    c = {"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0}
-    summary, ds = _run(c, gap=1.0e-4, t_end=2.2e-3)
-    kv = ref.kelvin_voigt(M_EFF, 1.0e7, 200.0, 1.0)["clipped"]
-    for key, rk in KEYS.items():  # measured <= 7e-11 (as from touching)
-        assert summary[key] == pytest.approx(kv[rk], rel=1e-9), key
+    there: the impact is the same as from touching (the pipeline's bounds). At rtol 1e-13 the
+    restart used to fail ('required step size is less than spacing between numbers'): the
+    Kelvin-Voigt force at delta = 0 was clipped to zero, a jump between the first stage and the
+    others."""
+    spec = _spec({"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0}, gap=1.0e-4, t_end=2.2e-3,
+                 solver={"rtol": rtol, "atol": 1e-3 * rtol})  # fmt: skip
+    _, ds, _ = _checked(spec)
     state = ds.contact_state.isel(contact=0)
     t_on = float(ds.time[state > 0][0])
-    assert 1.0e-4 <= t_on <= 1.0e-4 + 1.0e-6  # first sample in contact after the onset
+    # the first sample in contact: the one at the onset (100 x 1 us rounds 1 ulp below 1e-4;
+    # touching and closing, the Kelvin-Voigt force c delta' is already positive) or the next
+    assert 1.0e-4 * (1 - 4 * EPS) <= t_on <= 1.0e-4 + 1.0e-6
 
 
 def test_undamped_hertz_impact_matches_the_quadrature():
     K = 1.0e9
-    summary, _ = _run({"law": "hertz", "K": K})
+    spec = _spec({"law": "hertz", "K": K})
+    summary, _, _ = _checked(spec)  # vs the independent integration, the pipeline's bounds
     h = ref.hertz(M_EFF, K, 1.0)
-    assert h["max_penetration"] == pytest.approx((5 * M_EFF / (4 * K)) ** 0.4, rel=1e-15)
-    # measured 3.9e-12 (penetration), 1.1e-12 (duration), 2.5e-12 (force); issue: 1e-4
-    assert summary["max_penetration"] == pytest.approx(h["max_penetration"], rel=5e-11)
-    assert summary["contact_duration"] == pytest.approx(h["duration"], rel=2e-11)
-    assert summary["max_contact_force"] == pytest.approx(h["max_force"], rel=3e-11)
-    # energy returned: e^2 - 1 measured -6e-11 (issue: 1e-8); conservative run: drift 5e-11
-    assert abs(summary["restitution"] ** 2 - 1.0) <= 1e-9
-    assert summary["energy_drift_rel"] is not None and summary["energy_drift_rel"] <= 5e-10
+    # energy balance (closed form) against its formula: a few operations of round-off
+    assert h["max_penetration"] == pytest.approx((5 * M_EFF / (4 * K)) ** 0.4, rel=8 * EPS)
+    # against the quadrature of the closed form: the pipeline's bound from the run refined
+    from ancf_beam.mbs.analysis import refined_run
+    from ancf_beam.studies.mechanisms import summary_attrs
+
+    _, ds = run_mechanism(spec)
+    ds.attrs.update(summary_attrs(summary))
+    fine, kappa = refined_run(spec, ds)
+    for key, rk in (("max_penetration", "max_penetration"), ("contact_duration", "duration"),
+                    ("max_contact_force", "max_force")):  # fmt: skip
+        # Richardson from rtol / 100, plus the error one step admits (rtol 1e-11)
+        est = abs(summary[key] - fine.attrs[f"summary.{key}"]) * kappa / (kappa - 1) \
+            + 1e-11 * abs(summary[key])  # fmt: skip
+        quad = 1e-14 * abs(h[rk])  # quad's epsrel (the duration integral)
+        assert abs(summary[key] - h[rk]) <= SAFETY * (est + quad) + 8 * EPS * summary["steps"] \
+            * abs(h[rk]) * (0.02 / h["max_penetration"]), key  # fmt: skip
+    # energy returned: e^2 - 1 within the same estimate; conservative run: energy balance
+    e_est = abs(summary["restitution"] - fine.attrs["summary.restitution"]) * kappa / (kappa - 1) \
+        + 1e-11  # fmt: skip
+    assert abs(summary["restitution"] ** 2 - 1.0) <= 2 * SAFETY * e_est + 8 * EPS * summary["steps"]
+    d_est = abs(summary["energy_drift_rel"] - fine.attrs["summary.energy_drift_rel"]) + 1e-11
+    assert summary["energy_drift_rel"] <= SAFETY * d_est * kappa / (kappa - 1) \
+        + 8 * EPS * summary["steps"]  # fmt: skip
     # contact bound from the tangent stiffness 1.5 K delta_max^0.5 at the estimated peak
     k_lin = 1.5 * K * math.sqrt(h["max_penetration"])
-    assert summary["critical_dt"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=1e-12)
+    assert summary["critical_dt"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=16 * EPS)
 
 
 def test_hertz_duration_constant_from_quadrature():
-    """The quadrature against the Beta function: I = 0.4 B(0.4, 0.5), and t = 2 I delta_max /
-    v0 = 2.9433 delta_max / v0 = 3.2181 (m^2 / (K^2 v0))^(1/5)."""
+    """The quadrature against the Beta function: I = 0.4 B(0.4, 0.5) (quad's epsrel 1e-14 plus
+    the Beta function's round-off), and the classic constants, printed with 5 digits (half a
+    unit of their last digit): t = 2 I delta_max / v0 = 2.9433 delta_max / v0 = 3.2181 (m^2 /
+    (K^2 v0))^(1/5)."""
     i_beta = 0.4 * sp.beta(0.4, 0.5)
-    assert ref.hertz_duration_integral(1.5) == pytest.approx(i_beta, rel=1e-13)  # measured 2e-16
+    assert ref.hertz_duration_integral(1.5) == pytest.approx(i_beta, rel=1e-14 + 16 * EPS)
     assert 2 * ref.hertz_duration_integral(1.5) == pytest.approx(2.9433, abs=5e-5)
     assert ref.hertz_duration_constant(1.5) == pytest.approx(3.2181, abs=5e-5)
-    assert ref.hertz_duration_integral(1.0) == pytest.approx(math.pi / 2, rel=1e-13)  # linear
+    assert ref.hertz_duration_integral(1.0) == pytest.approx(math.pi / 2, rel=1e-14 + 16 * EPS)
 
 
 def _zeta_for(ce):
@@ -111,38 +162,31 @@ def _zeta_for(ce):
     return -lg / math.sqrt(math.pi**2 + lg * lg)
 
 
-# per law: largest measured |restitution error| and relative errors of duration, penetration,
-# force against the independent integration (ce in 0.3 .. 0.9); tolerances ~10x
-TOLERANCES = {
-    "hunt-crossley": (2.5e-10, 5.3e-13, 2.0e-9, 1.4e-8),
-    "lankarani-nikravesh": (4.6e-11, 5.0e-13, 9.8e-10, 9.6e-9),
-    "flores": (1.8e-10, 3.1e-11, 3.8e-9, 3.9e-8),
-    "kelvin-voigt": (1.3e-11, 1.6e-11, 3.3e-10, 1.0e-9),
-}
+LAWS = ("hunt-crossley", "lankarani-nikravesh", "flores", "kelvin-voigt")
 CES = (0.3, 0.5, 0.7, 0.9)
 
 
 def test_restitution_recovered_by_each_dissipative_law():
+    """Every law and ce: the run against the independent integration within the pipeline's
+    bounds (measured error / bound at most 0.5), and the laws' character."""
     rows = {}
-    for law, tol in TOLERANCES.items():
+    worst = 0.0
+    for law in LAWS:
         for ce in CES:
             if law == "kelvin-voigt":
-                zeta = _zeta_for(ce)
-                contact = {"law": law, "k": 1.0e7, "zeta": zeta}
-                r = ref.integrate_impact(law, M_EFF, 1.0, k=1.0e7,
-                                         c=2 * zeta * math.sqrt(1.0e7 * M_EFF))  # fmt: skip
+                contact = {"law": law, "k": 1.0e7, "zeta": _zeta_for(ce)}
             else:
                 contact = {"law": law, "K": 1.0e9, "restitution": ce}
-                r = ref.integrate_impact(law, M_EFF, 1.0, K=1.0e9, restitution=ce)
-            s, _ = _run(contact)
+            s, _, checks = _checked(_spec(contact))
+            worst = max(worst, max(r["err_over_tol"] for r in checks))
+            r = ref.integrate_impact(law, M_EFF, 1.0, K=1.0e9, restitution=ce) \
+                if law != "kelvin-voigt" else ref.integrate_impact(
+                    law, M_EFF, 1.0, k=1.0e7, c=2 * _zeta_for(ce) * math.sqrt(1.0e7 * M_EFF))
             rows[law, ce] = s["restitution"], r["restitution"]
-            assert abs(s["restitution"] - r["restitution"]) <= 10 * tol[0], (law, ce)
-            assert s["contact_duration"] == pytest.approx(r["duration"], rel=10 * tol[1])
-            assert s["max_penetration"] == pytest.approx(r["max_penetration"], rel=10 * tol[2])
-            assert s["max_contact_force"] == pytest.approx(r["max_force"], rel=10 * tol[3])
-    print("\nrestitution recovered (mechanism run / independent integration) for the law's ce")
+    print(f"\nworst error / bound {worst:.2f}")
+    print("restitution recovered (mechanism run / independent integration) for the law's ce")
     print("law                   " + "".join(f"   ce = {ce:.1f}          " for ce in CES))
-    for law in TOLERANCES:
+    for law in LAWS:
         print(f"{law:20s}  " + "".join(f"{rows[law, ce][0]:.6f}/{rows[law, ce][1]:.6f}  "
                                         for ce in CES))  # fmt: skip
     # the laws' character (from the independent integration): Flores recovers ce over the
@@ -159,14 +203,12 @@ def test_restitution_recovered_by_each_dissipative_law():
 def test_fixed_step_integrators_resolve_the_impact(integrator):
     """Without event location the fixed step (default: sample_dt = 1 us here, below
     CONTACT_STEP_FRACTION of the contact bound) misplaces the onset and the force's end by
-    part of a step: measured relative errors 8.4e-5 (restitution, penetration, force) and
+    part of a step; the pipeline's bounds (error estimated from the runs at dt / 2 and dt / 4,
+    first order) hold. Measured relative errors 8.4e-5 (restitution, penetration, force) and
     2.6e-4 (duration, from the sampled force)."""
-    summary, _ = _run({"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0}, integrator)
-    kv = ref.kelvin_voigt(M_EFF, 1.0e7, 200.0, 1.0)["clipped"]
+    spec = _spec({"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0})
+    summary, _, _ = _checked(spec, integrator)
     assert summary["dt"] <= CONTACT_STEP_FRACTION * summary["critical_dt"]
-    for key, rk in KEYS.items():
-        tol = 1e-3 if key == "contact_duration" else 3e-4
-        assert summary[key] == pytest.approx(kv[rk], rel=tol), key
 
 
 def test_cli_two_body_json_and_netcdf(tmp_path, capsys):
@@ -183,13 +225,17 @@ def test_cli_two_body_json_and_netcdf(tmp_path, capsys):
             assert ds[var].dims == ("time", "contact")
         assert list(ds.contact.values) == ["contact"]
         fn = ds.contact_force_normal.isel(contact=0)
-        assert float(fn.max()) == pytest.approx(printed["max_contact_force"], rel=1e-4)
+        # the samples (every 1 us) lie below the peak searched on the dense output by at most
+        # F (omega_n h)^2 / 8 (a force ~ sin(omega_n t) sampled every h)
+        peak = printed["max_contact_force"]
+        wn = math.sqrt(1.0e7 / M_EFF)
+        assert 0.0 <= peak - float(fn.max()) <= peak * (wn * 1e-6) ** 2 / 8
         assert float(abs(ds.contact_force_tangential).max()) == 0.0  # no friction
         # e_x = x2 - x1 and penetration = r1 + r2 - e_x
         ex = ds.eccentricity_x.isel(contact=0)
         assert float(abs(ex - (ds.x2 - ds.x1)).max()) == 0.0
         pen = ds.penetration.isel(contact=0)
-        assert float(abs(pen - (0.02 - ex)).max()) <= 1e-17
+        assert float(abs(pen - (0.02 - ex)).max()) <= 2 * EPS * 0.02  # one subtraction
 
 
 def test_critical_dt_of_mechanisms_names_the_governing_mode(tmp_path, capsys):
@@ -200,35 +246,25 @@ def test_critical_dt_of_mechanisms_names_the_governing_mode(tmp_path, capsys):
     assert main([*base, "--mechanism", "impact_seed003", "--out", str(tmp_path / "c.nc")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["governing_mode"] == "contact"
-    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=1e-14)
-    assert out["contact_zeta"]["contact"] == pytest.approx(200.0 / (2 * math.sqrt(1e7 * M_EFF)))
+    # the same formulas evaluated here: a few operations of round-off
+    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=8 * EPS)
+    assert out["contact_zeta"]["contact"] == pytest.approx(200.0 / (2 * math.sqrt(1e7 * M_EFF)),
+                                                           rel=8 * EPS)  # fmt: skip
     sets = ["--set", "contact.law=hertz", "--set", "contact.K=1e9", "--set", "contact.k=null",
             "--set", "contact.c=null"]  # fmt: skip
     assert main([*base, "--mechanism", "impact_seed003", *sets]) == 0
     out = json.loads(capsys.readouterr().out)
     k_lin = 1.5 * 1e9 * math.sqrt(ref.hertz(M_EFF, 1e9, 1.0)["max_penetration"])
-    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=1e-12)
+    assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=16 * EPS)
     assert main([*base, "--mechanism", "slider_crank_flexible"]) == 0
     assert json.loads(capsys.readouterr().out)["governing_mode"] == "beam"
     assert main([*base, "--mechanism", "impact_seed003", "--measure"]) == 2
 
 
-@pytest.mark.parametrize(
-    "law, integrator, tol",
-    [
-        # measured largest relative errors of the speed ratios over three rebounds
-        ("lankarani-nikravesh", "adaptive", 3e-8),  # 3.1e-9
-        ("flores", "adaptive", 1e-8),  # 8.3e-10
-        ("hunt-crossley", "adaptive", 3e-8),  # 3.4e-9
-        ("lankarani-nikravesh", "generalized-alpha", 9e-5),  # 8.9e-6 (dt = 1 us, no events)
-    ],
-)
-def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator, tol):
-    """A ball (1 kg, radius 10 mm) dropped from 50 mm onto a ground disc under gravity: each
-    impact records its own approach speed v0, and the ratio of successive approach speeds (the
-    separation speed of the previous impact: the flight conserves energy) equals the
-    restitution of the independent integration with that v0 and the weight pressing during the
-    contact. Also checks the free flight's long adaptive steps do not jump into a contact."""
+def _bouncing_ball(law, integrator, rtol=1e-11, dt=1e-6):
+    """A ball (1 kg, radius 10 mm) dropped from 50 mm onto a ground disc under gravity (g =
+    9.81, K = 1e9, ce = 0.8): the approach speeds recorded at its first four onsets and the
+    run."""
     m, g, k_h, ce, h = 1.0, 9.81, 1.0e9, 0.8, 0.05
     s = System(g=g)
     ball = s.add(PointMass("ball", mass=m, position=(0.0, 0.01 + h)))
@@ -236,14 +272,131 @@ def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator, tol):
                         law=ContactLaw.from_config({"law": law, "K": k_h, "restitution": ce},
                                                    "contact")))  # fmt: skip
     s.finalize()
-    res = integrate(s, IntegratorSettings(integrator, t_end=0.55, sample_dt=1e-4, dt=1e-6,
-                                          rtol=1e-11, atol=1e-14))  # fmt: skip
+    res = integrate(s, IntegratorSettings(integrator, t_end=0.55, sample_dt=1e-4, dt=dt,
+                                          rtol=rtol, atol=1e-3 * rtol))  # fmt: skip
     fs = res.force_state[:, 0]
     onsets = np.flatnonzero(np.diff(fs[:, core.S_IMPACTS])) + 1
-    v0 = fs[onsets, core.S_V0]
+    return fs[onsets, core.S_V0], res
+
+
+@pytest.mark.parametrize(
+    "law, integrator",
+    [
+        ("lankarani-nikravesh", "adaptive"),
+        ("flores", "adaptive"),
+        ("hunt-crossley", "adaptive"),
+        ("lankarani-nikravesh", "generalized-alpha"),
+    ],
+)
+def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator):
+    """Each impact records its own approach speed v0, and the ratio of successive approach
+    speeds (the separation speed of the previous impact: the flight conserves energy) equals the
+    restitution of the independent integration with that v0 and the weight pressing during the
+    contact. Also checks the free flight's long adaptive steps do not jump into a contact.
+
+    First approach speed vs sqrt(2 g h), bounds by source:
+    adaptive: the free fall is a quadratic in t, which DOP853 and its dense output reproduce
+    exactly, so only round-off enters (8 eps per step on the speed) plus the located onset time
+    (within events.time_tolerance of the step: its speed error is g times that, and the gap's
+    round-off 4 eps y / v shifts the root). Measured 2.0e-15 relative (3.1e-9 before contacts
+    were events: the stages past the onset felt the contact force).
+    generalized-alpha (dt = 1 us, no onset location): v0 is booked at the end of the first step
+    that penetrates, up to one step late: g dt, plus the contact impulse in that step, at most
+    K (v dt)^n dt / m. Measured 4.8e-6 (bound 1.0e-5).
+
+    Ratios: the run's error estimated from a refined run (adaptive: rtol / 100, kappa = 10;
+    generalized-alpha: dt / 2, kappa = 4, second order in the contact) plus the reference's own
+    (references.impact error), times SAFETY; generalized-alpha adds the booking of both speeds up
+    to a step late (the first speed's bound for each, relative to the ratio: it is not
+    systematic in dt, so the refined run does not estimate it). Measured error / bound: adaptive
+    0.29-0.43, generalized-alpha below 0.1."""
+    from ancf_beam.mbs.events import time_tolerance
+
+    m, g, k_h, ce, h = 1.0, 9.81, 1.0e9, 0.8, 0.05
+    v0, res = _bouncing_ball(law, integrator)
     assert len(v0) == 4
-    assert v0[0] == pytest.approx(math.sqrt(2 * g * h), rel=1e-9 if integrator == "adaptive"
-                                  else 1e-5)  # fmt: skip
+    v_exact = math.sqrt(2 * g * h)
+    if integrator == "adaptive":
+        t_fall = v_exact / g
+        bound = (8 * EPS * res.steps * v_exact + g * time_tolerance(0.0, t_fall)
+                 + g * 4 * EPS * (0.01 + h) / v_exact)  # fmt: skip
+        fine, _ = _bouncing_ball(law, integrator, rtol=1e-13)
+        kappa, late, step_tol = 10.0, 0.0, 1e-11  # rtol: the error one step admits
+    else:
+        dt = 1e-6
+        bound = g * dt + k_h * (v_exact * dt) ** 1.5 * dt / m
+        fine, _ = _bouncing_ball(law, integrator, dt=dt / 2)
+        kappa, late, step_tol = 4.0, bound, 0.0
+    err = abs(v0[0] - v_exact)
+    print(f"\n{law}, {integrator}: first v0 error {err:.2e} m/s, bound {bound:.2e} "
+          f"({err / bound:.2f})")  # fmt: skip
+    assert err <= bound
     for k in range(3):
-        e = ref.integrate_impact(law, m, v0[k], K=k_h, restitution=ce, push=m * g)
-        assert v0[k + 1] / v0[k] == pytest.approx(e["restitution"], rel=tol)
+        e = ref.integrate_impact(law, m, v0[k], K=k_h, restitution=ce, push=m * g, error=True)
+        ratio, ratio_fine = v0[k + 1] / v0[k], fine[k + 1] / fine[k]
+        est = abs(ratio - ratio_fine) * kappa / (kappa - 1.0) + step_tol * ratio
+        bound = (SAFETY * (est + e["error"]["restitution"]) + 8 * EPS * res.steps
+                 + late * (1.0 / v0[k] + 1.0 / v0[k + 1]) * ratio)  # fmt: skip
+        err = abs(ratio - e["restitution"])
+        print(f"  ratio {k + 1}: error {err:.2e}, bound {bound:.2e} ({err / bound:.2f})")
+        assert err <= bound
+
+
+# the DOP853 step in which the normal force ends in the contact_laws study's hunt-crossley,
+# ce = 0.9 run (impact_seed003's masses and approach speed, K = 1e10), recorded from the run
+# that stopped there: brentq(xtol=1e-300, rtol=1e-15) on the force's sign did not converge in
+# 100 iterations. Dense output of scipy's DOP853: t_old, t, y_old, F (its 7 x 8 coefficients)
+END_STEP = (
+    0.0003494353268106686, 0.0003498135637611495,
+    [0.00013995223042453112, 0.0, 0.02013965539759077, 0.0, -0.1454093535956195, 0.0,
+     0.7636062357304138, 0.0],
+    [[-5.499921646473396e-08, 0.0, 2.8882411129763086e-07, 0.0, -9.101907472164328e-08, 0.0,
+      6.067938318476962e-08, 0.0],
+     [2.5989324130752313e-14, 0.0, -1.7326739844697187e-14, 0.0, -1.731235362812645e-07, 0.0,
+      1.15415690817169e-07, 0.0],
+     [-1.7551871011212234e-14, 0.0, 1.1702294855866113e-14, 0.0, 8.210446155962123e-08, 0.0,
+      -5.4736307632399374e-08, 0.0],
+     [-6.640242814430276e-15, 0.0, 4.426828411729261e-15, 0.0, -2.8290650119346247e-08, 0.0,
+      1.886043341289718e-08, 0.0],
+     [-1.1521577630688488e-15, 0.0, 7.68080568504418e-16, 0.0, -5.437961313552748e-09, 0.0,
+      3.625307542371628e-09, 0.0],
+     [1.6449163966796016e-15, 0.0, -1.0966060342870372e-15, 0.0, 1.9078518864525475e-08, 0.0,
+      -1.2719012576347527e-08, 0.0],
+     [-4.8904436916660024e-15, 0.0, 3.260308068543413e-15, 0.0, -8.202594879312988e-08, 0.0,
+      5.4683965862092426e-08, 0.0]],
+)  # fmt: skip
+HC_09 = {"contact.law": "hunt-crossley", "contact.K": 1e10, "contact.exponent": 1.5,
+         "contact.k": None, "contact.c": None, "contact.zeta": None, "contact.restitution": 0.9}
+
+
+def test_force_end_located_where_brentq_did_not_converge():
+    """The located end of the force: positive just before, not after, the two within the
+    time tolerance of the step (events.time_tolerance: 1e-12 of the step plus 4 ulps of t)."""
+    from scipy.integrate._ivp.rk import Dop853DenseOutput
+
+    from ancf_beam.mbs.events import time_tolerance
+    from ancf_beam.mbs.integrators import _contact_fn, _locate_force_end
+    from ancf_beam.mbs.mechanisms import build_mechanism
+
+    spec = resolve_mechanism(load_config(CONFIG), "impact_seed003").with_overrides(HC_09)
+    system = build_mechanism(spec).system
+    system.fst[0] = (1.0, 1.0, 1.0, 0.0)  # in contact since t = 0 at v0 = 1 m/s
+    t0, t1, y_old, coef = END_STEP
+    dense = Dop853DenseOutput(t0, t1, np.array(y_old), np.array(coef))
+    n = system.n
+    t_end = _locate_force_end(system, dense, t0, t1, 0, n)
+    tol = time_tolerance(t0, t1)
+    assert t0 < t_end < t1
+    assert _contact_fn(system, dense(t_end), n, 0) <= 0.0
+    assert _contact_fn(system, dense(t_end - tol), n, 0) > 0.0
+
+
+def test_contact_laws_study_runs_hunt_crossley_ce_09():
+    """The contact_laws study's run that crashed (README's main command, config.yaml): it ends
+    and its checks pass."""
+    from ancf_beam.studies.mechanisms import contact_laws_checks, run_contact_laws
+
+    spec = resolve_mechanism(load_config(CONFIG), "impact_seed003")
+    ds = run_contact_laws(spec, ["hunt-crossley"], [0.9], K=1e10, exponent=1.5)
+    rows = contact_laws_checks(ds)
+    assert rows and all(r["status"] == "PASS" for r in rows), rows

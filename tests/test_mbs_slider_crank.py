@@ -62,45 +62,64 @@ def _rel(a, b):
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
+EPS = float(np.finfo(float).eps)
+#: safety factor on an error estimate from refinement (as the pipeline's estimate_factor)
+SAFETY = 2.0
+
+
 @pytest.fixture(scope="module")
 def rigid_adaptive():
-    return _run(RIGID, {"integrator": "adaptive"}, rtol=1e-10, atol=1e-12)
+    """DOP853 at rtol 1e-10, and the same at rtol 1e-12 for the error estimates (its error at
+    least kappa = 10 times smaller: Richardson |x - x_fine| 10 / 9)."""
+    return (*_run(RIGID, {"integrator": "adaptive"}, rtol=1e-10, atol=1e-12),
+            _run(RIGID, {"integrator": "adaptive"}, rtol=1e-12, atol=1e-14)[1])
+
+
+def _bound(x, x_fine, ref, steps, kappa=10.0, rtol=1e-10):
+    """SAFETY x (the Richardson estimate of the relative error of ``x`` from ``x_fine`` + the
+    error one step admits, rtol) + the round-off of the run (8 eps per step)."""
+    return SAFETY * (_rel(x, x_fine) * kappa / (kappa - 1) * np.max(np.abs(x_fine))
+                     / np.max(np.abs(ref)) + rtol) + 8 * EPS * steps  # fmt: skip
 
 
 def test_rigid_slider_matches_the_closed_form(rigid_adaptive):
-    mech, res = rigid_adaptive
+    mech, res, fine = rigid_adaptive
     ref = slider_crank_kinematics(res.t, R, L, OMEGA)
     o = mech.slider.offset
-    assert res.t[-1] == pytest.approx(2 * PERIOD, rel=1e-3)
-    # relative to the largest value over two revolutions (the issue asks 1e-6);
-    # measured 3.5e-10, 6.5e-10, 2.5e-10 (DOP853, rtol 1e-10); tol 3e-9, 6e-9, 3e-9
-    assert _rel(res.q[:, o], ref["x"]) <= 3e-9
-    assert _rel(res.v[:, o], ref["v"]) <= 6e-9
-    assert _rel(res.a[:, o], ref["a"]) <= 3e-9
-    # the rod angle too: measured 6.1e-10; tol 3e-9 (of its largest value)
-    assert _rel(res.q[:, mech.rod.angle_index], ref["phi"]) <= 3e-9
+    assert res.t[-1] <= 2 * PERIOD and 2 * PERIOD - res.t[-1] < 1e-5  # the last sample
+    # relative to the largest value over two revolutions (the issue asks 1e-6), within SAFETY
+    # x the estimate from the run at rtol 1e-12; measured 3.5e-10, 6.5e-10, 2.5e-10, 6.1e-10
+    for x, xf, r in ((res.q[:, o], fine.q[:, o], ref["x"]), (res.v[:, o], fine.v[:, o], ref["v"]),
+                     (res.a[:, o], fine.a[:, o], ref["a"]),
+                     (res.q[:, mech.rod.angle_index], fine.q[:, mech.rod.angle_index],
+                      ref["phi"])):  # fmt: skip
+        assert _rel(x, r) <= _bound(x, xf, r, res.steps)
 
 
 def test_rigid_slider_index3_positions_are_exact_and_rates_converge():
     """Generalized-alpha, index 3: positions on the constraint manifold at every step, rates
     second order in dt."""
     errs = []
-    for dt in (2e-5, 1e-5):
+    for dt in (2e-5, 1e-5, 5e-6):
         mech, res = _run(RIGID, {}, dt=dt)
         ref = slider_crank_kinematics(res.t, R, L, OMEGA)
         o = mech.slider.offset
         errs.append((_rel(res.q[:, o], ref["x"]), _rel(res.v[:, o], ref["v"])))
-    # positions: measured 1.0e-14 and 2.1e-14 (round-off); tol 2e-13
-    assert max(e[0] for e in errs) <= 2e-13
-    # velocities: measured 1.5e-5 -> 3.7e-6 (ratio 4.0: second order); tol ratio > 3.5
-    assert errs[0][1] / errs[1][1] > 3.5
-    assert errs[1][1] <= 3.7e-5
+        # positions on the constraint manifold at every step: Newton's floor 64 eps max|q|
+        # (0.17 m) over the largest x; measured 1.0e-14 and 2.1e-14
+        assert errs[-1][0] <= 64 * EPS * 0.17 / np.max(np.abs(ref["x"])) * 2
+    # velocities: second order, the observed order from three steps within 2 +- 0.25 (the next
+    # term, O(dt^4), shrinks 4x faster); measured 1.5e-5 -> 3.7e-6 (ratio 4.0)
+    order = math.log2((errs[0][1] - errs[1][1]) / (errs[1][1] - errs[2][1]))
+    assert abs(order - 2.0) <= 0.25
+    # and the error of the dt = 1e-5 run within its Richardson estimate x SAFETY
+    assert errs[1][1] <= SAFETY * abs(errs[1][1] - errs[2][1]) * 4 / 3
 
 
 def test_drive_torque_and_pin_reactions_match_newton_euler(rigid_adaptive):
     """Inverse dynamics written here from the closed-form kinematics, body by body (slider,
     rod, crank), against the multipliers of the forward run."""
-    mech, res = rigid_adaptive
+    mech, res, fine = rigid_adaptive
     k = slider_crank_kinematics(res.t, R, L, OMEGA)
     th, ph = k["theta"], k["phi"]
     uc = np.stack([np.cos(th), np.sin(th)], -1)  # crank axis
@@ -135,17 +154,24 @@ def test_drive_torque_and_pin_reactions_match_newton_euler(rigid_adaptive):
         j = sys_.joint(name)
         return j.reaction_force(res.lam[:, j.first_row : j.first_row + len(j.rows)], res.q)
 
+    def fine_force(name):
+        j = sys_.joint(name)
+        return j.reaction_force(fine.lam[:, j.first_row : j.first_row + len(j.rows)], fine.q)
+
     drive = -res.lam[:, sys_.joint("drive").first_row]
+    drive_f = -fine.lam[:, sys_.joint("drive").first_row]
     # relative to each quantity's largest magnitude (torque 139 N m, pivot 8.3 kN, crank pin
-    # 6.2 kN, wrist pin 2.7 kN, guide 1.1 kN); measured 2.6e-10, 1.4e-10, 1.9e-10, 2.5e-10,
-    # 5.6e-10; tol 3e-9, 2e-9, 2e-9, 3e-9, 6e-9 (the issue asks 1e-6)
-    assert _rel(drive, torque) <= 3e-9
-    assert _rel(force("pivot"), f0) <= 2e-9  # force on the crank (first body)
-    assert _rel(-force("crank_pin"), f1) <= 2e-9  # on the crank: -F1
-    assert _rel(-force("wrist_pin"), f2) <= 3e-9  # on the rod: -F2
+    # 6.2 kN, wrist pin 2.7 kN, guide 1.1 kN), within SAFETY x the estimate from the run at
+    # rtol 1e-12 (the issue asks 1e-6); measured 2.6e-10, 1.4e-10, 1.9e-10, 2.5e-10, 5.6e-10
+    n = res.steps
+    assert _rel(drive, torque) <= _bound(drive, drive_f, torque, n)
+    for name, sign, ref in (("pivot", 1, f0), ("crank_pin", -1, f1), ("wrist_pin", -1, f2)):
+        got, got_f = sign * force(name), sign * fine_force(name)
+        assert _rel(got, ref) <= _bound(got, got_f, ref, n), name
     guide = force("slider_guide")
     assert np.abs(guide[:, 0]).max() == 0.0
-    assert _rel(guide[:, 1], normal) <= 6e-9
+    assert _rel(guide[:, 1], normal) <= _bound(guide[:, 1], fine_force("slider_guide")[:, 1],
+                                               normal, n)  # fmt: skip
     assert np.max(np.abs(torque)) > 100.0
 
 
@@ -161,10 +187,13 @@ def test_baumgarte_bounds_the_constraint_drift_that_grows_without_it():
 
     free = per_revolution(0.0)
     stab = per_revolution(1000.0)
-    # without: measured 8.6e-8, 3.5e-7, 7.8e-7, 1.4e-6 m (x16 from the first revolution)
+    # without: the drift grows about quadratically in time (16x at the fourth revolution);
+    # measured 8.6e-8, 3.5e-7, 7.8e-7, 1.4e-6 m (x16 from the first revolution); the claims
+    # (growth, 8x) hold with margin 2
     assert all(b > 1.5 * a for a, b in zip(free, free[1:], strict=False))
     assert free[3] > 8 * free[0]
-    # with: measured 1.1e-8 m in every revolution; tol: flat to 10 %, 100x below the free drift
+    # with: bounded (Baumgarte relaxes it within 1 / alpha = 1 ms, a tenth of a revolution):
+    # flat to 10 %, 100x below the free drift; measured 1.1e-8 m in every revolution
     assert stab[3] <= 1.1 * stab[1]
     assert stab[3] <= free[3] / 100
 
@@ -185,19 +214,35 @@ def test_stiff_ancf_rod_matches_the_rigid_rod():
                              "inertia": m_rod * LF**2 / 12}}  # fmt: skip
     mf, rf = _run(stiff, {}, dt=1e-5, rho_inf=0.0)
     mr, rr = _run(rigid, {}, dt=1e-5, rho_inf=0.0)
+    _, rf2 = _run(stiff, {}, dt=5e-6, rho_inf=0.0, sample_dt=1e-4)
+    _, rr2 = _run(rigid, {}, dt=5e-6, rho_inf=0.0, sample_dt=1e-4)
     o1, o2 = mf.slider.offset, mr.slider.offset
     late = rf.t > 0.01
     tf = -rf.lam[:, mf.drive.first_row]
     tr = -rr.lam[:, mr.drive.first_row]
-    # measured 1.0e-7 (x), 1.7e-6 (v), 6.5e-7 (a, t > 10 ms), 1.2e-5 (torque, t > 10 ms);
-    # tol 1e-6, 1.7e-5, 6.5e-6, 1e-4 (the issue's 1e-4)
-    assert _rel(rf.q[:, o1], rr.q[:, o2]) <= 1e-6
-    assert _rel(rf.v[:, o1], rr.v[:, o2]) <= 1.7e-5
-    assert np.max(np.abs(rf.a[late, o1] - rr.a[late, o2])) <= 6.5e-6 * np.max(np.abs(rr.a[:, o2]))
-    assert np.max(np.abs(tf[late] - tr[late])) <= 1e-4 * np.max(np.abs(tr))
-    # and the rigid-rod run itself follows the closed form (x to round-off)
+    tf2 = -rf2.lam[:, mf.drive.first_row]
+    tr2 = -rr2.lam[:, mr.drive.first_row]
+    # bounds: each run's discretisation error from the run at dt / 2 (second order, Richardson
+    # kappa 4) times SAFETY, plus the rod's stretch under the largest drive load, F / (E A) l /
+    # r with F = tau_max / r (relative to the slider's stroke), plus round-off; measured 1.0e-7
+    # (x), 1.7e-6 (v), 6.5e-7 (a, t > 10 ms), 1.2e-5 (torque, t > 10 ms); the issue asks 1e-4
+    area = SIDE * SIDE
+    stretch = float(np.max(np.abs(tr))) / RC / (7.0e13 * area) * LF / RC
+    floor = 8 * EPS * rf.steps
+    rows = ((rf.q[:, o1], rr.q[:, o2], rf2.q[:, o1], rr2.q[:, o2], slice(None)),
+            (rf.v[:, o1], rr.v[:, o2], rf2.v[:, o1], rr2.v[:, o2], slice(None)),
+            (rf.a[:, o1], rr.a[:, o2], rf2.a[:, o1], rr2.a[:, o2], late),
+            (tf, tr, tf2, tr2, late))  # fmt: skip
+    for name, (a, b, a2, b2, keep) in zip("x v a torque".split(), rows, strict=True):
+        sc = np.max(np.abs(b))
+        est = (np.max(np.abs(a - a2)[keep]) + np.max(np.abs(b - b2)[keep])) * 4 / 3 / sc
+        err = np.max(np.abs(a - b)[keep]) / sc
+        print(f"  {name}: {err:.2e} <= {SAFETY * est + stretch + floor:.2e}")
+        assert err <= SAFETY * est + stretch + floor, name
+    # and the rigid-rod run itself follows the closed form (x to round-off: on the constraint
+    # manifold at every step, Newton's floor 64 eps max|q| with max|q| ~ 0.46 m)
     ref = slider_crank_kinematics(rr.t, RC, LF, OMF)
-    assert _rel(rr.q[:, o2], ref["x"]) <= 1e-12  # measured 2.5e-14
+    assert _rel(rr.q[:, o2], ref["x"]) <= 64 * EPS * 0.46 / np.max(np.abs(ref["x"])) * 2
 
 
 def test_flexible_rod_midspan_deflection_converges_in_step_and_mesh():
@@ -209,18 +254,24 @@ def test_flexible_rod_midspan_deflection_converges_in_step_and_mesh():
     ds = [np.abs(step[a] - step[b]).max() for a, b in zip(list(step), list(step)[1:],
                                                            strict=False)]  # fmt: skip
     # measured 1.9e-4, 6.1e-5, 1.5e-5 m: second order (ratios 3.1, 4.0) once the startup
-    # vibration (1 kHz bending mode) is resolved
+    # vibration (1 kHz bending mode) is resolved: the last ratio is 4 up to the next term
+    # (omega dt)^2 of that mode, 0.04 at dt = 6.25e-6 s: within 3.5
     assert ds[1] / ds[2] > 3.5 and ds[0] > ds[1]
-    assert ds[2] <= 1.5e-4  # 5 % of the 3.06 mm peak
+    assert ds[2] <= 1.5e-4  # the issue's 5 % of the 3.06 mm peak
     mesh = {}
     for ne in (4, 8, 16, 32):
         mech, res = _run(FLEX, {"rod.mesh.n_elements": ne}, dt=6.25e-6)
         mesh[ne] = midspan_deflection(mech, res.q)
     dm = [np.abs(mesh[a] - mesh[b]).max() for a, b in ((4, 8), (8, 16), (16, 32))]
-    # measured 1.4e-4, 3.5e-5, 2.3e-6 m (ratios 3.9, 15)
+    # measured 1.4e-4, 3.5e-5, 2.3e-6 m (ratios 3.9, 15): at least the order 1.3 of a
+    # pre-asymptotic mesh sequence (2.5x per halving)
     assert dm[0] > 2.5 * dm[1] > 2.5 * 4 * dm[2]
-    assert dm[1] <= 3.5e-4  # 8 elements: within 1.2 % of the 3.06 mm peak
+    assert dm[1] <= 3.5e-4  # the issue's: 8 elements within 1.2 % of the 3.06 mm peak
     peak = np.abs(mesh[32]).max()
-    # the reported peak mid-span deflection: measured 3.051 mm (32 el) vs 3.065 mm (8 el)
-    assert peak == pytest.approx(3.05e-3, rel=5e-3)
-    assert np.abs(mesh[8]).max() == pytest.approx(peak, rel=5e-3)
+    # the reported peak mid-span deflection, 3.05 mm (three digits: 5e-6 m), against the 32
+    # elements' peak within the mesh error estimated from 32 vs 64 elements (Richardson with
+    # the observed rate > 2.5: 1 / (2.5 - 1)) x SAFETY; measured 3.051 mm
+    est32 = SAFETY * dm[2] / 1.5
+    assert abs(peak - 3.05e-3) <= 5e-6 + est32
+    # 8 elements: within its own mesh error, the sum of the successive differences from 8 on
+    assert abs(np.abs(mesh[8]).max() - peak) <= dm[0] + dm[1] + est32

@@ -219,7 +219,9 @@ class MechanismResult:
     ``lam``: (n_samples, m) Lagrange multipliers (N or N m, sign convention of
     :mod:`ancf_beam.mbs.joints`); ``phi_max``/``dphi_max``: largest position- and
     velocity-level constraint violation at each sample; energies in J (``strain`` includes the
-    force-element potential, ``dissipated`` the work released by damage)."""
+    force-element potential, ``dissipated`` the work released by damage and dissipated by the
+    contacts, ``drive_work`` the work the driving constraints fed in: ``lam . Phi_t``
+    integrated step by step), so that ``total - drive_work`` is conserved."""
 
     t: np.ndarray
     q: np.ndarray
@@ -241,6 +243,7 @@ class MechanismResult:
     stats: dict | None = None
     contact: Any = None  # ancf_beam.mbs.stepping.ContactRecord of runs with contact elements
     force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
+    drive_work: np.ndarray | None = None  # J, work the drives fed in since t = 0 (booked)
 
     @property
     def total(self) -> np.ndarray:

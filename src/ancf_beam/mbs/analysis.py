@@ -15,7 +15,9 @@ two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_re
 the bodies are still in contact at ``t_end``), ``contact_duration`` (s, time with positive
 contact force: located by the adaptive integrator's events, else from the samples by linear
 interpolation of the force's zero crossings), ``max_penetration`` (m), ``max_contact_force`` (N)
-(largest samples refined by a parabola through their neighbours), ``critical_dt`` (s, explicit
+(the adaptive integrator: searched on its dense output between the steps, as the contact record
+of a clearance joint; the others: largest samples refined by a parabola through their
+neighbours), ``critical_dt`` (s, explicit
 bound ``2 / omega`` of the governing mode ``critical_dt_mode``: ``contact`` or ``beam``).
 
 Clearance joint (``clearance:``; from the contact record of every accepted step, not only the
@@ -42,7 +44,10 @@ points, positive to the left of the direction node 0 -> last node), and for ever
 the second body along ``t``), ``penetration`` (m), ``eccentricity_x``, ``eccentricity_y`` (m,
 centre of the second circle minus the first), ``contact_state`` (1 while the normal force is
 positive, else 0), ``constraint_violation``,
-``velocity_violation``, ``kinetic_energy``, ``potential_energy``, ``energy_total``; attributes:
+``velocity_violation``, ``kinetic_energy``, ``potential_energy``, ``energy_total`` (kinetic +
+potential + the work dissipated by damage and the contacts, booked every step), ``drive_work``
+(J, the work the drives fed in since t = 0, ``lam . Phi_t`` booked every step: ``energy_total -
+drive_work`` is conserved); attributes:
 provenance (every resolved parameter, case, version, commit, config hash) and solver settings.
 """
 
@@ -63,11 +68,17 @@ from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
 __all__ = [
+    "ADAPTIVE_REFINE",
     "clearance_outputs",
     "contact_duration",
     "mechanism_critical_dt",
     "midspan_deflection",
     "peak",
+    "has_contacts",
+    "refined_levels",
+    "refined_run",
+    "refined_runs",
+    "refinement",
     "run_mechanism",
     "settings_from_spec",
 ]
@@ -168,11 +179,22 @@ def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict
         duration = contact_duration(t, r["F_n"])
     bounds = explicit_dt_bounds(mech.system)
     mode = min(bounds, key=bounds.get) if bounds else None
+    rec = res.contact
+    if res.integrator == "adaptive" and rec is not None:  # peaks searched on the dense output
+        e = mech.system.forces.index(fe)
+        row = rec.elements.index(e)
+        eps = rec.episodes[rec.episodes[:, 0] == e] if len(rec.episodes) else rec.episodes
+        pen = float(np.nanmax(eps[:, 5])) if len(eps) else 0.0
+        max_pen = max(pen, float(np.max(r["delta"])))
+        max_force = max(float(rec.max_force[row]), float(np.max(r["F_n"])))
+    else:
+        max_pen = peak(t, r["delta"])
+        max_force = peak(t, r["F_n"])
     return {
         "restitution": None if in_contact_at_end else v_sep / spec.v_rel,
         "contact_duration": duration,
-        "max_penetration": peak(t, r["delta"]),
-        "max_contact_force": peak(t, r["F_n"]),
+        "max_penetration": max_pen,
+        "max_contact_force": max_force,
         "impacts": int(res.force_state[-1, mech.system.forces.index(fe), 2]),
         "critical_dt": bounds.get(mode) if mode else None,
         "critical_dt_mode": mode,
@@ -271,6 +293,9 @@ def run_mechanism(
                              {"units": "J", "long_name": "strain + gravity + force elements"}),
         "energy_total": ("time", res.total, {"units": "J",
                                              "long_name": "kinetic + potential + dissipated"}),
+        "drive_work": ("time", res.drive_work, {
+            "units": "J", "long_name": "work fed in by the drives since t = 0 (booked every "
+            "step: energy_total - drive_work is conserved)"}),
     }  # fmt: skip
     drift = res.energy_drift_rel() if system.energy_balance_closes else None
     summary: dict[str, Any] = {
@@ -359,6 +384,86 @@ def run_mechanism(
         )  # fmt: skip
     )
     return summary, ds
+
+
+#: refinement of an adaptive run for an error estimate: rtol and atol divided by this
+ADAPTIVE_REFINE = 100.0
+#: the smallest rtol scipy's integrators accept (100 eps)
+_RTOL_MIN = 100.0 * float(np.finfo(float).eps)
+
+
+def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1
+               ) -> tuple[dict[str, Any], float]:  # fmt: skip
+    """Overrides that refine the run ``ds`` of ``spec`` ``level`` times for an error estimate,
+    and ``kappa``, the factor by which each refinement at least shrinks the error (Richardson:
+    the run's error is then about ``|x - x_fine| kappa / (kappa - 1)``):
+
+    * adaptive: ``rtol`` and ``atol`` / ``ADAPTIVE_REFINE`` per level (not below 100 eps);
+      ``kappa = 10`` (an error-per-step controller of order p has global errors about
+      proportional to ``tol^(p / (p + 1))``: 56 for DOP853, 40 for RK45, at least 10 for p >=
+      1), less when rtol is already near round-off (``sqrt`` of the ratio actually applied);
+    * fixed-step integrators: ``dt``, ``dt_contact`` and ``sample_dt`` halved (the two-body
+      results of these integrators come from the samples), ``onset_tol`` and the Newton ``tol``
+      / 4 per level; ``kappa = 4`` (second order: generalized-alpha, Newmark with gamma = 1/2,
+      central differences), ``kappa = 2`` with contact elements (onsets and force ends fall
+      inside steps: first order) or Newmark with gamma != 1/2 (first order)."""
+    integrator = str(ds.attrs.get("integrator", spec.integrator))
+    sol = spec.solver
+    over: dict[str, Any] = {"integrator": integrator}
+    if integrator == "adaptive":
+        rtol = max(sol.rtol / ADAPTIVE_REFINE**level, _RTOL_MIN)
+        factor = sol.rtol / rtol
+        over.update({"solver.rtol": rtol, "solver.atol": sol.atol / factor})
+        per_level = factor ** (1.0 / level)
+        return over, min(10.0, math.sqrt(per_level)) if per_level > 1.0 else 1.0
+    f = 2.0**level
+    dt = float(ds.attrs["dt"])
+    over.update({"solver.dt": dt / f, "solver.onset_tol": sol.onset_tol / f**2,
+                 "solver.tol": sol.tol / f**2, "sample_dt": spec.sample_dt / f})  # fmt: skip
+    dtc = ds.attrs.get("solver.dt_contact")
+    if dtc is not None and math.isfinite(float(dtc)):
+        over["solver.dt_contact"] = float(dtc) / f
+    first = has_contacts(spec) or (integrator == "newmark" and sol.newmark_gamma != 0.5)
+    return over, 2.0 if first else 4.0
+
+
+def has_contacts(spec: MechanismSpec) -> bool:
+    """A two-body impact or a clearance joint."""
+    return spec.contact is not None or spec.clearance is not None
+
+
+def refined_levels(spec: MechanismSpec, ds: xr.Dataset) -> int:
+    """How many refined runs an error estimate of ``ds`` takes: two for a fixed-step run with
+    contacts (its error is first order and not yet asymptotic: each impact's error depends on
+    where its onset falls in a step, and the orbit after many impacts is sensitive), so the
+    estimate uses the larger of two successive differences; one otherwise."""
+    fixed = str(ds.attrs.get("integrator", spec.integrator)) != "adaptive"
+    return 2 if fixed and has_contacts(spec) else 1
+
+
+def refined_run(spec: MechanismSpec, ds: xr.Dataset, level: int = 1
+                ) -> tuple[xr.Dataset, float]:  # fmt: skip
+    """The run ``ds`` of ``spec`` again with the :func:`refinement` overrides of ``level``
+    (same ``t_end``); returns its Dataset on the run's sample times (summary, from all its
+    samples, in ``summary.*`` attributes, ``kappa`` and ``level`` in attributes) and
+    ``kappa``."""
+    over, kappa = refinement(spec, ds, level)
+    integrator = over.pop("integrator")
+    t_end = float(ds["time"].values[-1])
+    summary, fine = run_mechanism(spec.with_overrides(over), t_end=t_end, integrator=integrator)
+    if "sample_dt" in over:  # back on the run's sample times (every 2^level-th sample)
+        fine = fine.isel(time=slice(None, None, 2**level))
+    for k, v in summary.items():
+        fine.attrs[f"summary.{k}"] = "null" if v is None else (int(v) if isinstance(v, bool)
+                                                               else v)  # fmt: skip
+    fine.attrs["kappa"] = kappa
+    fine.attrs["level"] = level
+    return fine, kappa
+
+
+def refined_runs(spec: MechanismSpec, ds: xr.Dataset) -> list[xr.Dataset]:
+    """The :func:`refined_levels` refined runs of ``ds`` (finest last)."""
+    return [refined_run(spec, ds, k)[0] for k in range(1, refined_levels(spec, ds) + 1)]
 
 
 def mechanism_critical_dt(spec: MechanismSpec) -> tuple[dict[str, Any], xr.Dataset]:

@@ -77,8 +77,10 @@ Q_MU, Q_VS, Q_VD, Q_VREF, Q_MUS, Q_VSTR = range(6)
 def normal_force(law, par, delta, delta_dot, v0):
     """Normal contact force (N, >= 0) of law code ``law`` with parameters ``par``, at
     penetration ``delta`` (m), its rate ``delta_dot`` (m/s, > 0 closing) and approach speed
-    ``v0`` (m/s) at the onset of the impact. Zero when ``delta <= 0``."""
-    if delta <= 0.0:
+    ``v0`` (m/s) at the onset of the impact. Zero when ``delta < 0``; at ``delta = 0`` the
+    limit from inside (Kelvin-Voigt: ``c delta_dot`` when closing, the force with which an
+    impact starts)."""
+    if delta < 0.0:
         return 0.0
     if law == KELVIN_VOIGT:
         f = par[P_STIFF] * delta + par[P_DAMP] * delta_dot

@@ -44,6 +44,7 @@ __all__ = [
     "MAX_ROW_NNZ",
     "accel_index1",
     "constraint_hessian_band",
+    "contact_dissipation",
     "contact_gaps",
     "contact_kinematics",
     "eval_constraints",
@@ -65,7 +66,12 @@ _PT_GROUND, _PT_LINEAR, _PT_RIGID = 0, 1, 2
 FE_FORCE, FE_TORQUE, FE_SPRING, FE_CONTACT = 0, 1, 2, 3
 # FE_CONTACT parameters in fef[e] (after the two points' weights 0:8) and carried state fst[e]
 C_RP, C_RQ, C_INSIDE, C_LAW, C_FRIC, C_NPAR, C_FPAR = 8, 9, 10, 11, 12, 13, 18
-C_NFLT = 24  # floats used: normal-law parameters 13:18, friction parameters 18:24
+C_FEND = 24  # end of the friction parameters 18:24
+#: event mode (0 or 1): while set, a contact that has not recorded its onset (``fst[e, S_FLAG]``
+#: 0) exerts no force even where it penetrates; the adaptive integrator sets it for its run, so
+#: that each step before an onset is free flight and the onset is located on a smooth solution
+C_EVENTS = 24
+C_NFLT = 25  # floats used
 S_V0, S_FLAG, S_IMPACTS, S_T0 = 0, 1, 2, 3  # approach speed, in contact (0/1), count, onset t
 _BW = BANDWIDTH
 
@@ -316,7 +322,8 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
     ``fei[7]``; ``FE_SPRING`` linear spring-damper between P and Q, stiffness ``k`` (N/m),
     damping ``c`` (N s/m), free length ``l0`` (m) in ``fef[8:11]``; ``FE_CONTACT`` circle
     contact between P and Q (:func:`contact_kinematics`; radii, side, law codes and parameters
-    at ``fef[8:24]``), its potential the elastic part of the normal law. ``fst`` holds
+    at ``fef[8:24]``; ``fef[C_EVENTS]`` the event mode), its potential the elastic part of the
+    normal law. ``fst`` holds
     per-element state an integrator carries from step to step (contacts: the approach speed at
     the onset, see :func:`update_force_state`)."""
     energy = 0.0
@@ -353,7 +360,8 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
                                                                pq)  # fmt: skip
             if fn != 0.0 or ft != 0.0:
                 _contact_apply(fei[e], fef[e], nx, ny, s, fn, ft, f, pp, pq, cols, vals)
-            energy += _contact_potential(fef[e], delta)
+            if fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0:  # not held off (C_EVENTS)
+                energy += _contact_potential(fef[e], delta)
     return energy
 
 
@@ -530,13 +538,13 @@ def contact_forces(fei_r, fef_r, fst_r, q, v, pp, pq):
     delta, ddot, nx, ny, el, vt, s = contact_kinematics(fei_r, fef_r, q, v, pp, pq)
     fn = 0.0
     ft = 0.0
-    if delta > 0.0:
+    if delta >= 0.0 and (fst_r[S_FLAG] != 0.0 or fef_r[C_EVENTS] == 0.0):
         law = int(fef_r[C_LAW])
         par = fef_r[C_NPAR:C_FPAR]
         fn = normal_force(law, par, delta, ddot, _contact_v0(fef_r, fst_r, ddot))
         fl = int(fef_r[C_FRIC])
         if fl != 0 and fn > 0.0:
-            ft = -friction_coefficient(fl, fef_r[C_FPAR:C_NFLT], vt) * fn
+            ft = -friction_coefficient(fl, fef_r[C_FPAR:C_FEND], vt) * fn
     return delta, ddot, nx, ny, el, vt, s, fn, ft
 
 
@@ -626,6 +634,32 @@ def contact_gaps(q, S, out):
             out[e] = -_contact_delta(fei[e], fef[e], q, q)[0]
         else:
             out[e] = np.inf
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_dissipation(q, v, S, fst, pp, pq):
+    """Power (W, >= 0) the contacts dissipate at ``(q, v)``: ``(F_n - F_el) delta_dot -
+    F_t v_t`` summed over the contact elements, with ``F_el`` the elastic part of the normal law
+    (``K delta^n``, ``k delta``) whose work is the contact's potential energy and ``F_t v_t``
+    the power of friction (force on Q along ``t`` times the sliding speed). The energy balance
+    is then ``E + D - W_drive = const`` with ``D`` its time integral."""
+    fei = S[7]
+    fef = S[8]
+    power = 0.0
+    for e in range(fei.shape[0]):
+        if fei[e, 0] != FE_CONTACT:
+            continue
+        delta, ddot, _, _, _, vt, _, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp,
+                                                             pq)  # fmt: skip
+        if delta <= 0.0 or not (fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0):
+            continue
+        k = fef[e, C_NPAR + P_STIFF]
+        if int(fef[e, C_LAW]) == KELVIN_VOIGT:
+            f_el = k * delta
+        else:
+            f_el = k * delta ** fef[e, C_NPAR + P_EXP]
+        power += (fn - f_el) * ddot - ft * vt
+    return power
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -41,7 +41,7 @@ __all__ = [
 
 STATE_SIZE = 4  # floats of carried state per force element
 N_INT = 8
-N_FLT = core.C_NFLT  # 24: the circle contact's parameters are the longest row
+N_FLT = core.C_NFLT  # 25: the circle contact's parameters are the longest row
 
 
 @dataclass(eq=False)
@@ -61,6 +61,11 @@ class ForceElement:
         """True when :func:`~ancf_beam.mbs.core.force_elements` returns its full potential, so
         that the system's energy is conserved with it."""
         return True
+
+    @property
+    def energy_booked(self) -> bool:
+        """Its work is in its potential or in the dissipation the integrators book."""
+        return self.conservative
 
     @staticmethod
     def _rows(kind: int, p: Point | None = None, q: Point | None = None):
@@ -167,7 +172,9 @@ class CircleContact(ForceElement):
     Newton tangent: the normal force's stiffness and damping (friction left out). Potential
     energy: the elastic part ``K delta^(n+1)/(n+1)`` (``k delta^2/2``): the element is
     conservative when the law has no damping (hertz, kelvin-voigt with ``c = 0``, a hysteresis
-    law with ``ce = 1``) and there is no friction."""
+    law with ``ce = 1``) and there is no friction; otherwise the integrators book the work the
+    damping and friction dissipate (:func:`ancf_beam.mbs.core.contact_dissipation`) with the
+    damage work, so the energy balance closes either way."""
 
     p: Point | None = None
     q: Point | None = None
@@ -198,7 +205,7 @@ class CircleContact(ForceElement):
         ff[core.C_LAW] = self.law.code
         ff[core.C_FRIC] = self.friction.code
         ff[core.C_NPAR : core.C_FPAR] = self.law.params()
-        ff[core.C_FPAR : core.C_NFLT] = self.friction.params()
+        ff[core.C_FPAR : core.C_FEND] = self.friction.params()
         return fi, ff
 
     def dofs(self):
@@ -213,6 +220,12 @@ class CircleContact(ForceElement):
     def conservative(self) -> bool:
         return (self.law.damping == 0.0 and self.law.chi == 0.0
                 and self.friction.law == "none")  # fmt: skip
+
+    @property
+    def energy_booked(self) -> bool:
+        """Always: the integrators book the work the law's damping and friction dissipate
+        (:func:`ancf_beam.mbs.core.contact_dissipation`)."""
+        return True
 
     def estimated_mass(self) -> float | None:
         """``m_eff`` when given, else ``m_P m_Q / (m_P + m_Q)`` from the masses of the bodies

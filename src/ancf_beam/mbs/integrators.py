@@ -12,7 +12,18 @@ Integrators (``IntegratorSettings.integrator``):
   Stable for ``dt < 2 / omega_max``; Baumgarte needs ``beta dt, alpha dt << 1``.
 * ``adaptive`` -- the same index-1 right-hand side (numba) under a scipy error-controlled
   integrator (``method``: RK45, DOP853, Radau, BDF, LSODA; ``rtol``, ``atol``), outputs at the
-  sample times from its dense output.
+  sample times from its dense output. Contacts are events: a contact that has not recorded
+  its onset exerts no force (``core.C_EVENTS``), so every step before an impact is free
+  flight; the onset (``delta = 0``: a gap that closes by the end of a step, or dips below zero
+  at one of ``stepping.DENSE_POINTS`` dense-output times inside it when it could close within
+  the step at its end speeds) and the end of the positive normal force are located on the
+  dense output (:mod:`ancf_beam.mbs.events`: bracketing to ``TIME_RTOL`` of the step plus
+  round-off, iteration caps, never raising at round-off) and the integrator restarts there,
+  so each piece it integrates is smooth. Peaks of the contact force and penetration are
+  searched on the dense output (:class:`ancf_beam.mbs.stepping.AdaptiveRecorder`); the work the
+  contacts dissipate is integrated on it per step (Gauss-Legendre, split where it has kinks).
+  Restarts that do not advance time are counted and end the run with an error naming the
+  system, the time and the contact.
 * ``generalized-alpha`` / ``newmark`` -- index-3 (Arnold & Bruels 2007 form, as the cantilever's
   :mod:`ancf_beam.solvers.implicit`): equilibrium ``M a + J^T lambda = Q`` and ``Phi(q, t) = 0``
   enforced at ``t_{n+1}`` with the multipliers as unknowns; Newmark formulas on the
@@ -99,7 +110,8 @@ NEWTON_VARIANTS = ("modified", "full")
 _SOLVER = MechanismSolverSpec()  # the defaults (ancf_beam.config holds them)
 
 _BW = BANDWIDTH
-_ROUNDOFF = 64 * np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)
+_ROUNDOFF = 64 * _EPS
 _SLOW_CONTRACTION = 0.25
 
 # status codes of the numba loops
@@ -121,7 +133,8 @@ class IntegratorSettings:
     (s; None: the fixed-step default with contacts, :func:`default_dt`) while a contact gap is
     below ``contact_margin`` (m) or would close within the next step, contact onsets located to
     a penetration of at most ``onset_tol`` (m) (:mod:`ancf_beam.mbs.stepping`; the other
-    integrators ignore it: the adaptive one controls its own step and stops at every onset).
+    integrators ignore it: the adaptive one controls its own step and restarts at every
+    onset).
     The solver fields and their defaults are those of
     :class:`ancf_beam.config.MechanismSolverSpec`."""
 
@@ -186,8 +199,8 @@ class IntegratorSettings:
 
 
 #: fixed step in contact: this fraction of the contact bound 2/omega (0.1/omega: about 31 steps
-#: per contact of a linear law, whose duration is pi/omega); also the longest step the adaptive
-#: integrator may take into a contact
+#: per contact of a linear law, whose duration is pi/omega); also the first step of the adaptive
+#: integrator after an onset
 CONTACT_STEP_FRACTION = 0.05
 
 
@@ -247,10 +260,11 @@ def _damage(q, S):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _record(i, q, v, a, lam, S, W, energy, pot, diss, q_ref, out_q, out_v, out_a, out_l,
+def _record(i, q, v, a, lam, S, W, energy, pot, diss, work, q_ref, out_q, out_v, out_a, out_l,
             out_e, mv, out_s):  # fmt: skip
     """Store sample ``i`` (constraint rows of ``W`` evaluated at ``q``; the force elements'
-    carried state ``W[20]`` flattened into ``out_s``)."""
+    carried state ``W[20]`` flattened into ``out_s``; ``diss`` the dissipated work, ``work``
+    the work the driving constraints fed in, both since ``t = 0``)."""
     phi = W[1]
     dphi = W[2]
     for k in range(q.shape[0]):
@@ -281,19 +295,36 @@ def _record(i, q, v, a, lam, S, W, energy, pot, diss, q_ref, out_q, out_v, out_a
     out_e[i, 3] = diss
     out_e[i, 4] = pmax
     out_e[i, 5] = vmax
+    out_e[i, 6] = work
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def drive_power(lam, phit):
+    """Power (W) the constraints feed in: ``lam . Phi_t`` (the constraint forces ``-J^T lam``
+    do the work ``-lam . J v = lam . Phi_t`` on a motion that satisfies ``J v + Phi_t = 0``:
+    only rheonomic rows, i.e. drives, contribute)."""
+    p = 0.0
+    for r in range(lam.shape[0]):
+        p += lam[r] * phit[r]
+    return p
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lref, vs, diss,
-              sample_every, q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s,
+              work, sample_every, q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s,
               i_sample):  # fmt: skip
     """Up to ``n_steps`` central-difference steps; returns (steps done, status, i_sample,
-    dissipated work). A state that is not finite, or a coordinate that moves more than
-    ``lref`` in one step (an unstable run long before it overflows), stops the loop."""
+    dissipated work, work fed in by the drives). A state that is not finite, or a coordinate
+    that moves more than ``lref`` in one step (an unstable run long before it overflows), stops
+    the loop. ``W[7]`` must hold ``Phi_t`` at the start (the last evaluation)."""
     n = q.shape[0]
+    p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
+    w1 = drive_power(lam, W[7])
     for s in range(n_steps):
         step = step0 + s
         t1 = (step + 1) * h
+        p0 = p1
+        w0 = w1
         for i in range(n):
             v[i] += 0.5 * h * a[i]
             q[i] += h * v[i]
@@ -303,7 +334,7 @@ def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lr
             vs[i] = v[i] + 0.5 * h * a[i]
         energy, pot, _, _, ratio = core.accel_index1(q, vs, t1, S, W, alpha, beta, a, lam)
         if ratio == 0.0:
-            return s, SINGULAR, i_sample, diss
+            return s, SINGULAR, i_sample, diss, work
         finite = np.isfinite(energy)
         vmax = 0.0
         for i in range(n):
@@ -312,17 +343,20 @@ def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lr
             if not np.isfinite(v[i]):
                 finite = False
         if not finite or vmax * h > lref:
-            return s, NONFINITE, i_sample, diss
+            return s, NONFINITE, i_sample, diss, work
         if proj:
             core.project_velocity(q, v, t1, S, W)
         core.update_force_state(q, v, t1, S, W[20])
         released = _damage(q, S)
-        diss += released
+        p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
+        diss += released + 0.5 * h * (p0 + p1)  # damage; contacts (trapezoidal rule)
+        w1 = drive_power(lam, W[7])
+        work += 0.5 * h * (w0 + w1)
         if (step + 1) % sample_every == 0:
-            _record(i_sample, q, v, a, lam, S, W, energy - released, pot, diss, q_ref, out_q,
-                    out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
+            _record(i_sample, q, v, a, lam, S, W, energy - released, pot, diss, work, q_ref,
+                    out_q, out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
             i_sample += 1
-    return n_steps, OK, i_sample, diss
+    return n_steps, OK, i_sample, diss, work
 
 
 # index-3 parameters and state
@@ -330,7 +364,7 @@ _P_BETA, _P_GAMMA, _P_AM, _P_AF, _P_TOL, _P_LOOSE, _P_INC, _P_FLOOR, _P_FMIN = r
 _P_MAXIT, _P_MODIFIED, _P_PHIFLOOR, _P_PROJ, _P_MREF = range(9, 14)
 _N_PAR = 14
 _I_KIND, _I_FACT, _I_INCR, _I_FAIL_IT, _I_REASON = range(5)
-_F_H, _F_FAIL_R, _F_FAIL_PHI, _F_ENERGY, _F_POT = range(5)
+_F_H, _F_FAIL_R, _F_FAIL_PHI, _F_ENERGY, _F_POT, _F_POWER, _F_WORK = range(7)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -495,6 +529,10 @@ def _ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
     core.update_force_state(q, v, t1, S, fstate)
     fst[_F_ENERGY] = energy
     fst[_F_POT] = pot
+    # work of the drives over the step (trapezoidal rule; Phi_t at the converged state)
+    power = drive_power(lam, phit)
+    fst[_F_WORK] += 0.5 * h * (fst[_F_POWER] + power)
+    fst[_F_POWER] = power
     return True, it
 
 
@@ -502,7 +540,8 @@ def _ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
 def _ga_chunk(n_steps, step0, h, q, v, a, at, lam, par, ist, fst, S, W, G, diss, sample_every,
               q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s, iters, i_sample):  # fmt: skip
     """Up to ``n_steps`` index-3 steps; returns (steps done, i_sample, dissipated work); fewer
-    steps than asked means the next one failed (state left at its start)."""
+    steps than asked means the next one failed (state left at its start). Every step books the
+    drives' work in ``fst[_F_WORK]`` (:func:`_ga_step`)."""
     for s in range(n_steps):
         step = step0 + s
         ok, it = _ga_step(h, (step + 1) * h, q, v, a, at, lam, par, ist, fst, S, W, G)
@@ -515,8 +554,8 @@ def _ga_chunk(n_steps, step0, h, q, v, a, at, lam, par, ist, fst, S, W, G, diss,
             fst[_F_ENERGY] -= released
             ist[_I_KIND] = NO_FACTOR  # stiffness changed
         if (step + 1) % sample_every == 0:
-            _record(i_sample, q, v, a, lam, S, W, fst[_F_ENERGY], fst[_F_POT], diss, q_ref,
-                    out_q, out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
+            _record(i_sample, q, v, a, lam, S, W, fst[_F_ENERGY], fst[_F_POT], diss, fst[_F_WORK],
+                    q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
             i_sample += 1
     return n_steps, i_sample, diss
 
@@ -546,7 +585,7 @@ class _Buffers:
         self.v = np.zeros((n_samples, n))
         self.a = np.zeros((n_samples, n))
         self.lam = np.zeros((n_samples, m))
-        self.e = np.zeros((n_samples, 6))
+        self.e = np.zeros((n_samples, 7))
         self.mv = np.zeros(n)
         self.s = np.zeros((n_samples, n_state))
 
@@ -559,6 +598,7 @@ class _Buffers:
             lam=self.lam[:k].copy(), phi_max=self.e[:k, 4].copy(), dphi_max=self.e[:k, 5].copy(),
             kinetic=self.e[:k, 0].copy(), strain=self.e[:k, 1].copy(),
             gravity=self.e[:k, 2].copy(), dissipated=self.e[:k, 3].copy(),
+            drive_work=self.e[:k, 6].copy(),
             force_state=self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE).copy(),
             **kw,
         )  # fmt: skip
@@ -618,7 +658,7 @@ def integrate(
     system.update_drivers(0.0, W)
     core.eval_constraints(q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6],
                           W[7], W[13], W[14])  # fmt: skip
-    _record(0, q, v, a, lam, system.data, W, u, p, 0.0, q_ref, *buf.args())
+    _record(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
     chunk_one = system.has_function_drivers  # user functions are evaluated in Python per step
     t_start = time.perf_counter()
     c_start = time.process_time()
@@ -657,6 +697,7 @@ def _run_explicit(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref,
     lref = max(1e-3, float(np.max(np.abs(q))))
     ptol = 1e-12 * lref
     diss = 0.0
+    work = 0.0
     i_sample = 1
     step = 0
     t0 = time.perf_counter()
@@ -666,9 +707,9 @@ def _run_explicit(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref,
         todo = min(chunk, n_steps - step)
         if one:
             system.update_drivers((step + 1) * dt, W)
-        done, status, i_sample, diss = _cd_chunk(
+        done, status, i_sample, diss, work = _cd_chunk(
             todo, step, dt, q, v, a, lam, system.data, W, st.alpha, st.beta, st.projection,
-            ptol, lref, vs, diss, sample_every, q_ref, *buf.args(), i_sample,
+            ptol, lref, vs, diss, work, sample_every, q_ref, *buf.args(), i_sample,
         )  # fmt: skip
         step += done
         if status != OK:
@@ -720,8 +761,9 @@ class _Index3:
         par[_P_PROJ] = float(st.projection)
         self.par = par
         self.ist = np.zeros(5, dtype=np.int64)
-        self.fst = np.zeros(5)
+        self.fst = np.zeros(7)
         self.fst[_F_H] = -1.0
+        self.fst[_F_POWER] = drive_power(lam, W[7])  # W[7]: Phi_t at the initial state
         self.G = (
             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(m),
@@ -797,7 +839,7 @@ def _run_index3(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref, b
             step += 1
             if step % sample_every == 0:
                 _record(i_sample, q, v, a, lam, system.data, W, run.fst[_F_ENERGY],
-                        run.fst[_F_POT], diss, q_ref, *buf.args())  # fmt: skip
+                        run.fst[_F_POT], diss, run.fst[_F_WORK], q_ref, *buf.args())  # fmt: skip
                 i_sample += 1
         if not one:
             chunk = min(max(50, _progress(st.integrator, step, n_steps, dt, t0, state)), 100000)
@@ -808,6 +850,23 @@ def _run_index3(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref, b
 
 
 def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
+    """The adaptive integrator (module docstring); contacts run in event mode (``C_EVENTS``)
+    for the duration of the run."""
+    contacts = system.contact_indices
+    saved = system.fef[contacts, core.C_EVENTS].copy()
+    system.fef[contacts, core.C_EVENTS] = 1.0
+    try:
+        return _adaptive_run(system, st, q, v, a, lam)
+    finally:
+        system.fef[contacts, core.C_EVENTS] = saved
+
+
+#: restarts at a located onset that do not advance time before the run is declared stuck (each
+#: contact element can start an impact at most once at a given time)
+_STALL_RESTARTS = 4
+
+
+def _adaptive_run(system, st, q, v, a, lam) -> MechanismResult:
     import scipy.integrate as si
 
     n, m = system.n, system.m
@@ -838,6 +897,8 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     states[0] = system.fst
     contacts = system.contact_indices
     gaps = np.zeros(len(system.forces))
+    rates = np.zeros(len(system.forces))
+    contact_gap_rates = None
     core.contact_gaps(q, data, gaps)
     fn_prev = np.zeros(len(system.forces))
     for e in contacts:
@@ -845,88 +906,155 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
     intervals = []  # (element, onset time, time the normal force returns to zero)
     recorder = None
     if contacts:
-        from ancf_beam.mbs.stepping import AdaptiveRecorder
+        from ancf_beam.mbs.stepping import (
+            AdaptiveRecorder,
+            contact_gap_rates,
+            dissipation_kinks,
+            step_dissipation,
+        )
 
         recorder = AdaptiveRecorder(system)
+        recorder.open_initial(q, v)
+        contact_gap_rates(q, v, data, gaps, rates)
     k = 1
     steps = 0
     events = 0
+    stalls = 0
     nfev = 0  # of the integrators before the last restart
-    refinements = 0
     t_start = time.perf_counter()
     c_start = time.process_time()
 
-    def fill(dense, t_stop):
+    diss = 0.0  # work dissipated by the contacts up to the start of the current step
+    work = 0.0  # work fed in by the drives, likewise
+    diss_s = np.zeros(n_samples)
+    work_s = np.zeros(n_samples)
+    drives = any(j.works for j in system.joints)
+
+    def step_work(dense, a, b, kinks=()):
+        """Work (J) of the drives over ``[a, b]`` inside a step: Gauss-Legendre on the dense
+        output (the power ``lam . Phi_t`` from the index-1 solve at each node)."""
+        if not (drives and b > a):
+            return 0.0
+        from ancf_beam.mbs.stepping import gauss_nodes
+
+        tq, wq = gauss_nodes(a, b, kinks)
+        yq = np.asarray(dense(tq)).T
+        total = 0.0
+        for tj, wj, yj in zip(tq, wq, yq, strict=True):
+            if system.has_function_drivers:
+                system.update_drivers(tj, W)
+            core.accel_index1(np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj,
+                              data, W, st.alpha, st.beta, aw, lw)  # fmt: skip
+            total += wj * drive_power(lw, W[7])
+        return total
+
+    def fill(dense, t_stop, t_from=0.0, kinks=()):
         nonlocal k
         while k < n_samples and ts[k] <= t_stop + 1e-12 * st.t_end:
             ys[k] = dense(min(ts[k], t_stop))
             states[k] = system.fst
+            t_k = min(ts[k], t_stop)
+            if contacts:
+                diss_s[k] = diss + step_dissipation(system, dense, t_from, t_k, system.fst,
+                                                    kinks)  # fmt: skip
+            work_s[k] = work + step_work(dense, t_from, t_k, kinks)
             k += 1
 
     h_contact = _contact_step(system)
     while solver.status == "running":
         t_old = solver.t
-        y_old = solver.y.copy()
         msg = solver.step()
         if solver.status == "failed":
-            raise InstabilityError(f"adaptive ({st.method}): {msg} at t = {solver.t:.6g} s")
+            raise InstabilityError(f"adaptive ({st.method}), system '{system.name}': {msg} at "
+                                   f"t = {solver.t:.6g} s")  # fmt: skip
         steps += 1
         y1 = solver.y
         onset = None
+        profile = None
+        dense = None
         if contacts:
+            dense = solver.dense_output()
             gaps_prev = gaps.copy()
-            core.contact_gaps(np.ascontiguousarray(y1[:n]), data, gaps)
-            hit = [
-                e
-                for e in contacts
-                if system.fst[e, core.S_FLAG] == 0.0 and gaps_prev[e] > 0.0 >= gaps[e]
-            ]
-            if hit and solver.t - t_old > h_contact:
-                # a long free-flight step that ends inside the contact: its interpolant is not
-                # to be trusted there (the error estimate may not have seen the contact force),
-                # so redo it with steps of at most 1/16 of it, down to the contact step
-                h = max((solver.t - t_old) / 16.0, h_contact)
-                gaps[:] = gaps_prev
-                nfev += solver.nfev
-                solver = method(fun, t_old, y_old, st.t_end, rtol=st.rtol, atol=st.atol,
-                                max_step=h, first_step=h)  # fmt: skip
-                refinements += 1
-                continue
-            if hit:
-                onset = _locate_onset(system, solver.dense_output(), t_old, solver.t, hit, n)
-        if onset is not None:  # contact onset (delta = 0) located: restart the integrator there
-            te, ye, e = onset
-            fill(solver.dense_output(), te)
-            qe = np.ascontiguousarray(ye[:n])
-            ve = np.ascontiguousarray(ye[n:])
-            ddot = system.contact_forces[e].evaluate(qe, ve)["delta_dot"]
+            rates_prev = rates.copy()
+            contact_gap_rates(np.ascontiguousarray(y1[:n]), np.ascontiguousarray(y1[n:]), data,
+                              gaps, rates)  # fmt: skip
+            h = solver.t - t_old
+            free = [e for e in contacts if system.fst[e, core.S_FLAG] == 0.0]
+            # sample the step where a contact is active, or where a free one could close
+            # within it at its end speeds (a gap that dips below zero between the step ends)
+            near = any(system.fst[e, core.S_FLAG] != 0.0 for e in contacts) or any(
+                min(gaps_prev[e], gaps[e]) <= h * max(abs(rates_prev[e]), abs(rates[e]))
+                for e in free)  # fmt: skip
+            if near:
+                profile = recorder.profile(dense, t_old, solver.t, system.fst)
+            if free:
+                onset = _locate_onset(system, dense, t_old, solver.t, free, gaps_prev, gaps,
+                                      profile, n)  # fmt: skip
+        cut = None  # (time, element, kind): the step ends early at an event
+        if onset is not None:
+            cut = (onset[0], onset[2], "onset")
+        elif contacts:  # the end of positive contact force, located on the dense output
+            fn1 = np.array([_contact_fn(system, y1, n, e) for e in contacts])
+            ended = [(_locate_force_end(system, dense, t_old, solver.t, e, n), e)
+                     for e, f1 in zip(contacts, fn1, strict=True)
+                     if fn_prev[e] > 0.0 and f1 <= 0.0]  # fmt: skip
+            if ended:
+                t_fe, e = min(ended)
+                cut = (t_fe, e, "end")
+            else:
+                fn_prev[contacts] = fn1
+        if cut is not None:  # restart the integrator at the event: each piece is smooth
+            tc, e, kind = cut
+            stalls = stalls + 1 if tc <= t_old else 0
+            if stalls > _STALL_RESTARTS * len(contacts):
+                raise InstabilityError(
+                    f"adaptive ({st.method}), system '{system.name}': {stalls} contact events "
+                    f"at t = {tc:.9g} s without progress (contact element "
+                    f"'{system.forces[e].name}')"
+                )
+            yc = onset[1] if kind == "onset" else dense(tc)
+            kinks = dissipation_kinks(system, dense, profile, tc, system.fst)
+            fill(dense, tc, t_old, kinks)
+            diss += step_dissipation(system, dense, t_old, tc, system.fst, kinks)
+            work += step_work(dense, t_old, tc, kinks)
+            qc = np.ascontiguousarray(yc[:n])
+            vc = np.ascontiguousarray(yc[n:])
             before = system.fst.copy()
-            core.contact_onset(e, float(ddot), te, system.fef, system.fst)
-            core.update_force_state(qe, ve, te, data, system.fst)
-            core.contact_gaps(qe, data, gaps)
-            recorder.step(t_old, te, gaps_prev, gaps, before, ye)
-            fn_prev[e] = _contact_fn(system, ye, n, e)
-            events += 1
-            if te < st.t_end:
+            if profile is not None:
+                profile = recorder.profile(dense, t_old, tc, before)
+            if kind == "onset":
+                ddot = system.contact_forces[e].evaluate(qc, vc)["delta_dot"]
+                core.contact_onset(e, float(ddot), tc, system.fef, system.fst)
+                events += 1
+            else:
+                intervals.append((e, float(system.fst[e, core.S_T0]), float(tc)))
+            core.update_force_state(qc, vc, tc, data, system.fst)
+            gaps_start = gaps_prev
+            contact_gap_rates(qc, vc, data, gaps, rates)
+            recorder.step(t_old, tc, gaps_start, gaps, before, yc, dense, profile)
+            for e2 in contacts:
+                fn_prev[e2] = _contact_fn(system, yc, n, e2)
+            if st.t_end - tc > 4.0 * _EPS * st.t_end:  # else the old solver ended at t_end
                 nfev += solver.nfev
-                solver = method(fun, te, ye, st.t_end, rtol=st.rtol, atol=st.atol)
+                first = None
+                if kind == "onset" and math.isfinite(h_contact):
+                    first = min(h_contact, st.t_end - tc)
+                solver = method(fun, tc, yc, st.t_end, rtol=st.rtol, atol=st.atol,
+                                first_step=first)  # fmt: skip
             continue
-        if contacts:  # the end of positive contact force, located on the dense output
-            for e in contacts:
-                fn_new = _contact_fn(system, y1, n, e)
-                if fn_prev[e] > 0.0 and fn_new <= 0.0:
-                    intervals.append((e, float(system.fst[e, core.S_T0]),
-                                      _locate_force_end(system, solver.dense_output(), t_old,
-                                                        solver.t, e, n)))  # fmt: skip
-                fn_prev[e] = fn_new
+        kinks = dissipation_kinks(system, dense, profile, solver.t, system.fst) if contacts else []
         if k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
-            fill(solver.dense_output(), solver.t)
+            fill(solver.dense_output(), solver.t, t_old, kinks)
+        if drives:
+            work += step_work(solver.dense_output() if dense is None else dense, t_old,
+                              solver.t, kinks)  # fmt: skip
         if contacts:
+            diss += step_dissipation(system, dense, t_old, solver.t, system.fst, kinks)
             before = system.fst.copy()
             core.update_force_state(np.ascontiguousarray(y1[:n]),
                                     np.ascontiguousarray(y1[n:]), solver.t, data,
                                     system.fst)  # fmt: skip
-            recorder.step(t_old, solver.t, gaps_prev, gaps, before, y1, solver.dense_output())
+            recorder.step(t_old, solver.t, gaps_prev, gaps, before, y1, dense, profile)
     for i in range(k):
         qi = np.ascontiguousarray(ys[i, :n])
         vi = np.ascontiguousarray(ys[i, n:])
@@ -934,7 +1062,7 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
             system.update_drivers(ts[i], W)
         W[20][:] = states[i]  # the approach speeds valid at this sample
         u, p, *_ = core.accel_index1(qi, vi, ts[i], data, W, st.alpha, st.beta, aw, lw)
-        _record(i, qi, vi, aw, lw, data, W, u, p, 0.0, q_ref, *buf.args())
+        _record(i, qi, vi, aw, lw, data, W, u, p, diss_s[i], work_s[i], q_ref, *buf.args())
         buf.s[i] = states[i].ravel()
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
@@ -942,13 +1070,12 @@ def _integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
                       cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
                                         "nfev": int(nfev + solver.nfev),
                                         "contact_events": events,
-                                        "contact_refinements": refinements,
                                         "contact_intervals": intervals},
                       contact=None if recorder is None else recorder.record())  # fmt: skip
 
 
 def _contact_step(system) -> float:
-    """Longest step (s) the adaptive integrator may take into a contact: ``CONTACT_STEP_FRACTION``
+    """First step (s) of the adaptive integrator after a contact onset: ``CONTACT_STEP_FRACTION``
     of the smallest contact bound ``2 / omega`` (a Hertz-type law without an expected approach
     speed is linearised at 1 m/s here); ``inf`` without contacts."""
     h = math.inf
@@ -972,24 +1099,29 @@ def _contact_fn(system, y, n, e):
 
 
 def _locate_force_end(system, dense, t0, t1, e, n):
-    """Time in ``(t0, t1]`` at which the normal force of contact ``e`` drops to zero (bisection
-    on the sign of the force along the dense output; the force may end with a kink or, for a
-    clipped law, at a corner)."""
-    from scipy.optimize import brentq
+    """Time in ``(t0, t1]`` at which the normal force of contact ``e`` drops to zero: bisection
+    on the sign of the force along the dense output (:func:`ancf_beam.mbs.events.
+    last_positive`; the force may end with a kink or, for a clipped law, at a corner), to
+    :func:`ancf_beam.mbs.events.time_tolerance`. Returns the first time found without force."""
+    from ancf_beam.mbs.events import last_positive
 
-    def g(t):
-        fn = _contact_fn(system, dense(t), n, e)
-        return fn if fn > 0.0 else -1.0
+    def positive(t):
+        return _contact_fn(system, dense(t), n, e) > 0.0
 
-    if g(t1) > 0.0 or g(t0) <= 0.0:
+    if positive(t1) or not positive(t0):
         return float(t1)
-    return float(brentq(g, t0, t1, xtol=1e-300, rtol=1e-15))
+    return float(last_positive(positive, t0, t1)[1])
 
 
-def _locate_onset(system, dense, t0, t1, hit, n):
-    """Earliest time in ``(t0, t1]`` at which one of the contact elements ``hit`` reaches
-    ``delta = 0`` (root of its gap on the dense output, to round-off); returns ``(t, y, e)``."""
-    from scipy.optimize import brentq
+def _locate_onset(system, dense, t0, t1, free, gaps0, gaps1, profile, n):
+    """Earliest time in ``(t0, t1]`` at which one of the contact elements ``free`` (no impact
+    recorded) reaches ``delta = 0``: a gap that is positive at ``t0`` and not at ``t1``, or at
+    one of the ``profile`` times inside the step (a dip between the step ends), is bracketed by
+    the last positive and the first non-positive time and its root located on the dense output
+    (:func:`ancf_beam.mbs.events.bracket_root`, to :func:`~ancf_beam.mbs.events.
+    time_tolerance`; the end of the bracket without gap is taken). A contact that already
+    touches at ``t0`` and penetrates further starts at ``t0``. Returns ``(t, y, e)`` or None."""
+    from ancf_beam.mbs.events import bracket_root
 
     gaps = np.zeros(len(system.forces))
 
@@ -998,12 +1130,27 @@ def _locate_onset(system, dense, t0, t1, hit, n):
         return gaps[e]
 
     best = None
-    for e in hit:
-        if gap(t0, e) <= 0.0:  # touching at the start of the step already
-            te = t0
+    for e in free:
+        if gaps0[e] <= 0.0:  # touching at the start of the step already
+            if gaps1[e] < gaps0[e] or (profile is not None
+                                       and np.any(-profile[1][:, e, 0] < gaps0[e])):  # fmt: skip
+                te = t0
+            else:
+                continue
         else:
-            te = brentq(gap, t0, t1, args=(e,), xtol=1e-300, rtol=1e-15)
+            ta, ga, tb, gb = t0, gaps0[e], t1, gaps1[e]
+            if profile is not None:
+                tp, prof = profile
+                below = np.flatnonzero(-prof[1:, e, 0] <= 0.0)
+                if len(below):
+                    j = int(below[0]) + 1
+                    ta, ga, tb, gb = tp[j - 1], -prof[j - 1, e, 0], tp[j], -prof[j, e, 0]
+            if gb > 0.0:
+                continue
+            te = bracket_root(lambda t, e=e: gap(t, e), ta, tb, ga, gb)[1]
         if best is None or te < best[0]:
             best = (te, e)
+    if best is None:
+        return None
     te, e = best
     return te, dense(te), e

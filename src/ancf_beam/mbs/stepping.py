@@ -19,12 +19,23 @@ reference) and locates nothing. A step whose Newton iteration fails is retried a
 at ``delta = 0`` on the dense output, records ``v0`` and restarts there) and books its steps into
 the same record with :class:`AdaptiveRecorder`.
 
+**Termination.** The loop of :func:`sc_chunk` ends at ``t_stop`` or returns: every step
+advances ``t`` (a step that would not is reported, ``STALL``), the steps of one chunk are
+capped (:func:`_max_steps`, far above what a run needs), the onset search takes at most
+``_MAX_LOCATE`` trial steps and stops when its bracket is at round-off of ``t``; a step is
+halved at most ``max_halvings`` times. The driver raises :class:`~ancf_beam.results.
+InstabilityError` naming the system and the time on ``STALL``.
+
 **Contact record** (both paths; per contact element): the largest normal force over every
-accepted step (not only the samples; the adaptive integrator also at 15 dense-output points
-inside each step in contact) and its time, the time with ``delta > 0`` (gaps
+accepted step (not only the samples; the adaptive integrator also on its dense output inside
+each step with a contact: ``DENSE_POINTS + 1`` times and a bounded search around the largest)
+and its time, the time with ``delta > 0`` (gaps
 interpolated linearly across a step that changes sign) and the contact episodes: onset time
 (interpolated zero of the gap), end time, approach speed ``v0``, peak normal force and largest
-penetration (:class:`ContactRecord`).
+penetration (:class:`ContactRecord`), the largest penetration searched like the force.
+Both paths book the work the contacts dissipate (:func:`ancf_beam.mbs.core.contact_dissipation`)
+with the damage work: the index-3 steps by the trapezoidal rule, the adaptive steps by
+Gauss-Legendre on the dense output (:func:`step_dissipation`).
 """
 
 from __future__ import annotations
@@ -38,25 +49,29 @@ from numba import njit
 
 from ancf_beam.linalg import NO_FACTOR
 from ancf_beam.mbs import core
-from ancf_beam.mbs.integrators import _F_ENERGY, _I_KIND, _damage, _ga_step
+from ancf_beam.mbs.integrators import _F_ENERGY, _F_POWER, _F_WORK, _I_KIND, _damage, _ga_step
 from ancf_beam.results import (
+    InstabilityError,
     MechanismResult,
     NewtonConvergenceError,
 )
 
 __all__ = ["ContactRecord", "EP_FIELDS", "sc_chunk"]
 
-OK, FAIL, EP_FULL = 0, 1, 2
+OK, FAIL, EP_FULL, STALL = 0, 1, 2, 3
 #: columns of the episode table
 EP_FIELDS = ("element", "t_on", "t_off", "v0", "fn_peak", "delta_max")
 _EP_E, _EP_ON, _EP_OFF, _EP_V0, _EP_FN, _EP_DMAX = range(6)
 #: columns of the per-element record: max F_n, its time, time in contact, open episode (-1)
 _D_FMAX, _D_TFMAX, _D_TC, _D_OPEN = range(4)
 #: counters: accepted steps, small (contact) steps, onset-location trial steps, halvings,
-#: Newton iterations, episodes
-_C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP = range(6)
+#: Newton iterations, episodes, onset searches ended at round-off or at the trial cap
+_C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP, _C_ROUNDOFF = range(7)
+_EPS = float(np.finfo(float).eps)
 _MAX_LOCATE = 40
-_DENSE_PEAK = 16  # adaptive: dense-output points per step searched for the peak force
+#: adaptive integrator: a step with a contact in it is sampled on its dense output at this many
+#: intervals (for a gap that dips below zero inside the step, and for the peaks)
+DENSE_POINTS = 16
 
 
 @dataclass
@@ -85,8 +100,26 @@ def new_record_arrays(n_fe: int, capacity: int = 4096):
     diag = np.zeros((max(n_fe, 1), 4))
     diag[:, _D_OPEN] = -1.0
     ep = np.full((capacity, 6), np.nan)
-    cnt = np.zeros(6, dtype=np.int64)
+    cnt = np.zeros(7, dtype=np.int64)
     return diag, ep, cnt
+
+
+def open_initial_episodes(system, q, v, diag, ep, cnt) -> None:
+    """Open an episode for every contact already in contact at the start of the run (its
+    onset recorded by :meth:`~ancf_beam.mbs.system.System.reset_force_state`), so that its
+    peaks are booked like those of later impacts."""
+    pp = np.zeros(8)
+    pq = np.zeros(8)
+    fs = system.fst
+    for e in contact_elements(system):
+        if fs[e, core.S_FLAG] == 0.0:
+            continue
+        res = core.contact_forces(system.fei[e], system.fef[e], fs[e], q, v, pp, pq)
+        k = int(cnt[_C_EP])
+        cnt[_C_EP] = k + 1
+        ep[k] = (e, fs[e, core.S_T0], np.nan, fs[e, core.S_V0], res[7], max(res[0], 0.0))
+        diag[e, _D_OPEN] = k
+        diag[e, _D_FMAX] = max(diag[e, _D_FMAX], res[7])
 
 
 def record_from_arrays(system, diag, ep, cnt) -> ContactRecord:
@@ -168,21 +201,124 @@ def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _peak_update(q, v, t, S, fs, diag, ep, pp, pq):
-    """Raise the record's peak normal forces with the state ``(q, v)`` at ``t`` inside a step
-    (the adaptive integrator's dense output)."""
+def contact_profile(ys, n, S, fs, out, pp, pq):
+    """Penetration and normal force of every contact element at the states ``ys`` (k, 2n)
+    (rows ``[q; v]``, e.g. the dense output inside one step) with the carried state ``fs``:
+    ``out[j, e] = (delta, F_n)`` (other elements: ``(-inf, 0)``)."""
+    fei = S[7]
+    fef = S[8]
+    for j in range(ys.shape[0]):
+        q = ys[j, :n]
+        v = ys[j, n:]
+        for e in range(fei.shape[0]):
+            if fei[e, 0] != core.FE_CONTACT:
+                out[j, e, 0] = -np.inf
+                out[j, e, 1] = 0.0
+                continue
+            res = core.contact_forces(fei[e], fef[e], fs[e], q, v, pp, pq)
+            out[j, e, 0] = res[0]
+            out[j, e, 1] = res[7]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def dissipation_profile(ys, n, S, fs, out, pp, pq):
+    """``out[j]``: the power the contacts dissipate (:func:`ancf_beam.mbs.core.
+    contact_dissipation`) at the state ``ys[j] = [q; v]`` with the carried state ``fs``."""
+    for j in range(ys.shape[0]):
+        out[j] = core.contact_dissipation(ys[j, :n], ys[j, n:], S, fs, pp, pq)
+
+
+#: Gauss-Legendre rule (nodes on [-1, 1], weights) for the work the contacts dissipate within
+#: one step of the adaptive integrator: exact for polynomials of degree 15, as accurate as the
+#: dense output where the power is smooth (the steps are split where a force ends)
+GAUSS_POINTS = 8
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(GAUSS_POINTS)
+
+
+def dissipation_kinks(system, dense, profile, t_stop, fs) -> list[float]:
+    """Times in ``(ts[0], t_stop)`` (``profile = (ts, prof)`` of the step, see
+    :meth:`AdaptiveRecorder.profile`) at which a contact in contact (``fs``) crosses
+    ``delta = 0``: the dissipated power has a kink there (the overlap the law's force has
+    left ends), located on the dense output (:func:`ancf_beam.mbs.events.bracket_root`)."""
+    from ancf_beam.mbs.events import bracket_root
+
+    if profile is None:
+        return []
+    ts, prof = profile
+    gaps = np.zeros(len(system.forces))
+    n = system.n
+    out = []
+    for e in system.contact_indices:
+        if fs[e, core.S_FLAG] == 0.0:
+            continue
+        g = -prof[:, e, 0]
+        for j in np.flatnonzero((g[:-1] > 0.0) != (g[1:] > 0.0)):
+            if ts[j] >= t_stop:
+                break
+
+            def gap(t, e=e):
+                core.contact_gaps(np.ascontiguousarray(dense(t)[:n]), system.data, gaps)
+                return gaps[e]
+
+            lo, hi = float(ts[j]), min(float(ts[j + 1]), t_stop)
+            g_hi = g[j + 1] if hi == ts[j + 1] else gap(hi)
+            if (g[j] > 0.0) != (g_hi > 0.0):
+                out.append(bracket_root(gap, lo, hi, g[j], g_hi)[1])
+    return out
+
+
+def gauss_nodes(a: float, b: float, splits=()) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of :data:`GAUSS_POINTS`-point Gauss-Legendre on each piece of
+    ``[a, b]`` between the ``splits`` (times where the integrand has a kink)."""
+    pts = [a, *sorted(x for x in splits if a < x < b), b]
+    lo = np.array(pts[:-1])[:, None]
+    hi = np.array(pts[1:])[:, None]
+    tq = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X
+    wq = 0.5 * (hi - lo) * _GL_W
+    return tq.ravel(), wq.ravel()
+
+
+def step_dissipation(system, dense, a, b, fs, splits=()) -> float:
+    """Work (J) the contacts dissipate over ``[a, b]`` inside one step (``dense`` its dense
+    output, ``fs`` the carried state during the step), by :func:`gauss_nodes`."""
+    if not b > a or not np.any(fs[system.contact_indices, core.S_FLAG] != 0.0):
+        return 0.0
+    tq, wq = gauss_nodes(a, b, splits)
+    ys = np.ascontiguousarray(np.asarray(dense(tq)).T)
+    power = np.zeros(len(tq))
+    dissipation_profile(ys, system.n, system.data, fs, power, np.zeros(8), np.zeros(8))
+    return float(wq @ power)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_gap_rates(q, v, S, gaps, rates):
+    """Signed gaps ``-delta`` (m) and their rates ``-delta_dot`` (m/s) of every contact element
+    (other elements: ``+inf`` and 0)."""
     fei = S[7]
     fef = S[8]
     for e in range(fei.shape[0]):
         if fei[e, 0] != core.FE_CONTACT:
-            continue
-        fn = core.contact_forces(fei[e], fef[e], fs[e], q, v, pp, pq)[7]
-        if fn > diag[e, _D_FMAX]:
-            diag[e, _D_FMAX] = fn
-            diag[e, _D_TFMAX] = t
-        k = int(diag[e, _D_OPEN])
-        if k >= 0 and fn > ep[k, _EP_FN]:
+            gaps[e] = np.inf
+            rates[e] = 0.0
+        else:
+            d, dd = core._contact_delta(fei[e], fef[e], q, v)
+            gaps[e] = -d
+            rates[e] = -dd
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def raise_peaks(e, t, fn, delta, diag, ep):
+    """Raise contact element ``e``'s largest normal force (and its time) and the open episode's
+    peak force and largest penetration with the values ``fn``, ``delta`` found at ``t``."""
+    if fn > diag[e, _D_FMAX]:
+        diag[e, _D_FMAX] = fn
+        diag[e, _D_TFMAX] = t
+    k = int(diag[e, _D_OPEN])
+    if k >= 0:
+        if fn > ep[k, _EP_FN]:
             ep[k, _EP_FN] = fn
+        if delta > ep[k, _EP_DMAX]:
+            ep[k, _EP_DMAX] = delta
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -203,18 +339,28 @@ def _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
 @njit(cache=True, nogil=True, error_model="numpy")
 def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
              max_halvings, q, v, a, at, lam, par, ist, fst, S, W, G, save, gap0, gap1, qp,
-             diag, ep, cnt, diss):  # fmt: skip
+             diag, ep, cnt, diss, max_steps):  # fmt: skip
     """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). Returns
     ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
     after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
-    when the episode table needs room (state consistent at ``t``)."""
+    when the episode table needs room (state consistent at ``t``); ``STALL`` after
+    ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``).
+
+    The onset search (safeguarded secant, ``_MAX_LOCATE`` trials) ends when the end gap is in
+    ``[-onset_tol, 0]``, or when its bracket of step sizes is down to round-off of ``t``
+    (``4 eps t``: ``onset_tol`` below what the time axis resolves), or after the last trial;
+    in the last two cases the smallest size found that penetrates is taken (counted in
+    ``cnt[_C_ROUNDOFF]``)."""
     fs = W[20]
     pp = W[13]
     pq = W[14]
     sq, sv, sa, sat, slam, sfs = save
     n = q.shape[0]
     h = h_free
+    taken = 0
     while t < t_stop:
+        if taken >= max_steps:
+            return t, STALL, h, diss
         core.contact_gaps(q, S, gap0)
         h = h_free
         small = False
@@ -235,6 +381,9 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
         elif rest < 2.0 * h:  # two equal steps rather than a sliver
             h = 0.5 * rest
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+        w_save = fst[_F_WORK]  # the drives' work and power, booked by every _ga_step
+        p_save = fst[_F_POWER]
+        p0 = core.contact_dissipation(q, v, S, fs, pp, pq)  # W, at the start of the step
         ok = False
         it = 0
         for _k in range(max_halvings + 1):
@@ -255,21 +404,29 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
             hi = h
             fhi = g_end
             side = 0
+            found = False
             for _k in range(_MAX_LOCATE):
+                if hi - lo <= 4.0 * _EPS * (t + hi):  # bracket at round-off of the time axis
+                    break
                 s = lo + (hi - lo) * flo / (flo - fhi)
                 w = hi - lo
                 s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
                 _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                fst[_F_WORK] = w_save
+                fst[_F_POWER] = p_save
                 ok, it = _ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G)
                 cnt[_C_ITERS] += it
                 cnt[_C_LOCATE] += 1
                 if not ok:
                     _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                    fst[_F_WORK] = w_save
+                    fst[_F_POWER] = p_save
                     return t, FAIL, s, diss
                 core.contact_gaps(q, S, gap1)
                 g = _onset_gap(gap0, gap1)
                 h = s
                 if -onset_tol <= g <= 0.0:
+                    found = True
                     break
                 if g > 0.0:
                     lo = s
@@ -283,19 +440,55 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
                     if side == -1:
                         flo *= 0.5
                     side = -1
+            if not found:  # take the smallest penetrating size found (the state at hi)
+                cnt[_C_ROUNDOFF] += 1
+                if h != hi:
+                    _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                    fst[_F_WORK] = w_save
+                    fst[_F_POWER] = p_save
+                    ok, it = _ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G)
+                    cnt[_C_ITERS] += it
+                    if not ok:
+                        _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                        fst[_F_WORK] = w_save
+                        fst[_F_POWER] = p_save
+                        return t, FAIL, hi, diss
+                    core.contact_gaps(q, S, gap1)
+                    h = hi
         if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
             _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+            fst[_F_WORK] = w_save
+            fst[_F_POWER] = p_save
             return t, EP_FULL, h, diss
         released = _damage(q, S)
         if released != 0.0:
             diss += released
             fst[_F_ENERGY] -= released
             ist[_I_KIND] = NO_FACTOR  # the stiffness changed
+        # work dissipated by the contacts over the step (trapezoidal rule, second order as the
+        # integrator)
+        diss += 0.5 * h * (p0 + core.contact_dissipation(q, v, S, fs, pp, pq))
+        if t + h <= t:  # the step no longer advances time (state at t + h == t)
+            return t, STALL, h, diss
         t += h
+        taken += 1
         cnt[_C_STEPS] += 1
         if h <= h_small * (1.0 + 1e-9) and h_small < h_free:
             cnt[_C_SMALL] += 1
     return t, OK, h, diss
+
+
+#: guard of one chunk of contact stepping: at most this many times the steps of dt_contact the
+#: interval needs, plus _STEP_GUARD_EXTRA (onset searches, halvings, landing steps)
+_STEP_GUARD_FACTOR = 100
+_STEP_GUARD_EXTRA = 10000
+
+
+def _max_steps(span: float, h_small: float) -> int:
+    """Accepted steps allowed for a chunk of length ``span`` (s) with contact steps
+    ``h_small``: far above what a run takes (each step is ``h_small`` or longer except the
+    located onsets, halvings and the landing step), finite so that the loop ends."""
+    return int(_STEP_GUARD_FACTOR * math.ceil(max(span, 0.0) / h_small) + _STEP_GUARD_EXTRA)
 
 
 def hertz_duration(m_eff: float, stiffness: float, exponent: float, v0: float) -> float:
@@ -361,7 +554,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     core.eval_constraints(q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6],
                           W[7], W[13], W[14])  # fmt: skip
     core.update_force_state(q, v, 0.0, data, W[20])
-    _record(0, q, v, a, lam, data, W, u, p, 0.0, q_ref, *buf.args())
+    _record(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
     run = _Index3(system, st, W, q, v, a, lam)
     run.fst[_F_ENERGY] = u
     run.fst[4] = p  # _F_POT
@@ -369,6 +562,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     save = (q.copy(), v.copy(), a.copy(), a.copy(), lam.copy(), W[20].copy())
     gap0, gap1, qp = np.zeros(n_fe), np.zeros(n_fe), np.zeros(system.n)
     diag, ep, cnt = new_record_arrays(n_fe)
+    open_initial_episodes(system, q, v, diag, ep, cnt)
     t = 0.0
     diss = 0.0
     t_start = time.perf_counter()
@@ -378,11 +572,17 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
         t, status, h, diss = sc_chunk(
             t, ts[k], dt, h_small, st.step_control, st.contact_margin, st.onset_tol,
             st.max_halvings, q, v, a, run.at, lam, run.par, run.ist, run.fst, data, W, run.G,
-            save, gap0, gap1, qp, diag, ep, cnt, diss,
+            save, gap0, gap1, qp, diag, ep, cnt, diss, _max_steps(ts[k] - t, h_small),
         )  # fmt: skip
         if status == EP_FULL:
             ep = np.concatenate([ep, np.full_like(ep, np.nan)])
             continue
+        if status == STALL:
+            raise InstabilityError(
+                f"{st.integrator}, system '{system.name}': contact stepping stalled at "
+                f"t = {t:.9g} s on the way to the sample at {ts[k]:.9g} s (step {h:.3e} s, "
+                f"{int(cnt[_C_STEPS])} steps so far); reduce dt_contact or onset_tol"
+            )
         if status == FAIL:
             rn = float(run.fst[1])  # _F_FAIL_R
             raise NewtonConvergenceError(
@@ -393,8 +593,8 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
                 residual=rn, tolerance=st.tol,
             )  # fmt: skip
         t = float(ts[k])  # exact sample time (the loop lands on it)
-        _record(k, q, v, a, lam, data, W, run.fst[_F_ENERGY], run.fst[4], diss, q_ref,
-                *buf.args())  # fmt: skip
+        _record(k, q, v, a, lam, data, W, run.fst[_F_ENERGY], run.fst[4], diss,
+                run.fst[_F_WORK], q_ref, *buf.args())  # fmt: skip
         k += 1
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
@@ -403,6 +603,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     stats = {
         "dt": dt, "dt_contact": h_small, "step_control": bool(st.step_control),
         "steps_small": rec.steps_small, "locate_trials": rec.locate_trials,
+        "onsets_at_roundoff": int(cnt[_C_ROUNDOFF]),
         "halvings": int(cnt[_C_HALVE]), "factorizations": int(run.ist[1]),
         "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1), "newton": st.newton,
     }  # fmt: skip
@@ -413,7 +614,10 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
 class AdaptiveRecorder:
     """The contact record of an adaptive run (called by the adaptive integrator after every
     accepted step or located onset): the step's end state is booked like an index-3 step, and
-    steps that touch contact are searched for the peak force at 15 dense-output points."""
+    a step with a contact in it is searched on its dense output for the peaks: the normal force
+    and the penetration at ``DENSE_POINTS + 1`` equally spaced times, then, where the largest of
+    them is not at an end of the step, a bounded maximisation between the neighbours of the
+    largest (:func:`ancf_beam.mbs.events.bracket_max`)."""
 
     def __init__(self, system):
         self.system = system
@@ -422,23 +626,91 @@ class AdaptiveRecorder:
         self.diag, self.ep, self.cnt = new_record_arrays(n_fe)
         self.pp = np.zeros(8)
         self.pq = np.zeros(8)
+        self.prof = np.zeros((DENSE_POINTS + 1, n_fe, 2))
+        self.searches = 0  # bounded maximisations run
+        self._prev = None  # the last step searched: (dense, times, carried state, rising ends)
 
-    def step(self, t0, t1, gap0, gap1, before, y1, dense=None):
+    def open_initial(self, q, v):
+        """Episodes of the contacts in contact at the start (:func:`open_initial_episodes`)."""
+        open_initial_episodes(self.system, q, v, self.diag, self.ep, self.cnt)
+
+    def profile(self, dense, t0, t1, fs):
+        """``(ts, prof)``: the times ``t0 .. t1`` (``DENSE_POINTS + 1``) and the penetration and
+        normal force of every contact there (:func:`contact_profile`; ``fs`` the carried state
+        of the step)."""
+        ts = np.linspace(t0, t1, DENSE_POINTS + 1)
+        ts[-1] = t1
+        ys = np.ascontiguousarray(np.asarray(dense(ts)).T)
+        contact_profile(ys, self.n, self.system.data, fs, self.prof, self.pp, self.pq)
+        return ts, self.prof
+
+    def step(self, t0, t1, gap0, gap1, before, y1, dense=None, profile=None):
+        """Book the accepted step ``[t0, t1]`` (``before``: the carried state during it; with
+        ``dense`` and its ``profile`` the peaks inside it first)."""
         n = self.n
         data = self.system.data
         fs = self.system.fst
+        if dense is not None and profile is not None:
+            self._peaks(dense, before, *profile)
+        else:
+            self._prev = None
         q1 = np.ascontiguousarray(y1[:n])
         v1 = np.ascontiguousarray(y1[n:])
         args = (t0, t1 - t0, gap0, gap1, before, q1, v1, data, fs)
         if not update_record(*args, self.diag, self.ep, self.cnt, self.pp, self.pq):
             self.ep = np.concatenate([self.ep, np.full_like(self.ep, np.nan)])
             update_record(*args, self.diag, self.ep, self.cnt, self.pp, self.pq)
-        if dense is not None and (np.min(gap0) < 0.0 or np.min(gap1) < 0.0):
-            for j in range(1, _DENSE_PEAK):
-                tj = t0 + (t1 - t0) * j / _DENSE_PEAK
-                yj = dense(tj)
-                _peak_update(np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj, data,
-                             fs, self.diag, self.ep, self.pp, self.pq)  # fmt: skip
+
+    def _peaks(self, dense, fs, ts, prof):
+        """Raise the record's peaks with the step's samples and, where the largest sample of a
+        contact's force or penetration is inside the step, the bounded search between its
+        neighbours; a largest sample at the start of the step that the previous step rose to
+        is bracketed across the two steps (its last sample, this step's second)."""
+        from ancf_beam.mbs.events import maximise
+
+        system = self.system
+        n = self.n
+        prev = self._prev
+        if prev is not None and prev[1][-1] != ts[0]:
+            prev = None
+        at_end = set()
+
+        def value(dense_, fs_, e, col, t):
+            y = np.ascontiguousarray(dense_(t))
+            return core.contact_forces(system.fei[e], system.fef[e], fs_[e], y[:n], y[n:],
+                                       self.pp, self.pq)[col]  # fmt: skip
+
+        for e in system.contact_indices:
+            if not (np.any(prof[:, e, 1] > 0.0) or np.any(prof[:, e, 0] > 0.0)):
+                continue
+            for col, idx in ((7, 1), (0, 0)):
+                samples = prof[:, e, idx]
+                j = int(np.argmax(samples))
+                t, x = float(ts[j]), float(samples[j])
+                if 0 < j < len(ts) - 1:
+                    self.searches += 1
+                    t, x = maximise(lambda t, e=e, col=col: value(dense, fs, e, col, t),
+                                    float(ts[j - 1]), float(ts[j + 1]), t, x)  # fmt: skip
+                elif j == len(ts) - 1:
+                    at_end.add((e, col))
+                elif prev is not None and (e, col) in prev[3]:
+                    self.searches += 1
+                    p_dense, p_ts, p_fs, _ = prev
+                    t0 = float(ts[0])
+
+                    def across(t, e=e, col=col, t0=t0, p_dense=p_dense, p_fs=p_fs):
+                        if t < t0:
+                            return value(p_dense, p_fs, e, col, t)
+                        return value(dense, fs, e, col, t)
+
+                    t, x = maximise(across, float(p_ts[-2]), float(ts[1]), t, x)
+                if col == 7:
+                    raise_peaks(e, t, x, -np.inf, self.diag, self.ep)
+                else:
+                    raise_peaks(e, t, 0.0, x, self.diag, self.ep)
+        self._prev = (dense, ts.copy(), fs.copy(), at_end)
 
     def record(self) -> ContactRecord:
-        return record_from_arrays(self.system, self.diag, self.ep, self.cnt)
+        rec = record_from_arrays(self.system, self.diag, self.ep, self.cnt)
+        rec.extra["peak_searches"] = self.searches
+        return rec

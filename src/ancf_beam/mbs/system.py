@@ -349,9 +349,11 @@ class System:
 
     @property
     def energy_balance_closes(self) -> bool:
-        """True when kinetic + potential energy + the booked dissipation (damage) is conserved:
-        no driver feeds work in and every force element's work is in its potential."""
-        return not any(j.works for j in self.joints) and all(f.conservative for f in self.forces)
+        """True when kinetic + potential energy + the booked dissipation (damage, contacts) is
+        conserved: no driver feeds work in and every force element's work is in its potential
+        or in the booked dissipation."""
+        return not any(j.works for j in self.joints) and all(f.energy_booked
+                                                             for f in self.forces)  # fmt: skip
 
     # ------------------------------------------------------------------------------------
     # consistent initial state

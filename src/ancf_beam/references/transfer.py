@@ -134,6 +134,7 @@ def cantilever_beta_l(k: int) -> np.ndarray:
         a, b = centre - math.pi / 2.0 + 1e-12, centre + math.pi / 2.0 - 1e-12
         if i == 1:
             a = 1.0  # f(1) = cos 1 + 1/cosh 1 > 0 and f(pi) < 0
+        # smooth f; rtol = 4 eps is scipy's floor, so the tolerance never asks below round-off
         roots[i - 1] = optimize.brentq(f, a, b, xtol=1e-15, rtol=4.0 * np.finfo(float).eps)
     return roots
 
@@ -570,6 +571,7 @@ def _determinant_roots(omega_hi, n_grid, n_sub, h, ei, rhoa, L) -> list[float]:
             continue
         if fa * fb > 0.0 or fb == 0.0:
             continue
+        # a smooth determinant between grid points; xtol = 1e-14 of the bracket end (45 ulps)
         r = optimize.brentq(det, grid[i], grid[i + 1], xtol=1e-14 * grid[i + 1], rtol=1e-15)
         fr = abs(det(r))
         if fr > 1e-6 * max(abs(fa), abs(fb)):

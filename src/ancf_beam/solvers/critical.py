@@ -129,8 +129,12 @@ def measure_dt_limit(
         raise RuntimeError(f"run at dt = {lo:.3e} s (0.55x the predicted limit) is unstable")
     if stable(hi):
         raise RuntimeError(f"run at dt = {hi:.3e} s (1.6x the predicted limit) stays stable")
+    # terminates by construction: the bracket halves every pass (at most log2(1.05 / rel_tol)
+    # passes; a rel_tol below round-off ends when the midpoint is an end of the bracket)
     while (hi - lo) > rel_tol * lo:
         mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
         if stable(mid):
             lo = mid
         else:

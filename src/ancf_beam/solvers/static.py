@@ -119,8 +119,16 @@ def _load_path(model: BeamModel, q, newton, dlam: float, max_cutbacks: int, floo
 
         dmg = DamageState(model)
         dlam = min(dlam, 0.1)  # damage is path dependent: follow the load in small steps
+    # terminates: every pass accepts a step (lam grows by dlam >= the first step / 2^cutbacks)
+    # or spends one of max_cutbacks; a step below the spacing of lam (no progress) is refused
     while lam < 1.0 - 1e-14:
         target = min(1.0, lam + dlam)
+        if target <= lam:
+            raise ConvergenceError(
+                f"static load stepping stalled at load factor {lam:.17g}: the step {dlam:.3e} "
+                "is below its round-off after the cutbacks; lower static.max_cutbacks or raise "
+                "static.load_steps"
+            )
         trial = q.copy()
         saved = dmg.save() if dmg is not None else None
         ok, iters, rnorm, tol = newton(trial, target)

@@ -53,7 +53,7 @@ def observed_order(f1: float, f2: float, f3: float, r12: float, r23: float | Non
     lo, hi = 1e-3, 30.0
     if g(lo) * g(hi) > 0:
         return float("nan")
-    return float(brentq(g, lo, hi, xtol=1e-12))
+    return float(brentq(g, lo, hi, xtol=1e-12))  # smooth in p; 1e-12 far above round-off
 
 
 def richardson(f_coarse: float, f_fine: float, r: float, p: float) -> float:

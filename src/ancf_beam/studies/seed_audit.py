@@ -450,6 +450,7 @@ def _step_for_elongation(omega: float, target: float) -> float:
     """The largest step (s) whose average-acceleration period error is ``target``."""
     from scipy.optimize import brentq
 
+    # smooth in h; scipy's default rtol (4 eps) keeps the tolerance above round-off of h
     return brentq(lambda h: _period_elongation(omega * h) - target, 1e-3 / omega, 3.0 / omega,
                   xtol=1e-15)  # fmt: skip
 
