@@ -8,6 +8,7 @@ infinity raises :class:`~ancf_beam.results.NonFiniteResultError` naming the quan
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -16,13 +17,14 @@ import xarray as xr
 
 from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config import CaseSpec
+from ancf_beam.config import MAX_SEGMENTS, CaseSpec, ConfigError
 from ancf_beam.io import check_finite, provenance_attrs
+from ancf_beam.resources import check_stepped
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers.dynamics import simulate
 from ancf_beam.solvers.modal import modal_analysis
 from ancf_beam.solvers.settings import DynamicsSettings, critical_step
-from ancf_beam.solvers.static import solve_static
+from ancf_beam.solvers.static import check_strain, solve_static
 
 __all__ = ["run_critical_dt", "run_modal", "run_simulate", "run_static", "run_stepped"]
 
@@ -42,10 +44,13 @@ def _shape_vars(model: BeamModel, q: np.ndarray, prefix: str) -> dict[str, Any]:
 
 
 def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
-    """Static equilibrium under gravity."""
+    """Static equilibrium under gravity: a stable equilibrium (:func:`solve_static` checks)
+    whose axial strain is within the model's validity (:func:`check_strain`), else an error
+    saying why."""
     model = BeamModel(case)
     t0 = time.perf_counter()
     res = solve_static(model)
+    check_strain(model, res.q)
     wall = time.perf_counter() - t0
     summary = {
         "case": case.name,
@@ -131,6 +136,10 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
 
     segments = case.stepped.segments if segments is None else segments
     n_modes = case.modal.n_modes if n_modes is None else n_modes
+    if not 1 <= segments <= MAX_SEGMENTS:  # --segments as the key (it had no upper bound)
+        raise ConfigError(f"stepped.segments (--segments) = {segments} is invalid: expected an "
+                          f"integer in [1, {MAX_SEGMENTS}]")  # fmt: skip
+    check_stepped(segments, n_modes)  # time and memory before anything is allocated
     p = SectionProfile(case)
     L = case.beam.length
     t0 = time.perf_counter()
@@ -261,6 +270,11 @@ def run_simulate(
     return summary, ds
 
 
+def _available(x: float) -> float | None:
+    """A value that may be not available (NaN) as JSON-ready ``None``."""
+    return None if math.isnan(x) else x
+
+
 def _simulate_summary(
     case: CaseSpec, settings: DynamicsSettings, res: DynamicsResult, dt_critical: float
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -274,7 +288,7 @@ def _simulate_summary(
         "t_at_tip_y_min": float(res.t[i_min]),
         "tip_y_final": float(res.tip_y[-1]),
         "tip_y_mean": float(np.mean(res.tip_y[half])),
-        "energy_drift_rel": res.energy_drift_rel,
+        "energy_drift_rel": _available(res.energy_drift_rel),
         "steps": res.steps,
         "dt": res.dt,
         "dt_critical": dt_critical,

@@ -1178,6 +1178,27 @@ def _bool(v: Any) -> bool:
     return isinstance(v, bool)
 
 
+#: Plausibility bounds (inclusive; SI) of the mechanism inputs: the range of real planar
+#: mechanisms, so that the time scales they set (crank period, contact and beam frequencies)
+#: keep a run within its step bound (ancf_beam.resources.MAX_MECHANISM_STEPS). A crank speed of
+#: 1e300 rad/s ran for minutes with overflow warnings.
+MECHANISM_BOUNDS: dict[str, tuple[float, float]] = {
+    "g": (0.0, 1e3),  # as load.g
+    "length": (1e-3, 1e2),  # m: crank, rigid rod
+    "mass": (1e-6, 1e6),  # kg: links, slider, bodies
+    "inertia": (1e-12, 1e6),  # kg m^2, centroidal
+    "drive.omega": (-1e4, 1e4),  # rad/s: 95 000 rpm, above the fastest crank mechanisms
+    "bodies.radius": (1e-4, 10.0),  # m
+    "v_rel": (1e-6, 1e3),  # m/s: impacts of solids without shock physics
+    "gap": (0.0, 10.0),  # m
+}
+
+
+def _mbound(kind: str, unit: str) -> tuple[str, Any]:
+    lo, hi = MECHANISM_BOUNDS[kind]
+    return (f"a number in [{lo:g}, {hi:g}] ({unit})", _between(lo, hi))
+
+
 MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "kind": (f"one of {', '.join(MECHANISM_KINDS)}", _one_of(MECHANISM_KINDS)),
     "t_end": ("a number > 0 (s)", _positive),
@@ -1186,7 +1207,7 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
         _one_of(MECHANISM_INTEGRATORS),
     ),  # fmt: skip
     "sample_dt": ("a number > 0 (s)", _positive),
-    "g": ("a number >= 0 (m/s^2, along -y)", _nonnegative),
+    "g": _mbound("g", "m/s^2, along -y"),
     "baumgarte.alpha": ("a number >= 0 (1/s)", _nonnegative),
     "baumgarte.beta": ("a number >= 0 (1/s)", _nonnegative),
     "solver.dt": ("null or a number > 0 (s)", _positive_or_none),
@@ -1205,26 +1226,27 @@ MECHANISM_RULES: dict[str, tuple[str, Any]] = {
     "solver.dt_contact": ("null or a number > 0 (s)", _positive_or_none),
     "solver.contact_margin": ("a number >= 0 (m)", _nonnegative),
     "solver.onset_tol": ("a number > 0 (m)", _positive),
-    "crank.length": ("a number > 0 (m)", _positive),
-    "crank.mass": ("a number > 0 (kg)", _positive),
-    "crank.inertia": ("a number > 0 (kg m^2, about the centre of mass)", _positive),
+    "crank.length": _mbound("length", "m"),
+    "crank.mass": _mbound("mass", "kg"),
+    "crank.inertia": _mbound("inertia", "kg m^2, about the centre of mass"),
     "rod.model": (f"one of {', '.join(ROD_MODELS)}", _one_of(ROD_MODELS)),
-    "rod.length": ("a number > crank.length (m)", _positive),
-    "rod.mass": ("a number > 0 (kg)", _positive),
-    "rod.inertia": ("a number > 0 (kg m^2, about the centre of mass)", _positive),
-    "slider.mass": ("a number > 0 (kg)", _positive),
-    "slider.inertia": ("a number > 0 (kg m^2)", _positive),
-    "drive.omega": ("a number (rad/s, constant crank speed)", _is_number),
+    "rod.length": ("a number in [0.001, 100] (m, above crank.length)",
+                   _between(*MECHANISM_BOUNDS["length"])),  # fmt: skip
+    "rod.mass": _mbound("mass", "kg"),
+    "rod.inertia": _mbound("inertia", "kg m^2, about the centre of mass"),
+    "slider.mass": _mbound("mass", "kg"),
+    "slider.inertia": _mbound("inertia", "kg m^2"),
+    "drive.omega": _mbound("drive.omega", "rad/s, constant crank speed"),
     "clearance": (
         "null or a mapping {joint, bearing_radius, journal_radius, E, nu, contact, friction}",
         lambda v: v is None or isinstance(v, Mapping),
     ),
-    "bodies.m1": ("a number > 0 (kg)", _positive),
-    "bodies.m2": ("a number > 0 (kg)", _positive),
-    "bodies.radius1": ("a number > 0 (m)", _positive),
-    "bodies.radius2": ("a number > 0 (m)", _positive),
-    "v_rel": ("a number > 0 (m/s, approach speed)", _positive),
-    "gap": ("a number >= 0 (m, initial distance between the surfaces)", _nonnegative),
+    "bodies.m1": _mbound("mass", "kg"),
+    "bodies.m2": _mbound("mass", "kg"),
+    "bodies.radius1": _mbound("bodies.radius", "m"),
+    "bodies.radius2": _mbound("bodies.radius", "m"),
+    "v_rel": _mbound("v_rel", "m/s, approach speed"),
+    "gap": _mbound("gap", "m, initial distance between the surfaces"),
 }
 
 #: joints of a slider-crank that may carry a clearance (ancf_beam.mbs.mechanisms)

@@ -411,18 +411,21 @@ class BandFactor:
 
 def band_to_sparse(ab: np.ndarray) -> sp.csc_matrix:
     """General band storage ``ab[7 + i - j, j] = A[i, j]`` (``solve_banded((7, 7))``) as a
-    sparse matrix."""
+    sparse matrix (diagonals beyond a matrix smaller than the band are left out: one element
+    has 4 free DOFs)."""
     n = ab.shape[1]
-    offs = list(range(-BANDWIDTH, BANDWIDTH + 1))
+    offs = list(range(-min(BANDWIDTH, n - 1), min(BANDWIDTH, n - 1) + 1))
     diags = [ab[BANDWIDTH - d, d:] if d >= 0 else ab[BANDWIDTH - d, : n + d] for d in offs]
     return sp.diags(diags, offs, shape=(n, n), format="csc")
 
 
 def sym_band_to_sparse(lb: np.ndarray) -> sp.csc_matrix:
-    """Symmetric lower band storage ``lb[i - j, j] = A[i, j]`` as a sparse matrix."""
+    """Symmetric lower band storage ``lb[i - j, j] = A[i, j]`` as a sparse matrix (diagonals
+    beyond a matrix smaller than the band left out)."""
     n = lb.shape[1]
-    lower = [lb[d, : n - d] for d in range(lb.shape[0])]
-    offs = [-d for d in range(lb.shape[0])] + list(range(1, lb.shape[0]))
+    nd = min(lb.shape[0], n)
+    lower = [lb[d, : n - d] for d in range(nd)]
+    offs = [-d for d in range(nd)] + list(range(1, nd))
     return sp.diags(lower + lower[1:], offs, shape=(n, n), format="csc")
 
 
@@ -449,7 +452,7 @@ def padded_band(lb: np.ndarray) -> tuple[np.ndarray, bool]:
     non-zero (no x-y coupling, as for the consistent mass and the Rayleigh damping matrix)."""
     n = lb.shape[1]
     bp = np.zeros((BANDWIDTH + 1, n + 2 * BANDWIDTH))
-    for d in range(BANDWIDTH + 1):
+    for d in range(min(BANDWIDTH + 1, n)):  # a matrix smaller than the band: the rest is zero
         bp[d, BANDWIDTH : BANDWIDTH + n - d] = lb[d, : n - d]
     return bp, not np.any(lb[1::2])
 

@@ -17,11 +17,13 @@ __all__ = [
     "CriticalDt",
     "DynamicsResult",
     "InstabilityError",
+    "energy_drift_rel",
     "NonFiniteResultError",
     "ModalResult",
     "NewtonConvergenceError",
     "NewtonStats",
     "StaticResult",
+    "StaticSolutionError",
 ]
 
 
@@ -30,6 +32,12 @@ __all__ = [
 # ------------------------------------------------------------------------------------------
 class ConvergenceError(RuntimeError):
     """A Newton iteration did not converge; the message says where and how far it got."""
+
+
+class StaticSolutionError(ConvergenceError):
+    """A converged static state that is not an answer: an unstable equilibrium (the tangent
+    stiffness is not positive definite on the free DOFs) or one whose strains the mesh does not
+    resolve; the message says which and what to change."""
 
 
 class NewtonConvergenceError(ConvergenceError):
@@ -66,6 +74,22 @@ class NonFiniteResultError(RuntimeError):
 # ------------------------------------------------------------------------------------------
 # results
 # ------------------------------------------------------------------------------------------
+def energy_drift_rel(kinetic, potential, gravity, total, roundoff: float) -> float:
+    """``max |E(t) - E(0)| / max T`` of a run's samples, or NaN (not available) when its
+    denominator is round-off: when the energy put into the run -- the initial kinetic and
+    potential energy and the largest work of gravity, ``T(0) + |U(0)| + max |V|`` -- is at
+    most ``roundoff`` (J, the round-off level of the computed strain energy), nothing but
+    round-off moves it and both ``max T`` and the drift are round-off (a beam released from
+    rest with ``g = 0`` reported 1.6)."""
+    if not np.size(kinetic):
+        return math.nan
+    e_in = float(kinetic[0]) + abs(float(potential[0])) + float(np.max(np.abs(gravity)))
+    tmax = float(np.max(kinetic))
+    if e_in <= roundoff or tmax <= 0.0:
+        return math.nan
+    return float(np.max(np.abs(total - total[0])) / tmax)
+
+
 @dataclass
 class StaticResult:
     """Static equilibrium under gravity (:func:`ancf_beam.solvers.solve_static`): the full
@@ -150,6 +174,7 @@ class DynamicsResult:
     damage_snap: np.ndarray | None = None  # (n_snap, n_el, n_gauss) damage at the snapshots
     cpu_s: float = math.nan  # process CPU time of the time loop (robust to other load)
     newton_stats: NewtonStats | None = None  # implicit integrators only
+    energy_roundoff: float = 0.0  # J, round-off level of the energies (BeamModel.energy_roundoff)
 
     @property
     def total(self) -> np.ndarray:
@@ -182,12 +207,10 @@ class DynamicsResult:
 
     @property
     def energy_drift_rel(self) -> float:
-        """``max |E(t) - E(0)| / max T`` (with the damping work included in E)."""
-        tot = self.total
-        tmax = float(np.max(self.kinetic)) if self.kinetic.size else 0.0
-        if tmax <= 0.0:
-            return 0.0
-        return float(np.max(np.abs(tot - tot[0])) / tmax)
+        """``max |E(t) - E(0)| / max T`` (with the damping work included in E); NaN (not
+        available) when nothing but round-off moves the beam (:func:`energy_drift_rel`)."""
+        return energy_drift_rel(self.kinetic, self.strain, self.gravity, self.total,
+                                self.energy_roundoff)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------
@@ -244,15 +267,14 @@ class MechanismResult:
     contact: Any = None  # ancf_beam.mbs.stepping.ContactRecord of runs with contact elements
     force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
     drive_work: np.ndarray | None = None  # J, work the drives fed in since t = 0 (booked)
+    energy_roundoff: float = 0.0  # J, round-off level of the beams' strain energy
 
     @property
     def total(self) -> np.ndarray:
         return self.kinetic + self.strain + self.gravity + self.dissipated
 
     def energy_drift_rel(self) -> float:
-        """``max |E(t) - E(0)| / max T`` (damage work included in E)."""
-        tmax = float(np.max(self.kinetic)) if self.kinetic.size else 0.0
-        if tmax <= 0.0:
-            return 0.0
-        tot = self.total
-        return float(np.max(np.abs(tot - tot[0])) / tmax)
+        """``max |E - E0| / max T`` (damage work included in E); NaN (not available) when
+        nothing but round-off moves the system (:func:`energy_drift_rel`)."""
+        return energy_drift_rel(self.kinetic, self.strain, self.gravity, self.total,
+                                self.energy_roundoff)  # fmt: skip

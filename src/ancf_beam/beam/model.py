@@ -214,6 +214,27 @@ class BeamModel:
         (``EA ~ 1e8 N`` for the seed beam) makes an absolute tolerance like 1e-10 N unreachable.
         The shifted copies matter: with power-of-two element lengths the reference coordinates
         are exact binary numbers and underestimate the round-off of a general state 10-100x."""
+        f = np.empty(self.n_dof)
+        worst = 0.0
+        for state in self._strain_free_states():
+            kernels.elastic_force(state, *self.kernel_args(), f)
+            worst = max(worst, float(np.linalg.norm(f[CLAMP:])))
+        return factor * worst + 1e-300
+
+    def energy_roundoff(self, factor: float = 10.0) -> float:
+        """Round-off level of the strain energy (J): ``factor`` x the largest computed ``U``
+        over the strain-free states of :meth:`roundoff_floor` (exactly zero there). A run whose
+        energy input (initial kinetic and strain energy, largest gravity work) is below it
+        has nothing to move it but round-off (``DynamicsResult.energy_drift_rel`` is then not
+        available)."""
+        worst = 0.0
+        for state in self._strain_free_states():
+            worst = max(worst, abs(float(kernels.elastic_force(state, *self.kernel_args(),
+                                                               self._work))))  # fmt: skip
+        return factor * worst
+
+    def _strain_free_states(self) -> list[np.ndarray]:
+        """The reference, a rigidly translated and (nonlinear strain) a rotated copy of it."""
         q = self.reference()
         states = [q]
         qt = q.copy()
@@ -223,12 +244,7 @@ class BeamModel:
         if not self.linear:
             c, s = np.cos(0.3), np.sin(0.3)
             states.append(np.ascontiguousarray((q.reshape(-1, 2) @ [[c, s], [-s, c]]).ravel()))
-        f = np.empty(self.n_dof)
-        worst = 0.0
-        for state in states:
-            kernels.elastic_force(state, *self.kernel_args(), f)
-            worst = max(worst, float(np.linalg.norm(f[CLAMP:])))
-        return factor * worst + 1e-300
+        return states
 
     def rayleigh_lower_band(self, alpha: float, beta: float) -> np.ndarray:
         """Rayleigh damping ``C = alpha M + beta K0`` on the free DOFs (symmetric lower band
@@ -284,6 +300,18 @@ class BeamModel:
     def tangent_solve(self, q: np.ndarray, r: np.ndarray) -> np.ndarray:
         """``K_T(q)^-1 r`` on the free DOFs (assembly, banded factorisation and solve in numba;
         work arrays kept on the model). Raises ``numpy.linalg.LinAlgError`` when singular."""
+        x = np.array(r, dtype=float)
+        if self._tangent_factor_solve(q, x) == NO_FACTOR:
+            raise np.linalg.LinAlgError("singular tangent stiffness")
+        return x
+
+    def tangent_factor(self, q: np.ndarray) -> int:
+        """Kind of the banded factorisation of ``K_T(q)`` on the free DOFs
+        (:func:`ancf_beam.linalg.band_factorize`): ``CHOLESKY`` exactly when it is (numerically)
+        positive definite, else ``LU`` or ``NO_FACTOR`` (singular)."""
+        return self._tangent_factor_solve(q, np.zeros(self.n_free))
+
+    def _tangent_factor_solve(self, q: np.ndarray, x: np.ndarray) -> int:
         w = self.__dict__.get("_tangent_work")
         if w is None:
             nf, bw = self.n_free, BANDWIDTH
@@ -291,11 +319,8 @@ class BeamModel:
                  np.empty((2, nf, bw + 1)), np.empty((3 * bw + 1, nf)),
                  np.zeros(nf, dtype=np.int64), np.zeros(nf + 2 * bw))  # fmt: skip
             self._tangent_work = w
-        x = np.array(r, dtype=float)
         q = np.ascontiguousarray(q, dtype=float)
-        if kernels.tangent_solve(q, self.kernel_args(), CLAMP, *w, x) == NO_FACTOR:
-            raise np.linalg.LinAlgError("singular tangent stiffness")
-        return x
+        return int(kernels.tangent_solve(q, self.kernel_args(), CLAMP, *w, x))
 
     def tangent_dense(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         ab = self.tangent_band(q, free=free)

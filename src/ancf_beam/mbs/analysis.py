@@ -4,7 +4,9 @@ Summary (JSON-ready; SI units): ``case``, ``kind``, ``integrator``, ``t_end``, `
 the adaptive integrator), ``steps``, ``wall_s``, ``max_constraint_violation`` (the largest
 ``|Phi|`` over all samples and equations: m for position equations, rad for angles),
 ``max_velocity_violation`` (``|Phi_q v + Phi_t|``), ``energy_drift_rel`` (``max|E - E0| / max T``
-with ``E`` = kinetic + potential + work released by damage; null when a driver feeds work in);
+with ``E`` = kinetic + potential + work released by damage; null when a driver feeds work in,
+or when the energy put in, ``T(0) + U(0) + max |V|``, is below the beams' strain-energy
+round-off, :func:`ancf_beam.results.energy_drift_rel`: nothing but round-off moves the system);
 pendulum: ``tip_x``, ``tip_y`` (m, at ``t_end``);
 slider-crank: ``slider_x`` (m), ``slider_v`` (m/s), ``slider_a`` (m/s^2) at ``t_end``,
 ``slider_a_max``, ``slider_a_min``, ``drive_torque_max`` (N m, largest magnitude of the torque
@@ -12,12 +14,13 @@ the drive applies to the crank), ``reaction_max`` (N, largest joint force of any
 with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude) and, if it damages,
 ``damage_max`` (largest damage at ``t_end``; the Dataset adds ``damage_final``, element x gauss);
 two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_rel``; null while
-the bodies are still in contact at ``t_end``), ``contact_duration`` (s, time with positive
-contact force: located by the adaptive integrator's events, else from the samples by linear
-interpolation of the force's zero crossings), ``max_penetration`` (m), ``max_contact_force`` (N)
-(the adaptive integrator: searched on its dense output between the steps, as the contact record
-of a clearance joint; the others: largest samples refined by a parabola through their
-neighbours), ``critical_dt`` (s, explicit
+the bodies are still in contact at ``t_end`` or before their first contact),
+``contact_duration`` (s, time with positive contact force: located by the adaptive
+integrator's events, else from the samples by linear interpolation of the force's zero
+crossings), ``max_penetration`` (m), ``max_contact_force`` (N) (the adaptive integrator:
+searched on its dense output between the steps, as the contact record of a clearance joint;
+the others: largest samples refined by a parabola through their neighbours), ``critical_dt``
+(s, explicit
 bound ``2 / omega`` of the governing mode ``critical_dt_mode``: ``contact`` or ``beam``).
 
 Clearance joint (``clearance:``; from the contact record of every accepted step, not only the
@@ -113,13 +116,17 @@ def midspan_deflection(mech: Mechanism, q: np.ndarray) -> np.ndarray:
 
 def peak(t: np.ndarray, y: np.ndarray) -> float:
     """Largest value of the sampled ``y(t)``, refined by the parabola through the largest sample
-    and its neighbours (uniform samples)."""
+    and its neighbours (at their times: the last interval of a run is shorter when ``t_end``
+    is not a multiple of ``sample_dt``)."""
     i = int(np.argmax(y))
     if 0 < i < len(y) - 1:
+        h1, h2 = float(t[i] - t[i - 1]), float(t[i + 1] - t[i])
         a, b, c = y[i - 1], y[i], y[i + 1]
-        den = a - 2.0 * b + c
-        if den < 0.0:
-            return float(b - 0.125 * (c - a) ** 2 / den)
+        s1, s2 = (b - a) / h1, (c - b) / h2  # divided differences
+        curv = (s2 - s1) / (h1 + h2)  # y = b + slope (x - t_i) + curv (x - t_i)^2
+        if curv < 0.0:
+            slope = s1 + curv * h1  # derivative at t_i
+            return float(b - 0.25 * slope * slope / curv)
     return float(y[i])
 
 
@@ -190,12 +197,13 @@ def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict
     else:
         max_pen = peak(t, r["delta"])
         max_force = peak(t, r["F_n"])
-    return {
-        "restitution": None if in_contact_at_end else v_sep / spec.v_rel,
+    impacts = int(res.force_state[-1, mech.system.forces.index(fe), 2])
+    return {  # restitution: only once an impact has ended (before it, or during it: null)
+        "restitution": None if in_contact_at_end or impacts == 0 else v_sep / spec.v_rel,
         "contact_duration": duration,
         "max_penetration": max_pen,
         "max_contact_force": max_force,
-        "impacts": int(res.force_state[-1, mech.system.forces.index(fe), 2]),
+        "impacts": impacts,
         "critical_dt": bounds.get(mode) if mode else None,
         "critical_dt_mode": mode,
     }
@@ -297,7 +305,8 @@ def run_mechanism(
             "units": "J", "long_name": "work fed in by the drives since t = 0 (booked every "
             "step: energy_total - drive_work is conserved)"}),
     }  # fmt: skip
-    drift = res.energy_drift_rel() if system.energy_balance_closes else None
+    drift = res.energy_drift_rel() if system.energy_balance_closes else math.nan
+    drift = None if math.isnan(drift) else drift  # a drive feeds work in / round-off only
     summary: dict[str, Any] = {
         "case": spec.name,
         "kind": spec.kind,

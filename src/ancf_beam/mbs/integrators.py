@@ -51,8 +51,12 @@ Initial state: ``q0`` must satisfy the constraints (it is projected when it is o
 round-off); velocities are made consistent (:meth:`System.consistent_velocities`), accelerations
 and multipliers come from the index-1 system.
 
-Outputs every ``sample_every = round(sample_dt / dt)`` steps (the adaptive integrator: every
-``sample_dt``): coordinates, velocities, accelerations, multipliers, the largest violation of
+Every run ends exactly at ``t_end``: the fixed-step integrators take ``max(1, ceil(t_end /
+dt))`` steps, the last one shortened to end at ``t_end`` (:func:`ancf_beam.solvers.timeloop.
+step_plan`, as the cantilever's runs), the adaptive and contact-controlled ones stop at it.
+Outputs at ``t = 0``, every ``sample_every = round(sample_dt / dt)`` steps (the adaptive and
+contact-controlled integrators: every ``sample_dt``) and always the final state at ``t_end``:
+coordinates, velocities, accelerations, multipliers, the largest violation of
 ``Phi`` and of ``Phi'`` and the energies (kinetic ``1/2 v^T M v``, strain + force-element
 potential, gravity ``-Q_g . (q - q0)``, work released by damage).
 
@@ -84,12 +88,14 @@ from ancf_beam.linalg import (
 from ancf_beam.mbs import core
 from ancf_beam.mbs.forces import STATE_SIZE
 from ancf_beam.mbs.system import System
+from ancf_beam.resources import MAX_ADAPTIVE_STEPS, check_mechanism
 from ancf_beam.results import (
     ConstraintSingularityError,
     InstabilityError,
     MechanismResult,
     NewtonConvergenceError,
 )
+from ancf_beam.solvers.timeloop import step_plan
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +108,8 @@ __all__ = [
     "explicit_dt_bounds",
     "initial_state",
     "integrate",
+    "n_sample_times",
+    "sample_times",
 ]
 
 INTEGRATORS = MECHANISM_INTEGRATORS  # generalized-alpha (default), newmark, central-difference,
@@ -310,19 +318,23 @@ def drive_power(lam, phit):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lref, vs, diss,
-              work, sample_every, q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s,
-              i_sample):  # fmt: skip
-    """Up to ``n_steps`` central-difference steps; returns (steps done, status, i_sample,
-    dissipated work, work fed in by the drives). A state that is not finite, or a coordinate
-    that moves more than ``lref`` in one step (an unstable run long before it overflows), stops
-    the loop. ``W[7]`` must hold ``Phi_t`` at the start (the last evaluation)."""
+def _cd_chunk(n_steps, step0, dt, n_total, h_last, t_end, q, v, a, lam, S, W, alpha, beta, proj,
+              ptol, lref, vs, diss, work, sample_every, q_ref, out_q, out_v, out_a, out_l, out_e,
+              mv, out_s, i_sample):  # fmt: skip
+    """Up to ``n_steps`` central-difference steps of the ``n_total`` of a run (steps of ``dt``,
+    the last one of ``h_last``, ending at ``t_end``; the final state is always recorded);
+    returns (steps done, status, i_sample, dissipated work, work fed in by the drives). A state
+    that is not finite, or a coordinate that moves more than ``lref`` in one step (an unstable
+    run long before it overflows), stops the loop. ``W[7]`` must hold ``Phi_t`` at the start
+    (the last evaluation)."""
     n = q.shape[0]
     p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
     w1 = drive_power(lam, W[7])
     for s in range(n_steps):
         step = step0 + s
-        t1 = (step + 1) * h
+        last = step == n_total - 1
+        h = h_last if last else dt
+        t1 = t_end if last else (step + 1) * dt
         p0 = p1
         w0 = w1
         for i in range(n):
@@ -352,7 +364,7 @@ def _cd_chunk(n_steps, step0, h, q, v, a, lam, S, W, alpha, beta, proj, ptol, lr
         diss += released + 0.5 * h * (p0 + p1)  # damage; contacts (trapezoidal rule)
         w1 = drive_power(lam, W[7])
         work += 0.5 * h * (w0 + w1)
-        if (step + 1) % sample_every == 0:
+        if (step + 1) % sample_every == 0 or last:
             _record(i_sample, q, v, a, lam, S, W, energy - released, pot, diss, work, q_ref,
                     out_q, out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
             i_sample += 1
@@ -537,14 +549,20 @@ def _ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _ga_chunk(n_steps, step0, h, q, v, a, at, lam, par, ist, fst, S, W, G, diss, sample_every,
-              q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s, iters, i_sample):  # fmt: skip
-    """Up to ``n_steps`` index-3 steps; returns (steps done, i_sample, dissipated work); fewer
-    steps than asked means the next one failed (state left at its start). Every step books the
-    drives' work in ``fst[_F_WORK]`` (:func:`_ga_step`)."""
+def _ga_chunk(n_steps, step0, dt, n_total, h_last, t_end, q, v, a, at, lam, par, ist, fst, S, W,
+              G, diss, sample_every, q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s, iters,
+              i_sample):  # fmt: skip
+    """Up to ``n_steps`` index-3 steps of the ``n_total`` of a run (steps of ``dt``, the last
+    one of ``h_last``, ending at ``t_end``; the final state is always recorded); returns
+    (steps done, i_sample, dissipated work); fewer steps than asked means the next one failed
+    (state left at its start). Every step books the drives' work in ``fst[_F_WORK]``
+    (:func:`_ga_step`)."""
     for s in range(n_steps):
         step = step0 + s
-        ok, it = _ga_step(h, (step + 1) * h, q, v, a, at, lam, par, ist, fst, S, W, G)
+        last = step == n_total - 1
+        h = h_last if last else dt
+        t1 = t_end if last else (step + 1) * dt
+        ok, it = _ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G)
         if not ok:
             return s, i_sample, diss
         iters[step] = it
@@ -553,7 +571,7 @@ def _ga_chunk(n_steps, step0, h, q, v, a, at, lam, par, ist, fst, S, W, G, diss,
             diss += released
             fst[_F_ENERGY] -= released
             ist[_I_KIND] = NO_FACTOR  # stiffness changed
-        if (step + 1) % sample_every == 0:
+        if (step + 1) % sample_every == 0 or last:
             _record(i_sample, q, v, a, lam, S, W, fst[_F_ENERGY], fst[_F_POT], diss, fst[_F_WORK],
                     q_ref, out_q, out_v, out_a, out_l, out_e, mv, out_s)  # fmt: skip
             i_sample += 1
@@ -604,6 +622,20 @@ class _Buffers:
         )  # fmt: skip
 
 
+def n_sample_times(t_end: float, sample_dt: float) -> int:
+    """Number of :func:`sample_times`."""
+    return max(1, int(math.ceil(t_end / sample_dt - 1e-9))) + 1
+
+
+def sample_times(t_end: float, sample_dt: float) -> np.ndarray:
+    """Output times (s) of a run that controls its own steps (adaptive, index-3 with contacts):
+    ``0``, every ``sample_dt`` and always ``t_end`` (the last interval shorter when ``t_end`` is
+    not a multiple of ``sample_dt``; within 1e-9 of a sample interval it is one)."""
+    ts = np.arange(n_sample_times(t_end, sample_dt)) * sample_dt
+    ts[-1] = t_end
+    return ts
+
+
 def initial_state(system: System, q0=None, v0=None, t0: float = 0.0):
     """Consistent ``(q0, v0, a0, lam0)``: positions projected onto ``Phi = 0`` when they are off
     by more than round-off, velocities made consistent, index-1 accelerations and multipliers."""
@@ -641,17 +673,18 @@ def integrate(
         from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 
         if settings.integrator != "adaptive":
-            return stepping.integrate_contact_index3(system, settings, q, v, a, lam)
+            res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)
+            return _with_roundoff(system, res)
     if settings.integrator == "adaptive":
-        return _integrate_adaptive(system, settings, q, v, a, lam)
+        return _with_roundoff(system, _integrate_adaptive(system, settings, q, v, a, lam))
     dt = settings.dt if settings.dt is not None else default_dt(system, settings)
-    n_steps = max(1, int(math.ceil(settings.t_end / dt - 1e-9)))
-    sample_every = max(1, int(round(settings.sample_dt / dt)))
+    plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.sample_dt)
+    check_mechanism(system, settings, plan.n_samples, plan.n_steps)
+    sample_every = plan.sample_every
     if abs(sample_every * dt - settings.sample_dt) > 1e-9 * settings.sample_dt:
         log.warning("sample_dt = %g s is not a multiple of dt = %g s: sampling every %d steps "
                     "(%g s)", settings.sample_dt, dt, sample_every, sample_every * dt)  # fmt: skip
-    n_samples = n_steps // sample_every + 1
-    buf = _Buffers(n_samples, system.n, system.m, system.fst.size)
+    buf = _Buffers(plan.n_samples, system.n, system.m, system.fst.size)
     W = system.work()
     q_ref = system.q0.copy()
     _, u, p = system.forces_at(q, v, 0.0)
@@ -664,18 +697,26 @@ def integrate(
     c_start = time.process_time()
     stats: dict = {"dt": dt, "sample_every": sample_every}
     if settings.integrator == "central-difference":
-        k, steps = _run_explicit(system, settings, dt, n_steps, sample_every, q, v, a, lam, W,
-                                 q_ref, buf, chunk_one, progress, progress_interval_s)  # fmt: skip
+        k, steps = _run_explicit(system, settings, dt, plan, q, v, a, lam, W, q_ref, buf,
+                                 chunk_one, progress, progress_interval_s)  # fmt: skip
         iters = None
     else:
-        k, steps, iters = _run_index3(system, settings, dt, n_steps, sample_every, q, v, a, lam,
-                                      W, q_ref, buf, chunk_one, progress, progress_interval_s,
-                                      stats)  # fmt: skip
+        k, steps, iters = _run_index3(system, settings, dt, plan, q, v, a, lam, W, q_ref, buf,
+                                      chunk_one, progress, progress_interval_s, stats)  # fmt: skip
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
-    t = np.arange(n_samples) * sample_every * dt
-    return buf.result(t, k, integrator=settings.integrator, dt=dt, steps=steps, wall_s=wall,
-                      cpu_s=cpu, newton_iterations=iters, stats=stats)  # fmt: skip
+    t = np.arange(plan.n_samples) * sample_every * dt
+    t[k - 1] = settings.t_end  # the last record is the final state (the last step shortened)
+    res = buf.result(t, k, integrator=settings.integrator, dt=dt, steps=steps, wall_s=wall,
+                     cpu_s=cpu, newton_iterations=iters, stats=stats)  # fmt: skip
+    return _with_roundoff(system, res)
+
+
+def _with_roundoff(system: System, res: MechanismResult) -> MechanismResult:
+    """``res`` with the round-off level of the beams' strain energy (J), below which an energy
+    input leaves ``energy_drift_rel`` not available."""
+    res.energy_roundoff = sum(b.model.energy_roundoff() for b in system.beams)
+    return res
 
 
 def _progress(name, step, n_steps, dt, t0, state):
@@ -688,11 +729,12 @@ def _progress(name, step, n_steps, dt, t0, state):
     return max(1, int(rate * 1.0))
 
 
-def _run_explicit(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref, buf, one,
-                  progress, interval):  # fmt: skip
+def _run_explicit(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress,
+                  interval):  # fmt: skip
     if st.beta * dt > 0.5 or st.alpha * dt > 0.5:
         log.warning("Baumgarte alpha dt = %.3g, beta dt = %.3g: explicit stability needs both "
                     "well below 1", st.alpha * dt, st.beta * dt)  # fmt: skip
+    n_steps = plan.n_steps
     vs = np.zeros(system.n)
     lref = max(1e-3, float(np.max(np.abs(q))))
     ptol = 1e-12 * lref
@@ -706,14 +748,15 @@ def _run_explicit(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref,
     while step < n_steps:
         todo = min(chunk, n_steps - step)
         if one:
-            system.update_drivers((step + 1) * dt, W)
+            system.update_drivers(_step_end(step, dt, plan, st.t_end), W)
         done, status, i_sample, diss, work = _cd_chunk(
-            todo, step, dt, q, v, a, lam, system.data, W, st.alpha, st.beta, st.projection,
-            ptol, lref, vs, diss, work, sample_every, q_ref, *buf.args(), i_sample,
+            todo, step, dt, n_steps, plan.last_dt, st.t_end, q, v, a, lam, system.data, W,
+            st.alpha, st.beta, st.projection, ptol, lref, vs, diss, work, plan.sample_every,
+            q_ref, *buf.args(), i_sample,
         )  # fmt: skip
         step += done
         if status != OK:
-            t = (step + 1) * dt
+            t = _step_end(step, dt, plan, st.t_end)
             if status == SINGULAR:
                 raise ConstraintSingularityError(
                     f"central-difference: the constraint Jacobian is singular at step {step + 1}"
@@ -813,8 +856,15 @@ class _Index3:
         return total
 
 
-def _run_index3(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref, buf, one,
-                progress, interval, stats):  # fmt: skip
+def _step_end(step: int, dt: float, plan, t_end: float) -> float:
+    """End time (s) of step ``step`` (from 0) of a run planned by ``plan``: the last one ends
+    at ``t_end``."""
+    return t_end if step == plan.n_steps - 1 else (step + 1) * dt
+
+
+def _run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress, interval,
+                stats):  # fmt: skip
+    n_steps, sample_every = plan.n_steps, plan.sample_every
     run = _Index3(system, st, W, q, v, a, lam)
     run.fst[_F_ENERGY], run.fst[_F_POT] = system.forces_at(q, v, 0.0)[1:]
     iters = np.zeros(n_steps, dtype=np.int32)
@@ -827,17 +877,19 @@ def _run_index3(system, st, dt, n_steps, sample_every, q, v, a, lam, W, q_ref, b
     while step < n_steps:
         todo = min(chunk, n_steps - step)
         if one:
-            system.update_drivers((step + 1) * dt, W)
-        done, i_sample, diss = _ga_chunk(todo, step, dt, *run.args(), diss, sample_every, q_ref,
-                                         *buf.args(), iters, i_sample)  # fmt: skip
+            system.update_drivers(_step_end(step, dt, plan, st.t_end), W)
+        done, i_sample, diss = _ga_chunk(todo, step, dt, n_steps, plan.last_dt, st.t_end,
+                                         *run.args(), diss, sample_every, q_ref, *buf.args(),
+                                         iters, i_sample)  # fmt: skip
         step += done
         if done < todo:  # retry step `step` as half steps from Python
-            iters[step] = run.recover(dt, step * dt, step)
+            h = plan.last_dt if step == n_steps - 1 else dt
+            iters[step] = run.recover(h, step * dt, step)
             released = _damage(q, system.data)
             diss += released
             run.fst[_F_ENERGY] -= released
             step += 1
-            if step % sample_every == 0:
+            if step % sample_every == 0 or step == n_steps:
                 _record(i_sample, q, v, a, lam, system.data, W, run.fst[_F_ENERGY],
                         run.fst[_F_POT], diss, run.fst[_F_WORK], q_ref, *buf.args())  # fmt: skip
                 i_sample += 1
@@ -885,8 +937,9 @@ def _adaptive_run(system, st, q, v, a, lam) -> MechanismResult:
             )
         return out
 
-    n_samples = int(math.floor(st.t_end / st.sample_dt + 1e-9)) + 1
-    ts = np.arange(n_samples) * st.sample_dt
+    check_mechanism(system, st, n_sample_times(st.t_end, st.sample_dt), None)
+    ts = sample_times(st.t_end, st.sample_dt)
+    n_samples = len(ts)
     buf = _Buffers(n_samples, n, m, system.fst.size)
     q_ref = system.q0.copy()
     method = getattr(si, st.method)
@@ -968,6 +1021,13 @@ def _adaptive_run(system, st, q, v, a, lam) -> MechanismResult:
             raise InstabilityError(f"adaptive ({st.method}), system '{system.name}': {msg} at "
                                    f"t = {solver.t:.6g} s")  # fmt: skip
         steps += 1
+        if steps > MAX_ADAPTIVE_STEPS:  # its step count is only known as it runs
+            raise InstabilityError(
+                f"adaptive ({st.method}): more than {MAX_ADAPTIVE_STEPS:.0e} steps by t = "
+                f"{solver.t:.6g} s of t_end = {st.t_end:g} s (steps of {solver.t - t_old:.3g} s"
+                "): the run would not end in the time a mechanism run may take (README); "
+                "shorten t_end or loosen solver.rtol"
+            )
         y1 = solver.y
         onset = None
         profile = None

@@ -531,7 +531,15 @@ def _check_drivers(system) -> None:
 
 def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     """Generalized-alpha / Newmark run of a system with contact elements (module docstring)."""
-    from ancf_beam.mbs.integrators import _Buffers, _Index3, _record, default_dt
+    from ancf_beam.mbs.integrators import (
+        _Buffers,
+        _Index3,
+        _record,
+        default_dt,
+        n_sample_times,
+        sample_times,
+    )
+    from ancf_beam.resources import check_mechanism
 
     _check_drivers(system)
     # without step control: dt or the fixed-step default (which resolves contacts); with it,
@@ -543,8 +551,11 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     else:
         dt = st.dt if st.dt is not None else contact_dt
         h_small = dt
-    n_samples = int(math.floor(st.t_end / st.sample_dt + 1e-9)) + 1
-    ts = np.arange(n_samples) * st.sample_dt
+    # at least t_end / dt steps (dt_contact ones in contact come on top)
+    check_mechanism(system, st, n_sample_times(st.t_end, st.sample_dt),
+                    max(1, math.ceil(st.t_end / dt - 1e-9)))  # fmt: skip
+    ts = sample_times(st.t_end, st.sample_dt)  # t = 0, every sample_dt, t_end
+    n_samples = len(ts)
     buf = _Buffers(n_samples, system.n, system.m, system.fst.size)
     W = system.work()
     data = system.data

@@ -496,6 +496,13 @@ _JC = np.array([[c for c, _ in _PAIRS] for _ in _PAIRS])
 _JD = np.array([[d for _, d in _PAIRS] for _ in _PAIRS])
 
 
+#: (segment, frequency) pairs per block of :func:`_frequency_determinant`: each pair takes about
+#: 2.3 kB at the peak of a block (the 4x4 field matrix, the 6x6 compound and their
+#: temporaries), so a block stays near 40 MB (it was all segments at once: 250 kB per segment
+#: on the 870-point scan of three modes, 25 GB for 100000 segments)
+COMPOUND_BLOCK = 1 << 14
+
+
 def _second_compound(T: np.ndarray) -> np.ndarray:
     """Second compound (all 2x2 minors) of a stack of 4x4 matrices: shape ``(..., 6, 6)``.
 
@@ -538,17 +545,19 @@ def _frequency_determinant(
     omega = np.atleast_1d(np.asarray(omega, dtype=float))
     ei_ref = float(np.max(ei))
     hs = h / n_sub
-    # all segment compounds at once: shape (N, n_omega, 6, 6)
-    # all segment compounds at once: shape (N, n_omega, 6, 6)
-    C = _second_compound(
-        _vibration_field_matrices(omega[None, :], hs, ei[:, None], rhoa[:, None], L, ei_ref)
-    )
     y = np.zeros(omega.shape + (6, 1))
     y[..., _MV, 0] = 1.0
-    for Ci in C:
-        for _ in range(n_sub):
-            y = Ci @ y
-            y = y / np.max(np.abs(y), axis=-2, keepdims=True)
+    # the segment compounds (segments x frequencies x 6 x 6), a block of segments at a time:
+    # the memory stays at one block, whatever the number of segments
+    per = max(1, COMPOUND_BLOCK // omega.size)
+    for start in range(0, ei.size, per):
+        C = _second_compound(_vibration_field_matrices(
+            omega[None, :], hs, ei[start : start + per, None], rhoa[start : start + per, None],
+            L, ei_ref))  # fmt: skip
+        for Ci in C:
+            for _ in range(n_sub):
+                y = Ci @ y
+                y = y / np.max(np.abs(y), axis=-2, keepdims=True)
     return y[..., _MV, 0]
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from ancf_beam.beam.model import BeamModel
+from ancf_beam.resources import check_dynamics
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers.explicit import run_explicit
 from ancf_beam.solvers.implicit import run_implicit
 from ancf_beam.solvers.settings import DynamicsSettings
-from ancf_beam.solvers.timeloop import RunSpec
+from ancf_beam.solvers.timeloop import RunSpec, step_plan
 
 __all__ = ["simulate"]
 
@@ -42,9 +43,13 @@ def simulate(
     Raises :class:`~ancf_beam.solvers.settings.SettingsError` (a ``ValueError``) for an explicit
     ``dt`` above ``dt_critical`` without ``settings.force``,
     :class:`~ancf_beam.results.InstabilityError` when an explicit run blows up and
-    :class:`~ancf_beam.results.NewtonConvergenceError` when an implicit step cannot be converged.
+    :class:`~ancf_beam.results.NewtonConvergenceError` when an implicit step cannot be converged;
+    :class:`~ancf_beam.config.ConfigError` before the run when its work or its records exceed
+    the bounds of :mod:`ancf_beam.resources`.
     """
     dt, dt_critical = settings.time_step(model, dt_critical)
+    plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.snapshot_dt)
+    check_dynamics(model, settings, plan, dt, implicit=not settings.is_explicit)
     run = RunSpec(dt, dt_critical, q0, v0, progress, progress_interval_s)
     loop = run_explicit if settings.is_explicit else run_implicit
     return loop(model, settings, run)

@@ -385,7 +385,8 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
         status = last_step(last, n - 1, cd, st, out, wk, dargs, mfx, mfy, np.empty(nf))
     if status != STATUS_OK:
         raise _instability(status, n, dt, run.dt_critical)
-    return result_from_outputs(out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu)
+    return result_from_outputs(out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu,
+                               energy_roundoff=model.energy_roundoff())  # fmt: skip
 
 
 def simulate_explicit(

@@ -359,6 +359,7 @@ def run_implicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
     return result_from_outputs(
         out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu, integrator=name,
         newton_iterations=iters, newton_stats=loop.stats(),
+        energy_roundoff=model.energy_roundoff(),
     )  # fmt: skip
 
 

@@ -39,6 +39,7 @@ from ancf_beam.linalg import (
     sym_band_to_dense,
     sym_band_to_sparse,
 )
+from ancf_beam.resources import check_modal
 from ancf_beam.results import ModalResult
 from ancf_beam.solvers.static import solve_static
 
@@ -84,6 +85,7 @@ def modal_analysis(
     if q is None:
         q = model.reference() if about == "reference" else solve_static(model).q
     n_modes = min(n_modes, model.n_free)
+    check_modal(model.n_free, n_modes, model.n_el)  # memory, before any eigensolver runs
     w2, v, block = _lowest_eigenpairs(model, q, n_modes)
     omega = np.sqrt(np.clip(w2, 0.0, None))
     shapes = v.T

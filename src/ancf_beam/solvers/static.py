@@ -17,6 +17,23 @@ components, where ``K^-1`` makes it harmless, so the increment stays meaningful 
 (measured: it stalls at 1e-10 of the displacement at 5000 elements). A load step therefore
 always takes at least one Newton increment unless the residual criterion holds, and a solve
 under a non-zero load that ends at its start vector is a :class:`ConvergenceError`.
+
+Stability (:func:`check_stability`, every solve). Gravity is a dead load, so an equilibrium is
+stable exactly when the tangent stiffness on the free DOFs (the clamp eliminated) is positive
+definite. A banded Cholesky factorisation of it at the solution decides that at the cost of one
+Newton iteration's factorisation; when it fails, the smallest eigenvalue (LAPACK ``dsbevx`` on
+the band) tells an unstable state (below ``-64 eps ||K||``) from one whose stability double
+precision cannot decide (within that of zero). Either is a :class:`StaticSolutionError`: Newton
+converged to a state that is not the beam's equilibrium under its weight (a beam of L = 1000 m,
+h = 1e-6 m folded with 99 % strain, tip (26.8, -169.7) m on 20 elements, -689 m on 400).
+
+Strain (:func:`check_strain`, the answers of ``ancf-beam static`` and the pipeline's static
+job): the element's law ``N = EA (|r'| - 1)`` with a constant section is a small-strain model,
+valid to :data:`MAX_AXIAL_STRAIN`. A larger strain is refused: as bad input (a
+:class:`~ancf_beam.config.ConfigError`, exit 2) when the beam's weight can strain it that much,
+``max W(x) / EA(x)`` (``W(x)`` the weight beyond ``x``, which bounds the axial force of every
+equilibrium of the continuous beam) exceeds the limit, else as a solution the mesh does not
+resolve (:class:`StaticSolutionError`, exit 1: refine the mesh).
 """
 
 from __future__ import annotations
@@ -24,11 +41,21 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import scipy.linalg as sla
 
-from ancf_beam.beam.model import CLAMP, BeamModel
-from ancf_beam.results import ConvergenceError, StaticResult
+from ancf_beam.beam import kernels
+from ancf_beam.beam.model import CLAMP, BeamModel, gauss01
+from ancf_beam.config import MAX_ELEMENTS, ConfigError
+from ancf_beam.linalg import BANDWIDTH, CHOLESKY
+from ancf_beam.results import ConvergenceError, StaticResult, StaticSolutionError
 
-__all__ = ["solve_static"]
+__all__ = ["MAX_AXIAL_STRAIN", "check_stability", "check_strain", "solve_static"]
+
+#: Largest axial strain ``|eps - eps0|`` of a reported static equilibrium. Beyond it the
+#: linear law ``N = EA (|r'| - 1)`` with a constant section is no material model: the section
+#: shrinks by about ``2 nu eps`` (0.6 % at 1 % strain, nu = 0.3) and the strain measures
+#: (Biot, Green-Lagrange) differ by ``eps / 2`` relative; metals yield at 0.2 %.
+MAX_AXIAL_STRAIN = 0.01
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +96,7 @@ def solve_static(
                 f"static Newton did not converge without load after {iters} iterations "
                 f"(residual {rnorm:.3e} N, tolerance {tol:.3e} N)"
             )
+        check_stability(model, q)
         x, y, a = model.tip(q)
         return StaticResult(q, x, y, float(np.degrees(a)), iters, 1, 0, rnorm, tol)
 
@@ -83,7 +111,106 @@ def solve_static(
             f"{g_norm:.3e} N (residual {res.residual_norm:.3e} N, tolerance "
             f"{res.residual_tol:.3e} N)"
         )
+    check_stability(model, res.q)
     return res
+
+
+def check_stability(model: BeamModel, q: np.ndarray) -> None:
+    """Raise :class:`StaticSolutionError` unless the tangent stiffness at ``q`` is positive
+    definite on the free DOFs (module docstring)."""
+    if model.tangent_factor(q) == CHOLESKY:  # the Newton solves' assembly and factorisation
+        return
+    ab = model.tangent_band(q)  # free DOFs, ab[7 + i - j, j] = K[i, j]
+    lb = np.ascontiguousarray(ab[BANDWIDTH:])  # lower band lb[i - j, j] = K[i, j]
+    n = lb.shape[1]
+    rows = np.abs(lb).sum(axis=0)  # ||K||_inf >= ||K||_2 (Gershgorin): lower part by columns
+    for d in range(1, lb.shape[0]):
+        rows[d:] += np.abs(lb[d, : n - d])  # and the upper part, row by row
+    k_norm = float(np.max(rows))
+    lam_min = float(sla.eigvals_banded(lb, lower=True, select="i", select_range=(0, 0))[0])
+    tau = 64.0 * np.finfo(float).eps * k_norm  # eigenvalue round-off of the assembled tangent
+    slender = f"EI / (EA L^2) = {_slenderness(model):.2g}"
+    if lam_min < -tau:
+        raise StaticSolutionError(
+            f"static: the equilibrium found is unstable: the tangent stiffness has a negative "
+            f"eigenvalue {lam_min:.4g} (largest about {k_norm:.4g}, N/m and N units), so Newton "
+            f"converged to a state that is not the hanging beam's equilibrium (tip "
+            f"({q[-4]:.6g}, {q[-3]:.6g}) m); refine mesh.n_elements or raise static.load_steps "
+            f"({slender})"
+        )
+    raise StaticSolutionError(
+        f"static: the stability of the equilibrium found cannot be decided in double precision: "
+        f"the smallest tangent eigenvalue {lam_min:.3g} is within round-off ({tau:.3g}) of zero "
+        f"(a tangent stiffness of condition above 1 / (64 eps)); the beam is too slender for the "
+        f"mesh ({slender})"
+    )
+
+
+def _slenderness(model: BeamModel) -> float:
+    """``max EI / (EA L^2)`` over the Gauss points: ``h^2 / (12 L^2)`` of a rectangle."""
+    ei = model.profile.EI(model.x_nodes)
+    ea = model.profile.EA(model.x_nodes)
+    return float(np.max(ei / ea)) / model.length**2
+
+
+#: points of every element at which the axial strain field is checked (ends included)
+STRAIN_POINTS = np.linspace(0.0, 1.0, 9)
+
+
+def axial_strains(model: BeamModel, q: np.ndarray, xi: np.ndarray = STRAIN_POINTS) -> np.ndarray:
+    """Axial strain field ``eps - eps0`` of the state ``q`` at the local points ``xi`` of every
+    element (n_el, len(xi)), measured from the stress-free reference as the model's energy."""
+    _, sp, _ = kernels.shape_tables(xi, model.le)
+
+    def eps(state):
+        nodes = np.asarray(state, float)[: model.n_dof].reshape(-1, 2, 2)  # node, (r, r'), xy
+        blocks = np.concatenate([nodes[:-1], nodes[1:]], axis=1)  # element, 4 dofs, xy
+        rp = sp @ blocks  # element, point, xy
+        if model.linear:
+            return rp[..., 0] - 1.0
+        return np.sqrt(rp[..., 0] ** 2 + rp[..., 1] ** 2) - 1.0
+
+    return eps(q) - eps(model.reference())
+
+
+def weight_strain_bound(model: BeamModel) -> float:
+    """``max W(x) / EA(x)``: the largest axial strain of any equilibrium of the continuous
+    beam under its weight (the axial force at ``x`` is at most the weight ``W(x)`` beyond
+    ``x``), bounded from above with the weight of whole elements and the smallest effective
+    ``EA`` of an element's axial Gauss points."""
+    w = gauss01(model.case.mesh.n_gauss_axial).w
+    ea = model.ea_w / (w * model.le)  # damaged EA at the axial Gauss points (N)
+    weight = model.g * np.cumsum(model.rhoa_w.sum(axis=1)[::-1])[::-1]  # N, elements e..end
+    return float(np.max(weight / np.min(ea, axis=1)))
+
+
+def check_strain(model: BeamModel, q: np.ndarray) -> float:
+    """Largest axial strain of the state ``q``; raise when it exceeds
+    :data:`MAX_AXIAL_STRAIN` (module docstring): :class:`~ancf_beam.config.ConfigError` when the
+    beam's weight can strain it that much, else :class:`StaticSolutionError`."""
+    eps = np.abs(axial_strains(model, q))
+    worst = float(np.max(eps))
+    if not worst > MAX_AXIAL_STRAIN:  # NaN too: io.check_finite names a non-finite result
+        return worst
+    el = int(np.unravel_index(np.argmax(eps), eps.shape)[0])
+    where = f"largest |eps| = {worst:.3g} in element {el + 1} of {model.n_el}"
+    bound = weight_strain_bound(model)
+    c = model.case
+    if bound > MAX_AXIAL_STRAIN:
+        raise ConfigError(
+            f"static: the beam's weight strains it beyond the model's validity ({where}; its "
+            f"weight can strain it by up to {bound:.3g}, about material.rho load.g beam.length "
+            f"/ material.E0 = {c.material.rho:g} x {c.load.g:g} x {c.beam.length:g} / "
+            f"{c.material.E0:g}): the law N = EA (|r'| - 1) holds for |eps| <= "
+            f"{MAX_AXIAL_STRAIN:g}; raise material.E0 or lower load.g, material.rho or "
+            "beam.length"
+        )
+    raise StaticSolutionError(
+        f"static: the solution is not resolved by the mesh: {where}, while no equilibrium of "
+        f"the beam strains it by more than {bound:.3g} (its weight over its axial stiffness) "
+        f"and the model holds for |eps| <= {MAX_AXIAL_STRAIN:g}: the strain comes from the "
+        f"discretisation; raise mesh.n_elements (now {model.n_el}, at most {MAX_ELEMENTS})"
+    )
 
 
 def _equilibrate_damage(newton, dmg, trial: np.ndarray, target: float, last):
