@@ -1,5 +1,6 @@
 """Tables of checks shared by every study and report: one row per check (reference, computed,
-error, tolerance, PASS/FAIL), as a Dataset or a DataFrame; the helpers the report notebooks
+error, tolerance, PASS/FAIL, or INFO for a row that is shown but decides nothing), as a
+Dataset or a DataFrame; the helpers the report notebooks
 display and save them with; and one check builder per report (``<report>_checks``), which
 turns that report's results into rows. The acceptance thresholds of a report are
 ``pipeline.<report>.tolerances`` of the workflow config (defaults in
@@ -19,8 +20,11 @@ import xarray as xr
 from ancf_beam.config import PIPELINE_DEFAULTS
 
 __all__ = [
+    "DECIDED",
+    "INFO",
     "CaseRun",
     "case_checks",
+    "check_counts",
     "check_rows",
     "case_run",
     "check",
@@ -46,6 +50,13 @@ __all__ = [
 ]
 
 
+#: Status of a row that is shown with its error and tolerance but decides nothing: a
+#: comparison whose outcome depends on the machine's load (wall or CPU time), not on the code.
+INFO = "INFO"
+#: The statuses that decide a report: counted in ``n_checks`` (PASS + FAIL).
+DECIDED = ("PASS", "FAIL")
+
+
 def check(
     name: str,
     reference: float,
@@ -54,6 +65,7 @@ def check(
     mode: str = "rel",
     note: str = "",
     case: str = "",
+    informational: bool = False,
 ) -> dict[str, Any]:
     """One row of a check table.
 
@@ -62,6 +74,9 @@ def check(
     must not exceed the reference; the error column holds ``(c - r) / |r|``) or ``'min'``
     (``c >= r (1 - tol)``; the error column holds ``(r - c) / |r|``). Every row also carries
     ``err/tol`` (:func:`err_over_tol`): how much of its tolerance the check uses (PASS <= 1).
+    ``informational``: the row's status is :data:`INFO` whatever the error (a measured time
+    against a cost model: the same code passes or fails with the machine's load), shown in the
+    tables but counted neither as PASS nor as FAIL.
     """
     reference = float(reference)
     computed = float(computed)
@@ -89,7 +104,7 @@ def check(
         "tolerance": float(tolerance),
         "err_over_tol": err_over_tol(err, tolerance),
         "mode": mode,
-        "status": "PASS" if ok else "FAIL",
+        "status": INFO if informational else ("PASS" if ok else "FAIL"),
         "note": note,
     }
 
@@ -136,9 +151,18 @@ def checks_dataset(rows: Sequence[Mapping[str, Any]]) -> xr.Dataset:
         },
         coords={"check": np.arange(n)},
     )
-    n_pass = int(sum(r["status"] == "PASS" for r in rows))
-    ds.attrs.update({"n_checks": n, "n_pass": n_pass, "n_fail": n - n_pass})
+    ds.attrs.update(check_counts(rows))
     return ds
+
+
+def check_counts(rows_or_status) -> dict[str, int]:
+    """``n_checks`` (rows that decide: PASS or FAIL), ``n_pass``, ``n_fail`` and ``n_info`` of
+    check rows (dicts with a ``status``) or of a sequence of statuses."""
+    status = [r["status"] if isinstance(r, Mapping) else str(r) for r in rows_or_status]
+    n_pass = sum(s == "PASS" for s in status)
+    n_fail = sum(s == "FAIL" for s in status)
+    return {"n_checks": n_pass + n_fail, "n_pass": n_pass, "n_fail": n_fail,
+            "n_info": sum(s == INFO for s in status)}  # fmt: skip
 
 
 def checks_frame(ds: xr.Dataset):
@@ -158,7 +182,8 @@ def checks_frame(ds: xr.Dataset):
 def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) -> xr.Dataset:
     """A check Dataset (:func:`checks_dataset` layout, e.g. from
     :func:`~ancf_beam.studies.validation.run_validation`) with ``rows`` appended; the other
-    variables and the attributes are kept, ``n_checks``/``n_pass``/``n_fail`` recounted."""
+    variables and the attributes are kept, ``n_checks``/``n_pass``/``n_fail``/``n_info``
+    recounted."""
 
     new = checks_dataset([*_rows(ds), *rows])
     keep = ds.drop_vars([v for v in new.data_vars if v in ds] + ["check"], errors="ignore")
@@ -219,6 +244,8 @@ _FORMATS = {"reference": "{:.6g}", "computed": "{:.6g}", "rel. error": "{:.3g}",
 
 
 def _status_colour(v: str) -> str:
+    if v == INFO:
+        return "color: #555; font-style: italic"
     return "color: #060; font-weight: bold" if v == "PASS" else "color: #b00; font-weight: bold"
 
 
@@ -231,12 +258,17 @@ def show_checks(rows_or_ds, path: str | None = None):
     df = checks_frame(ds)
     if path:
         df.to_csv(path, index=False)
-    n_pass = int((df["status"] == "PASS").sum())
-    if len(df):
-        worst = float(np.nanmax(np.where(np.isfinite(df["err/tol"]), df["err/tol"], np.inf)))
-        display(Markdown(f"**{n_pass} of {len(df)} checks PASS** (largest err/tol {worst:.3g})"))
+    counts = check_counts(df["status"])
+    decided = df[df["status"].isin(DECIDED)]
+    info = (f"; {counts['n_info']} informational rows (INFO: timings, not counted)"
+            if counts["n_info"] else "")  # fmt: skip
+    if len(decided):
+        ratio = decided["err/tol"].astype(float)
+        worst = float(np.nanmax(np.where(np.isfinite(ratio), ratio, np.inf)))
+        display(Markdown(f"**{counts['n_pass']} of {counts['n_checks']} checks PASS** (largest "
+                         f"err/tol {worst:.3g}){info}"))  # fmt: skip
     else:
-        display(Markdown("**No checks in this report** (display only)."))
+        display(Markdown(f"**No checks in this report** (display only){info}."))
     display(df.style.format(_FORMATS).map(_status_colour, subset=["status"]).hide(axis="index"))
     return df
 
@@ -251,16 +283,16 @@ def show_headline(
 
     from IPython.display import HTML, display
 
-    rows = distinct_checks(rows)
-    n_pass = sum(r["status"] == "PASS" for r in rows)
-    ok = n_pass == len(rows)
+    counts = check_counts(distinct_checks(rows))
+    n_pass, n_checks = counts["n_pass"], counts["n_checks"]
+    ok = n_pass == n_checks
     items = "".join(f"<li>{html.escape(k)}: <b>{html.escape(v)}</b></li>" for k, v in numbers)
     colour = "#060" if ok else "#b00"
     display(HTML(
         f"<div style='border: 2px solid {colour}; border-radius: 6px; padding: 0.6em 1em; "
         f"margin: 0.5em 0 1em 0; background: #f7faf7'><p style='margin: 0'><b>Question.</b> "
         f"{html.escape(question)}</p><ul style='margin: 0.4em 0'>{items}</ul>"
-        f"<p style='margin: 0; color: {colour}'><b>{n_pass} of {len(rows)} distinct checks "
+        f"<p style='margin: 0; color: {colour}'><b>{n_pass} of {n_checks} distinct checks "
         f"PASS</b> (table at the end of the page)</p></div>"))  # fmt: skip
 
 
@@ -669,12 +701,14 @@ def scaling_checks(
 ) -> list[dict[str, Any]]:
     """Checks of the scaling report (``ds``: the scaling study's result).
 
-    The explicit cost exponent at least ``1 + p_dt`` (``p_dt``: slope of ``1/dt_cr`` against
-    ``n`` over the fitted meshes) less ``explicit_exponent_rel``; the implicit exponent at most
-    linear plus ``implicit_exponent_rel``; the window projection against the measured full run
-    on the full runs of at least ``projection_min_s``; the generalized-alpha step chosen on
-    the calibration mesh meets the tip-error target on every other mesh (on the calibration
-    mesh it does by construction); the calibration found such a step."""
+    Informational rows (status :data:`INFO`, not counted: measured times, which move with
+    the machine's load): the explicit cost exponent against ``1 + p_dt`` (``p_dt``: slope of
+    ``1/dt_cr`` against ``n`` over the fitted meshes) less ``explicit_exponent_rel``; the
+    implicit exponent against linear plus ``implicit_exponent_rel``; the window projection
+    against the measured full run on the full runs of at least ``projection_min_s``. Checks:
+    the generalized-alpha step chosen on the calibration mesh meets the tip-error target on
+    every other mesh (on the calibration mesh it does by construction); the calibration found
+    such a step."""
     from ancf_beam.studies.convergence import fit_slope
 
     tol = report_tolerances("scaling", tolerances)
@@ -683,20 +717,24 @@ def scaling_checks(
     n = ds["mesh"].values
     sel = n >= a["fit_min_elements"]
     p_dt = fit_slope(n[sel], 1.0 / ds["dt_critical"].values[sel])
+    # measured times: INFO rows (the same code is inside or outside a time model depending on
+    # the machine's load), shown against the model with the tolerance but not counted
+    timing = "measured CPU time (INFO: depends on the machine's load, not counted)"
     rows = [
         check("explicit cost exponent vs 1 + slope of 1/dt_cr", 1.0 + p_dt,
               a["explicit_exponent"], tol["explicit_exponent_rel"], mode="min",
-              note=f"fit over n >= {a['fit_min_elements']}; 1/dt_cr ~ n^{p_dt:.2f}", case=case),
+              note=f"{timing}; fit over n >= {a['fit_min_elements']}; 1/dt_cr ~ n^{p_dt:.2f}",
+              case=case, informational=True),
         check("implicit cost exponent at most linear", 1.0, a["implicit_exponent"],
-              tol["implicit_exponent_rel"], mode="max", note="fixed steps, cost per step ~ n",
-              case=case),
+              tol["implicit_exponent_rel"], mode="max",
+              note=f"{timing}; fixed steps, cost per step ~ n", case=case, informational=True),
     ]  # fmt: skip
     meas = ds["explicit_measured_s"].values
     for i in np.flatnonzero(np.isfinite(meas) & (meas >= tol["projection_min_s"])):
         rows.append(check(f"window projection vs full run ({n[i]} elements)", meas[i],
                           ds["explicit_projected_s"].values[i], tol["projection_rel"],
-                          note=f"s; K = {int(ds['explicit_window_steps'][i])} steps",
-                          case=case))  # fmt: skip
+                          note=f"{timing}; s; K = {int(ds['explicit_window_steps'][i])} steps",
+                          case=case, informational=True))  # fmt: skip
     for i in range(n.size):
         if int(n[i]) == int(a["calibration_mesh"]):  # the step was chosen to meet it there
             continue
