@@ -48,6 +48,7 @@ def main() -> int:
     print("worst err/tol per check (number of rows):")
     for name in sorted(prop.WORST, key=lambda k: -prop.WORST[k]):
         print(f"  {prop.WORST[name]:8.3f}  ({prop.COUNTS[name]:4d})  {name}")
+        print(f"            {prop.WORST_CASE.get(name)}")
     return 1 if failures else 0
 
 

@@ -186,7 +186,7 @@ def test_report_tolerances_come_from_the_pipeline_defaults():
             "contact_laws", "flagship"} == set(reports)  # fmt: skip
     for r in reports:
         assert report_tolerances(r) == PIPELINE_DEFAULTS[r]["tolerances"]
-    assert report_tolerances("convergence", {"order_min_rel": 0.5})["order_min_rel"] == 0.5
+    assert report_tolerances("convergence", {"estimate_factor": 3.0})["estimate_factor"] == 3.0
 
 
 def test_seed_audit_rows():

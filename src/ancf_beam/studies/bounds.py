@@ -85,17 +85,26 @@ class Bound:
 # --------------------------------------------------------------------------------------------
 # discretisation estimates
 # --------------------------------------------------------------------------------------------
-def refinement_estimate(f_n: float, f_4n: float) -> float:
-    """Error estimate of ``f_n`` from the same quantity on a mesh four times finer:
-    ``|f_n - f| <= |f_n - f_4n| + |f_4n - f|`` and, for every order ``p >= 1`` in the
-    asymptotic range, ``|f_4n - f| <= |f_n - f| / 4``, so ``|f_n - f| <= 4/3 |f_n - f_4n|``.
+def refinement_estimate(f_n, f_2n, f_4n):
+    """Error estimate of ``f_n`` from the same quantity on meshes two and four times finer
+    (scalars or arrays): ``max(2 |f_n - f_2n|, 4/3 |f_n - f_4n|)``.
+
+    ``|f_n - f| <= |f_n - f_2n| + |f_2n - f|``, so once the error at least halves per halving
+    of the element (every order ``p >= 1``), ``|f_n - f| <= 2 |f_n - f_2n|``; likewise
+    ``<= 4/3 |f_n - f_4n|`` once it at least quarters over two halvings. Before the asymptotic
+    range two terms of opposite signs can make the error of one mesh small by cancellation
+    and the next one larger (2 Gauss points and ``x^0.9`` on 4, 8, 16 elements: 1.2e-6,
+    2.3e-6, 0.8e-6); the larger of the two estimates then still covers it, and the factor of
+    safety the rest.
 
     Every ANCF quantity of the documented cases converges at least at order 1 in ``1 / n``:
     4 for smooth profiles (cubic Hermite), ``1 + n`` for a power law ``x^n`` with ``n < 1``
     (its Gauss integration on the clamp element), 2 for the ``element`` and ``nodal``
     mappings (piecewise constant / linear properties) and 3 for a table breakpoint inside
     an element."""
-    return 4.0 / 3.0 * abs(float(f_n) - float(f_4n))
+    f_n, f_2n, f_4n = (np.asarray(v, float) for v in (f_n, f_2n, f_4n))
+    out = np.maximum(2.0 * np.abs(f_n - f_2n), 4.0 / 3.0 * np.abs(f_n - f_4n))
+    return float(out) if out.ndim == 0 else out
 
 
 def stepped_exponents(case: CaseSpec, upto: float = 4.0) -> list[float]:

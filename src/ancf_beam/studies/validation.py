@@ -211,11 +211,14 @@ def run_validation(
         rows.extend(_elastica_part(case, static_ds, large, fs, numbers, shapes))
     if families(case):
         rows.extend(_uniform_checks(case, om.size, fs, loaded))
+    info: dict[str, float] = {}
     if simulate_ds is not None:
         assert_dt_safety(case, simulate_ds.attrs)
         if loaded:  # released from rest without load, nothing moves
-            rows.extend(_dynamics_checks(case, static_ds, simulate_ds, fs, large, straight))
+            rows.extend(_dynamics_checks(case, static_ds, simulate_ds, fs, large, straight,
+                                         info))  # fmt: skip
     ds = _validation_dataset(case, rows, numbers, exact, p, om, om_tm, stepped, tol, t0, large)
+    ds.attrs.update(info)
     return ds.assign(shapes)
 
 
@@ -334,12 +337,13 @@ def _bending_frequencies(case, n_modes: int) -> np.ndarray:
 def _frequency_checks(case, om, om_tm, om_tm_err, stepped, fs):
     """ANCF bending frequencies vs the stepped frequencies (Richardson 2N, 4N)."""
     n_el = case.mesh.n_elements
-    om_fine = _bending_frequencies(case.with_overrides({"mesh.n_elements": 4 * n_el}), om.size)
+    om_2, om_4 = (_bending_frequencies(case.with_overrides({"mesh.n_elements": m * n_el}),
+                                       om.size) for m in (2, 4))  # fmt: skip
     rows = []
     label = f"N={stepped.counts[1]}, {stepped.counts[2]}"
     for k in range(om.size):
-        b = Bound().add(f"{fs:g} x ANCF estimate 4/3 |w_{n_el} - w_{4 * n_el}|",
-                        fs * refinement_estimate(om[k], om_fine[k]) / om_tm[k])
+        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+                        fs * refinement_estimate(om[k], om_2[k], om_4[k]) / om_tm[k])
         b.add("stepped reference |R(N, 2N) - R(2N, 4N)| + round-off", om_tm_err[k] / om_tm[k])
         b.add(f"Ritz round-off 4 eps n^2 ({n_el}, {4 * n_el} el.)",
               modal_roundoff(n_el) + modal_roundoff(4 * n_el))
@@ -365,17 +369,17 @@ def _linear_static_checks(case, exact, quad, fs):
     (``y'/x'`` at the tip: the linear model's tangent is ``(1, w')``)."""
     n_el = case.mesh.n_elements
     model, lin = _linear_static(case)
-    _, fine = _linear_static(case, 4 * n_el)
+    finer = [_linear_static(case, m * n_el)[1] for m in (2, 4)]
     grads = tip_gradients(model, lin.q)
     solver = static_solution_error(model, lin.q, [grads["tip_y"], grads["tip_slope"]])
     rows = []
-    for what, key, val, val_fine, k, unit in (
-        ("deflection", "tip_deflection", lin.tip_y, fine.tip_y, 0, "m"),
-        ("slope", "tip_slope", lin.q[-1] / lin.q[-2], fine.q[-1] / fine.q[-2], 1, "rad"),
+    for what, key, vals, k, unit in (
+        ("deflection", "tip_deflection", [r.tip_y for r in (lin, *finer)], 0, "m"),
+        ("slope", "tip_slope", [r.q[-1] / r.q[-2] for r in (lin, *finer)], 1, "rad"),
     ):
-        ref = exact[key]
-        b = Bound().add(f"{fs:g} x ANCF estimate 4/3 |{n_el} - {4 * n_el} el.|",
-                        fs * refinement_estimate(val, val_fine) / abs(ref))
+        ref, val = exact[key], vals[0]
+        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+                        fs * refinement_estimate(*vals) / abs(ref))
         b.add("quadrature", quad[key] / abs(ref))
         b.add("Newton + round-off (adjoint)", solver[k] / abs(ref))
         rows.append(check(f"static tip {what}: ANCF linear vs exact quadrature", ref, val,
@@ -393,9 +397,10 @@ def _elastica_checks(case, static_ds, el, el_loose, large, fs):
     q = static_ds["q"].values
     n_el = q.size // 4 - 1
     model = BeamModel(case.with_overrides({"mesh.n_elements": n_el}))
-    fine_model = BeamModel(case.with_overrides({"mesh.n_elements": 4 * n_el}))
-    q_fine = solve_static(fine_model).q
-    m_an, m_fine = _static_measures(model, q), _static_measures(fine_model, q_fine)
+    models = [BeamModel(case.with_overrides({"mesh.n_elements": m * n_el})) for m in (2, 4)]
+    q2, q4 = (solve_static(m).q for m in models)
+    m_an = _static_measures(model, q)
+    m2, m4 = _static_measures(models[0], q2), _static_measures(models[1], q4)
     m_el, m_loose = _elastica_measures(el), _elastica_measures(el_loose)
     scale = float(np.linalg.norm(m_el["u"]))
     grads = tip_gradients(model, q)
@@ -403,16 +408,19 @@ def _elastica_checks(case, static_ds, el, el_loose, large, fs):
                                                   grads["tip_angle"]])  # fmt: skip
     what = "elastica (large deflection)" if large else "elastica"
     note = f"|u_tip| = {scale:.4g} m, tip angle {el['tip_angle_deg']:.4g} deg"
-    # the finer mesh's nodes 0, 4, 8, ... are this mesh's nodes
-    shape_fine = float(np.max(np.hypot(q[0::4] - q_fine[0::16], q[1::4] - q_fine[1::16])))
+    # the finer meshes' nodes 0, 2, 4, ... and 0, 4, 8, ... are this mesh's nodes
+    shape_est = float(np.max(refinement_estimate(
+        0.0, np.hypot(q[0::4] - q2[0::8], q[1::4] - q2[1::8]),
+        np.hypot(q[0::4] - q4[0::16], q[1::4] - q4[1::16]))))
     shape_el = float(np.max(np.hypot(el["node_x"] - el_loose["node_x"],
                                      el["node_y"] - el_loose["node_y"])))  # fmt: skip
     est = {
-        "u": (float(np.linalg.norm(m_an["u"] - m_fine["u"])),
+        "u": (refinement_estimate(0.0, np.linalg.norm(m_an["u"] - m2["u"]),
+                                  np.linalg.norm(m_an["u"] - m4["u"])),
               float(np.linalg.norm(m_el["u"] - m_loose["u"])), math.hypot(sx, sy)),
-        "rot": (abs(m_an["rot"] - m_fine["rot"]), abs(m_el["rot"] - m_loose["rot"]),
-                math.degrees(sa)),
-        "shape": (shape_fine, shape_el, math.hypot(sx, sy)),
+        "rot": (refinement_estimate(m_an["rot"], m2["rot"], m4["rot"]),
+                abs(m_el["rot"] - m_loose["rot"]), math.degrees(sa)),
+        "shape": (shape_est, shape_el, math.hypot(sx, sy)),
     }  # fmt: skip
     rows = []
     for key, name, ref, val, norm, unit in (
@@ -424,8 +432,8 @@ def _elastica_checks(case, static_ds, el, el_loose, large, fs):
          scale, "max nodal distance / |u_tip|"),
     ):  # fmt: skip
         ancf, ela, solver = est[key]
-        b = Bound().add(f"{fs:g} x ANCF estimate 4/3 |{n_el} - {4 * n_el} el.|",
-                        fs * 4.0 / 3.0 * ancf / norm)
+        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+                        fs * ancf / norm)
         b.add(f"elastica |tol {ELASTICA_TOL:g} - {10 * ELASTICA_TOL:g}|", ela / norm)
         b.add("Newton + round-off (adjoint)", solver / norm)
         label = "nodes" if key == "shape" else ""
@@ -562,10 +570,11 @@ def _uniform_checks(case, n_modes, fs, loaded=True):
         return rows
     om_u = transfer.uniform_frequencies(L, EI0, rhoA0, nmu)
     om_anc = _bending_frequencies(uc, nmu)
-    om_fine = _bending_frequencies(uc.with_overrides({"mesh.n_elements": 4 * n_el}), nmu)
+    om_2, om_4 = (_bending_frequencies(uc.with_overrides({"mesh.n_elements": m * n_el}), nmu)
+                  for m in (2, 4))  # fmt: skip
     for k in range(min(nmu, om_anc.size)):
-        b = Bound().add(f"{fs:g} x ANCF estimate 4/3 |{n_el} - {4 * n_el} el.|",
-                        fs * refinement_estimate(om_anc[k], om_fine[k]) / om_u[k])
+        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+                        fs * refinement_estimate(om_anc[k], om_2[k], om_4[k]) / om_u[k])
         b.add(f"Ritz round-off 4 eps n^2 ({n_el}, {4 * n_el} el.)",
               modal_roundoff(n_el) + modal_roundoff(4 * n_el))
         b.add("closed form (beta L root) 16 eps", 16.0 * EPS)
@@ -576,7 +585,11 @@ def _uniform_checks(case, n_modes, fs, loaded=True):
     return rows
 
 
-def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight):
+def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
+    """The checks of the explicit run; ``info`` receives the run mesh's ``omega_1`` about the
+    static state (``omega_1_static``), the geometric-nonlinearity estimate relative to the
+    static tip (``nonlinearity_rel``) and the static tip's nonlinear part
+    (``static_nonlinearity_rel``): the per-case report's spectral and curvature bounds."""
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.solvers.modal import modal_analysis
     from ancf_beam.solvers.static import solve_static
@@ -594,6 +607,8 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight):
         tip_static = solve_static(BeamModel(sim_case)).tip_y
     nonlinear = geometric_nonlinearity(BeamModel(sim_case), tip_static)
     w1 = float(modal_analysis(BeamModel(sim_case), n_modes=1, about="static").omega[0])
+    info.update(omega_1_static=w1, nonlinearity_rel=nonlinear / abs(tip_static),
+                static_nonlinearity_rel=nonlinear / 8.0 / abs(tip_static))  # fmt: skip
     t = simulate_ds["time"].values
     y = simulate_ds["tip_y"].values
     dt = float(simulate_ds.attrs["dt"])
@@ -759,6 +774,7 @@ def damage_dynamics_checks(
     simulate_ds: xr.Dataset,
     tolerances: Mapping[str, float] | None = None,
     order_t_end: float | None = None,
+    info: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Checks of the explicit run of a case with damage (rows of
     :func:`~ancf_beam.studies.checks.check`).
@@ -782,7 +798,9 @@ def damage_dynamics_checks(
     * irreversibility: no integration point's damage decreases between snapshots (absolute
       0).
 
-    ``dt = dynamics.dt_safety x dt_critical`` is asserted (:func:`assert_dt_safety`).
+    ``dt = dynamics.dt_safety x dt_critical`` is asserted (:func:`assert_dt_safety`). ``info``
+    (if given) receives the frozen beam's ``omega_1`` about its static state
+    (``omega_1_static``) and its geometric-nonlinearity estimate (``nonlinearity_rel``).
     """
     tol = dict(DAMAGE_TOLERANCES)
     tol.update({k: v for k, v in (tolerances or {}).items() if k in DAMAGE_TOLERANCES})
@@ -800,7 +818,7 @@ def damage_dynamics_checks(
     return [
         _damage_drift_check(name, simulate_ds, window, drifts, fs),
         _damage_drift_order_check(name, window, drifts, fs),
-        _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs),
+        _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs, {} if info is None else info),
         _damage_irreversible_check(name, simulate_ds),
     ]
 
@@ -844,7 +862,7 @@ def _damage_drift_order_check(name, window, drifts, fs):
              + b.note(), case=name)  # fmt: skip
 
 
-def _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs):
+def _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs, info):
     """The equilibrium of the damaged run over whole periods of its second half vs the static
     tip of the beam with the final damage frozen.
 
@@ -864,6 +882,7 @@ def _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs):
     nonlinear = geometric_nonlinearity(frozen, tip_frozen)
     res = modal_analysis(frozen, n_modes=min(6, frozen.n_free), about="static")
     omega = res.omega[res.axial_fraction < 0.5]
+    info.update(omega_1_static=float(omega[0]), nonlinearity_rel=nonlinear / abs(tip_frozen))
     dt = float(simulate_ds.attrs["dt"])
     omega_dt = 2.0 / dt * np.arcsin(np.clip(0.5 * omega * dt, 0.0, 1.0))
     t = simulate_ds["time"].values
@@ -926,6 +945,7 @@ def run_family_validation(
         return ds
     t0 = time.perf_counter()
     ds = run_validation(case, static_ds, modal_ds, None, tolerances, segments)
-    rows = damage_dynamics_checks(case, simulate_ds, tolerances)
+    info: dict[str, float] = {}
+    rows = damage_dynamics_checks(case, simulate_ds, tolerances, info=info)
     wall = float(ds.attrs.get("wall_s", 0.0)) + time.perf_counter() - t0
-    return extend_checks(ds, rows, dynamics_checks="damage", wall_s=wall)
+    return extend_checks(ds, rows, dynamics_checks="damage", wall_s=wall, **info)
