@@ -345,7 +345,7 @@ def _frequency_checks(case, om, om_tm, om_tm_err, stepped, fs):
         b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
                         fs * refinement_estimate(om[k], om_2[k], om_4[k]) / om_tm[k])
         b.add("stepped reference |R(N, 2N) - R(2N, 4N)| + round-off", om_tm_err[k] / om_tm[k])
-        b.add(f"Ritz round-off 4 eps n^2 ({n_el}, {4 * n_el} el.)",
+        b.add(f"Ritz round-off 32 eps n^2 ({n_el}, {4 * n_el} el.)",
               modal_roundoff(n_el) + modal_roundoff(4 * n_el))
         rows.append(check(f"omega_{k + 1}: ANCF vs stepped TM (Richardson {label})", om_tm[k],
                           om[k], b.total, note="rad/s; " + b.note(), case=case.name))
@@ -575,7 +575,7 @@ def _uniform_checks(case, n_modes, fs, loaded=True):
     for k in range(min(nmu, om_anc.size)):
         b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
                         fs * refinement_estimate(om_anc[k], om_2[k], om_4[k]) / om_u[k])
-        b.add(f"Ritz round-off 4 eps n^2 ({n_el}, {4 * n_el} el.)",
+        b.add(f"Ritz round-off 32 eps n^2 ({n_el}, {4 * n_el} el.)",
               modal_roundoff(n_el) + modal_roundoff(4 * n_el))
         b.add("closed form (beta L root) 16 eps", 16.0 * EPS)
         rows.append(check(
