@@ -786,7 +786,7 @@ def integrators_checks(
     """Checks of the integrators report (one integrator-study result per case).
 
     Every reference is the *linear discrete model* of the case (all modes, released from rest
-    under gravity; :class:`ancf_beam.studies.integrators._LinearModes`) run with the same
+    under gravity; :class:`ancf_beam.studies.integrators.LinearModes`) run with the same
     scheme, step and damping, so that the scheme's exact linear behaviour on the multi-mode
     beam, the sampling and the estimators are in the reference, and the tolerance is what the
     linear model leaves out: the geometric nonlinearity (``nonlinearity_rel``, the validation

@@ -24,6 +24,7 @@ from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, INTEGRATORS, make_sc
 __all__ = [
     "STUDY_VARIABLES",
     "TWO_PI",
+    "LinearModes",
     "PlannedRun",
     "StudyRun",
     "amplification_matrix",
@@ -339,7 +340,7 @@ def integrator_plan(
     return plan
 
 
-class _LinearModes:
+class LinearModes:
     """The linear discrete model of the case released from rest under gravity, mode by mode
     (static tip participations ``c_k`` and frequencies ``w_k``, all modes): the predictions
     the integrator checks are bounded by."""
@@ -386,7 +387,8 @@ class _LinearModes:
         if p.damped:
             last = r.t >= r.t[-1] - TWO_PI / self.omega[0]
             steps = np.rint(r.t / p.dt)
-            hist = np.array([c * self._mode_history(p, r, w, alpha, steps)
+            opts = r.scheme_options()
+            hist = np.array([c * self._mode_history(p.integrator, p.dt, w, alpha, steps, opts)
                              for w, c in zip(self.omega, self.c, strict=True)])  # fmt: skip
             out["final_tip_linear"] = float(np.mean(hist[:, last].sum(axis=0))) / abs(static_tip)
             # the last sample ends a shortened step (t_end): the modes' largest residual there,
@@ -402,20 +404,26 @@ class _LinearModes:
         """Tip history of the linear discrete model with the run's scheme, step and damping,
         at the run's samples (the shortened last step taken as a whole one)."""
         a = alpha if r.plan.damped else 0.0
-        steps = np.rint(r.t / r.plan.dt)
-        modes = [c * self._mode_history(r.plan, r, w, a, steps)
+        return self.scheme_tip(r.plan.integrator, r.plan.dt, r.t, a, **r.scheme_options())
+
+    def scheme_tip(self, integrator: str, dt: float, t, alpha: float = 0.0, **options):
+        """Tip history of the linear discrete model released from rest, run with
+        ``integrator`` at step ``dt`` (mass-proportional damping ``alpha``, 1/s; the scheme's
+        ``options``), at the times ``t`` (rounded to whole steps)."""
+        steps = np.rint(np.asarray(t, float) / dt)
+        modes = [c * self._mode_history(integrator, dt, w, alpha, steps, options)
                  for w, c in zip(self.omega, self.c, strict=True)]  # fmt: skip
         return self.tip0 + float(np.sum(self.c)) + np.sum(modes, axis=0)
 
     @staticmethod
-    def _mode_history(p: PlannedRun, r: StudyRun, w: float, alpha: float, steps) -> np.ndarray:
+    def _mode_history(integrator, dt, w: float, alpha: float, steps, options) -> np.ndarray:
         """Unit mode (displacement from its static position -1 at rest) after ``steps`` steps
         of the scheme: ``e_u^T A^n x0`` by the eigen-decomposition of ``A``."""
-        wdt = float(w * p.dt)
-        a = amplification_matrix(p.integrator, wdt, alpha / (2.0 * w), **r.scheme_options())
-        if p.integrator == EXPLICIT_INTEGRATOR:  # (u_0, u_-1), u_-1 = u0 + dt^2 / 2 a0
+        wdt = float(w * dt)
+        a = amplification_matrix(integrator, wdt, alpha / (2.0 * w), **options)
+        if integrator == EXPLICIT_INTEGRATOR:  # (u_0, u_-1), u_-1 = u0 + dt^2 / 2 a0
             x0 = np.array([-1.0, -1.0 + 0.5 * wdt * wdt])
-        elif p.integrator == "bdf1":  # (u, dt v)
+        elif integrator == "bdf1":  # (u, dt v)
             x0 = np.array([-1.0, 0.0])
         else:  # (u, dt v, dt^2 a), a0 = w^2
             x0 = np.array([-1.0, 0.0, wdt * wdt])
@@ -624,7 +632,7 @@ def run_integrator_study(
     for r, fit in zip(runs, fits, strict=True):
         b = ref_damped if r.plan.damped else ref
         rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
-    lin = _LinearModes(case)
+    lin = LinearModes(case)
     for r, row in zip(runs, rows, strict=True):
         row.update(lin.bounds(r, runs[ref], alpha, static_tip))
     wall = time.perf_counter() - t0
