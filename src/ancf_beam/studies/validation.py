@@ -489,9 +489,11 @@ def _stepped_checks(case, stepped, exact, quad, fs):
     tips = stepped.tips()
     p = stepped.order
     r = stepped_richardson(tips, p)
-    # residual after the extrapolation ~ (L/N)^q, q > 1: |R(N,2N) - w| <= 2 |R(N,2N) - R(2N,4N)|
-    b = Bound().add(f"{fs:g} x stepped estimate 2 |R(N, 2N) - R(2N, 4N)|",
-                    fs * 2.0 * abs(r[0] - r[1]) / abs(w_ex))
+    # residual after the extrapolation ~ (L/N)^q, q > 1: the extrapolations from N..8N are a
+    # sequence converging at an order above 1 (refinement_estimate: max(2 |R0 - R1|,
+    # 4/3 |R0 - R2|), robust to two residual terms of opposite signs, e.g. orders 3.15 and 4)
+    b = Bound().add(f"{fs:g} x stepped estimate from R(N, 2N), R(2N, 4N), R(4N, 8N)",
+                    fs * refinement_estimate(*r[:3]) / abs(w_ex))
     b.add("quadrature", quad["tip_deflection"] / abs(w_ex))
     b.add(f"transfer-matrix round-off 4 eps x {stepped.counts[1]}",
           stepped_roundoff(stepped.counts[1]))
