@@ -88,3 +88,18 @@ def elastica_bound(p, g=9.81, **kw):
     err = {k: abs(fine[k] - loose[k]) for k in ("tip_x", "tip_y")}
     err["tip_angle"] = math.radians(abs(fine["tip_angle_deg"] - loose["tip_angle_deg"]))
     return fine, err
+
+
+def linear_tip(case, t, dt=None):
+    """The linear discrete model's tip history released from rest under gravity (all modes):
+    continuous in time, or as central differences at step ``dt`` produce it (mode ``k`` a
+    discrete cosine of frequency ``2 / dt asin(w_k dt / 2)``). Returns ``(history, static
+    tip of the linear model)``."""
+    from ancf_beam.identify import TipHistoryModel
+
+    tm = TipHistoryModel(case, min_participation=0.0)
+    w, c = tm.modal(case.defect.E.lam, case.defect.E.n)
+    if dt is not None:
+        w = 2.0 / dt * np.arcsin(np.clip(0.5 * w * dt, 0.0, 1.0))
+    y = tm.eigen.tip_y0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ c
+    return y, tm.eigen.tip_y0 + float(np.sum(c))
