@@ -62,10 +62,12 @@ def ancf_tip_bound(case, keys=("tip_y",)):
     from ancf_beam.studies.bounds import refinement_estimate, static_solution_error, tip_gradients
 
     runs = static_tips(case)
+
     def measure(res):
         q = res.q
         return {"tip_x": res.tip_x, "tip_y": res.tip_y, "tip_angle": math.atan2(q[-1], q[-2]),
                 "tip_slope": q[-1] / q[-2]}  # fmt: skip
+
     vals = [measure(r) for _, r in runs]
     model, res = runs[0]
     grads = tip_gradients(model, res.q)
@@ -103,3 +105,4 @@ def linear_tip(case, t, dt=None):
         w = 2.0 / dt * np.arcsin(np.clip(0.5 * w * dt, 0.0, 1.0))
     y = tm.eigen.tip_y0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ c
     return y, tm.eigen.tip_y0 + float(np.sum(c))
+
