@@ -11,12 +11,20 @@ import pytest
 from scipy import integrate, optimize
 
 from ancf_beam.cli import main
+from ancf_beam.identify import TipHistoryModel
 from ancf_beam.results import InstabilityError
-from ancf_beam.solvers.critical import critical_dt, measure_dt_limit
+from ancf_beam.solvers.critical import critical_dt, measure_dt_limit, measured_limit_bound
 from ancf_beam.solvers.explicit import simulate_explicit
 from ancf_beam.solvers.modal import modal_analysis, omega_max
 from ancf_beam.solvers.static import solve_static
-from conftest import EI, RHOA, L, Q, make_model
+from ancf_beam.studies.bounds import (
+    EPS,
+    central_difference_energy_bound,
+    geometric_nonlinearity,
+    refinement_estimate,
+)
+from ancf_beam.studies.validation import whole_period_mean
+from conftest import EI, FS, RHOA, L, Q, make_model
 
 
 # ------------------------------------------------------------------------------------------
@@ -63,15 +71,36 @@ def modal_tip_history(t, n_modes=12):
     return sum(c * (1 - np.cos(w * t)) for w, c in modal_amplitudes(n_modes))
 
 
+def truncation_bound(n_modes=12, n_more=40):
+    """Bound of the 12-mode series' truncation in the tip history: 2 sum_{k > 12} |c_k| (each
+    mode moves between 0 and 2 c_k), the tail summed to 40 modes (c_k ~ beta_k^-5: the rest is
+    below 1e-3 of it)."""
+    return 2.0 * sum(abs(c) for _, c in modal_amplitudes(n_more)[n_modes:])
+
+
+def linear_tip(case, t, dt=None):
+    """The linear discrete model's tip history released from rest (all modes): continuous in
+    time, or as central differences at step ``dt`` produce it (discrete cosines)."""
+    tm = TipHistoryModel(case, min_participation=0.0)
+    w, c = tm.modal(case.defect.E.lam, case.defect.E.n)
+    if dt is not None:
+        w = 2.0 / dt * np.arcsin(np.clip(0.5 * w * dt, 0.0, 1.0))
+    return tm.eigen.tip_y0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ c
+
+
 def test_modal_reference_reproduces_static_deflection():
     """Sanity of the independent reference: the static parts sum to -q L^4 / 8 EI."""
-    # textbook roots to 7 digits (their rounding, 5.6e-8, limits this comparison)
-    assert _beta_roots(3) == pytest.approx([1.875104, 4.694091, 7.854757], rel=1e-6)
+    # textbook roots to 6 decimals: half a unit of the last one
+    np.testing.assert_allclose(_beta_roots(3), [1.875104, 4.694091, 7.854757], atol=5e-7)
     total = sum(c for _, c in modal_amplitudes(12))
-    # 12 modes: the truncated series is 2.0e-7 short of the static deflection; tolerance 2e-6
-    assert total == pytest.approx(-Q * L**4 / (8 * EI), rel=2e-6)
-    # mode shapes are normalised so that phi(L) = +-2 (classical property; measured 1.6e-15)
-    assert abs(_mode(_beta_roots(8)[-1] / L, L)) == pytest.approx(2.0, rel=1e-12)
+    # 12 modes: the truncated series is 2.0e-7 short of the static deflection, the tail of
+    # modes 13-40 (and the quadratures' 1e-13 of the amplitudes)
+    tail = sum(c for _, c in modal_amplitudes(40)[12:])
+    static = -Q * L**4 / (8 * EI)
+    assert abs(total - static) <= FS * abs(tail) + 1e-12 * abs(static)
+    # mode shapes are normalised so that phi(L) = +-2 (classical property; measured 1.6e-15):
+    # the cancellation-free formula's round-off, a few eps per term (16 eps)
+    assert abs(_mode(_beta_roots(8)[-1] / L, L)) == pytest.approx(2.0, rel=16 * EPS)
 
 
 @pytest.fixture(scope="module")
@@ -85,20 +114,41 @@ def uniform_run():
     return m, res, t1, n_per, dtc
 
 
+def _history_bound(m, res, t):
+    """Bound of |run - continuous 12-mode reference| over the times ``t``: FS x (the linear
+    model's discretisation estimate from 20, 40, 80 elements + the geometric nonlinearity,
+    8 |tip - tip_linearised|) + the central differences' effect on the linear model (exact:
+    its discrete cosines) + the reference's truncation."""
+    case = m.case
+    lin = [linear_tip(case.with_overrides({"mesh.n_elements": k * 20}), t) for k in (1, 2, 4)]
+    disc = float(np.max(refinement_estimate(*lin)))
+    cd = float(np.max(np.abs(linear_tip(case, t, res.dt) - lin[0])))
+    nl = geometric_nonlinearity(m, solve_static(m).tip_y)
+    return FS * (disc + nl) + cd + truncation_bound()
+
+
 def test_tip_history_matches_modal_superposition(uniform_run):
-    _, res, t1, _, _ = uniform_run
+    m, res, t1, _, _ = uniform_run
     ref_t = np.linspace(0, t1, 20001)
     ref = modal_tip_history(ref_t)
     first = res.t <= t1
     i = int(np.argmin(res.tip_y[first]))
     j = int(np.argmin(ref))
-    # the 20-element ANCF run against the continuous beam's 12-mode superposition: peak
-    # measured 1.8e-7 (tolerance 2e-6), its time 1.3e-4 (the 2e-5 s sampling; tolerance 1.3e-3)
-    assert res.tip_y[i] == pytest.approx(ref[j], rel=2e-6)
-    assert res.t[i] == pytest.approx(ref_t[j], rel=1.3e-3)
-    # and the whole first period, point by point: measured 1.3e-5 of the peak; tol. 1.3e-4
+    # the 20-element ANCF run against the continuous beam's 12-mode superposition, point by
+    # point over the first period: measured 1.3e-5 of the peak, within _history_bound
+    bound = _history_bound(m, res, res.t[first])
     ref_on_samples = modal_tip_history(res.t[first])
-    assert np.abs(res.tip_y[first] - ref_on_samples).max() < 1.3e-4 * abs(ref[j])
+    assert np.abs(res.tip_y[first] - ref_on_samples).max() <= bound
+    # the peak (measured 1.8e-7 of it): the same bound plus the sampled minimum's offset from
+    # the true one, at most 1/2 y'' (sample_dt / 2)^2 with y'' <= w_1^2 |peak| (mode 1)
+    w1 = 2 * np.pi / t1
+    sampling = 0.5 * w1**2 * abs(ref[j]) * (2e-5 / 2) ** 2
+    assert abs(res.tip_y[i] - ref[j]) <= bound + sampling
+    # its time (measured 1.3e-4 of it): half a sample of the run and of the reference grid,
+    # plus how far the minimum can move when the signal moves by the bound: where the
+    # reference lies within 2 x bound of its minimum (y'' = w_1^2 |peak|)
+    shift = np.sqrt(4 * bound / (w1**2 * abs(ref[j])))
+    assert abs(res.t[i] - ref_t[j]) <= 1e-5 + 0.5 * (ref_t[1] - ref_t[0]) + shift
     # the dynamic peak is not exactly twice the static value
     assert abs(ref[j]) != pytest.approx(2 * Q * L**4 / (8 * EI), rel=1e-3)
 
@@ -109,14 +159,38 @@ def test_mean_over_whole_periods_is_static_and_period_is_first_mode(uniform_run)
     window = res.t <= n_per * t1
     mean = np.trapezoid(res.tip_y[window], res.t[window]) / res.t[window][-1]
     static = solve_static(m).tip_y
-    assert mean == pytest.approx(static, rel=2.2e-4)  # measured 2.2e-5
-    y = res.tip_y[window] - mean
-    s = np.signbit(y)
-    idx = np.nonzero(s[1:] != s[:-1])[0]
-    tc = res.t[idx] - y[idx] * (res.t[idx + 1] - res.t[idx]) / (y[idx + 1] - y[idx])
-    period = 2 * (tc[-1] - tc[0]) / (len(tc) - 1)
-    # zero crossings of the sampled record: measured 5.0e-5; tolerance 5e-4
-    assert period == pytest.approx(2 * np.pi / (1.875104**2 * np.sqrt(EI / RHOA)), rel=5e-4)
+    # the window's residual oscillation (the higher modes are not whole periods) is the linear
+    # discrete model's (measured 2.2e-5 of the static tip; the linear model's own 2.2e-5):
+    # reference static + that residual, bound FS x the geometric nonlinearity + round-off
+    y_lin = linear_tip(m.case, res.t, res.dt)
+    tm = TipHistoryModel(m.case, min_participation=0.0)
+    lin_static = tm.eigen.tip_y0 + float(tm.modal(0.0, 1.0)[1].sum())
+    residual = np.trapezoid(y_lin[window], res.t[window]) / res.t[window][-1] - lin_static
+    nl = geometric_nonlinearity(m, static)
+    assert abs(mean - (static + residual)) <= FS * nl + EPS * res.steps * abs(static)
+
+    def zero_period(y):
+        y = y[window] - np.trapezoid(y[window], res.t[window]) / res.t[window][-1]
+        s = np.signbit(y)
+        idx = np.nonzero(s[1:] != s[:-1])[0]
+        tc = res.t[idx] - y[idx] * (res.t[idx + 1] - res.t[idx]) / (y[idx + 1] - y[idx])
+        return 2 * (tc[-1] - tc[0]) / (len(tc) - 1)
+
+    # zero crossings of the sampled record vs the continuous beam's first period (measured
+    # 5.0e-5). Bound, term by term: the estimator's error on the linear discrete run (a known
+    # signal: its first-mode period is the central differences' 2 pi / w~_1 exactly) -- the
+    # sampling and the higher modes; the central differences' period change of mode 1 (exact);
+    # the element's frequency error (FS x the estimate from 20, 40, 80 elements); the run's
+    # nonlinear frequency shift (about the static state, plus the geometric nonlinearity
+    # relative to the static tip, times FS)
+    period, period_lin = zero_period(res.tip_y), zero_period(y_lin)
+    t_cont = 2 * np.pi / (_beta_roots(1)[0] ** 2 * np.sqrt(EI / RHOA))
+    w = [modal_analysis(make_model(**{"mesh.n_elements": k}), 1).omega[0] for k in (20, 40, 80)]
+    w_cd = 2.0 / res.dt * np.arcsin(0.5 * w[0] * res.dt)
+    shift = abs(modal_analysis(m, 1, about="static").omega[0] / w[0] - 1) + nl / abs(static)
+    bound = (abs(period_lin - 2 * np.pi / w_cd) + abs(2 * np.pi / w_cd - 2 * np.pi / w[0])
+             + FS * (refinement_estimate(*w) / w[0] + shift) * t_cont)  # fmt: skip
+    assert abs(period - t_cont) <= bound
 
 
 def test_energy_conservation_and_second_order_drift():
@@ -124,9 +198,13 @@ def test_energy_conservation_and_second_order_drift():
     dtc = 2 / omega_max(m)[0]
     r1 = simulate_explicit(m, 0.5, 0.8 * dtc, dtc, progress=False)
     r2 = simulate_explicit(m, 0.5, 0.4 * dtc, dtc, progress=False)
-    assert r1.energy_drift_rel < 1.1e-7  # measured 1.1e-8
-    ratio = r1.energy_drift_rel / r2.energy_drift_rel
-    assert 3.8 < ratio < 4.2, (r1.energy_drift_rel, r2.energy_drift_rel)  # measured 3.996
+    # the central differences' energy error on the linearised beam, |E - E0| <= dt^2 / 8
+    # Q_g^T M^-1 Q_g (central_difference_energy_bound; the geometric nonlinearity, 1e-5 of
+    # it, under FS): measured 0.98 of it at dt and at dt / 2 -- second order: the bound
+    # quarters and the drift follows it (attained within FS)
+    for r, dt in ((r1, 0.8 * dtc), (r2, 0.4 * dtc)):
+        bound = central_difference_energy_bound(m, dt) / r.kinetic.max()
+        assert bound / FS <= r.energy_drift_rel <= FS * bound, (r.energy_drift_rel, bound)
     # the bookkeeping is real: strain energy and gravity potential are both large
     assert r1.strain.max() > 0.5 * r1.kinetic.max()
     assert r1.gravity.min() < -r1.kinetic.max()
@@ -137,8 +215,9 @@ def test_predicted_critical_step_matches_measured(ne):
     m = make_model(**{"mesh.n_elements": ne})
     dtc = 2 / omega_max(m)[0]
     measured = measure_dt_limit(m, dtc, steps=2500, rel_tol=5e-3)
-    # measured up to 2.9e-3 below; the bisection resolution (5e-3) bounds it: tolerance 1e-2
-    assert measured == pytest.approx(dtc, rel=1e-2)
+    # measured up to 2.9e-3 below: within the bisection's bracket (5e-3) and the steps an
+    # instability needs to show within a run (measured_limit_bound)
+    assert measured == pytest.approx(dtc, rel=measured_limit_bound(2500, 5e-3))
 
 
 def test_critical_dt_regimes_and_bounds():
@@ -146,16 +225,23 @@ def test_critical_dt_regimes_and_bounds():
         ne: critical_dt(make_model(**{"mesh.n_elements": ne}), fit_meshes=(20, 40, 80))
         for ne in (5, 10, 40, 80)
     }
-    for c in res.values():
-        assert c.dt_element_bound <= c.dt_critical * (1 + 1e-9)
+    for c in res.values():  # a theorem (element eigenvalue inequality), up to round-off
+        assert c.dt_element_bound <= c.dt_critical * (1 + 64 * EPS)
     assert res[5].governing_mode == "axial" and res[10].governing_mode == "axial"
     assert res[40].governing_mode == "bending" and res[80].governing_mode == "bending"
-    # axial regime: dt ~ l_e ; bending regime: dt ~ l_e^2
-    # measured 4.8e-5 (axial: l_e); 5.3e-15 (bending: l_e^2 exactly on fine uniform meshes)
-    assert res[5].dt_critical / res[10].dt_critical == pytest.approx(2.0, rel=5e-4)
-    assert res[40].dt_critical / res[80].dt_critical == pytest.approx(4.0, rel=1e-10)
-    # the formula's C is fitted on 20-160 elements: measured 1.5e-12 at 80
-    assert res[80].dt_formula == pytest.approx(res[80].dt_critical, rel=1e-10)
+    # axial regime: dt ~ l_e ; bending regime: dt ~ l_e^2. Measured 4.8e-5 (axial: the ends'
+    # effect on the top mode, pre-asymptotic: bound FS x its change to the next mesh pair,
+    # 10 / 20, over 1 - 1/4) and 5.3e-15 (bending: l_e^2 exactly on fine uniform meshes: the
+    # round-off of two top eigenvalues, 64 eps)
+    d20 = critical_dt(make_model(**{"mesh.n_elements": 20}), fit_meshes=(20, 40, 80))
+    r1, r2 = res[5].dt_critical / res[10].dt_critical, res[10].dt_critical / d20.dt_axial
+    assert r1 == pytest.approx(2.0, rel=FS * abs(r1 - r2) / 2.0 / (1 - 0.25) + 64 * EPS)
+    assert res[40].dt_critical / res[80].dt_critical == pytest.approx(4.0, rel=64 * EPS)
+    # the formula's C is fitted (fixed slope 2) on 20-80 elements: measured 1.5e-12 at 80,
+    # within the spread of the per-mesh values of C it averages (its own inputs)
+    cs = [d.dt_critical / d.dt_formula for d in (d20, res[40], res[80])]
+    assert res[80].dt_formula == pytest.approx(res[80].dt_critical,
+                                               rel=max(cs) / min(cs) - 1 + 64 * EPS)
 
 
 def test_unstable_run_raises_clear_error():
@@ -208,7 +294,7 @@ def test_cli_simulate_json_fields(capsys, tmp_path):
         "wall_s",
     ]:
         assert k in d
-    assert d["dt"] == pytest.approx(0.8 * d["dt_critical"], rel=1e-12)
+    assert d["dt"] == pytest.approx(0.8 * d["dt_critical"], rel=4 * EPS)  # one product
     import xarray as xr
 
     with xr.open_dataset(out) as ds:
@@ -230,9 +316,9 @@ def test_cli_critical_dt_json(capsys):
         "governing_mode",
     ]:
         assert k in d
-    assert d["dt_critical"] == pytest.approx(2 / d["omega_max"], rel=1e-12)  # measured 0
-    # bisection (resolution 5e-3): measured 8.8e-4; tolerance 1e-2
-    assert d["dt_measured"] == pytest.approx(d["dt_critical"], rel=1e-2)
+    assert d["dt_critical"] == pytest.approx(2 / d["omega_max"], rel=4 * EPS)  # one quotient
+    # bisection: measured 8.8e-4, within its bracket and the detection (measured_limit_bound)
+    assert d["dt_measured"] == pytest.approx(d["dt_critical"], rel=measured_limit_bound())
     assert d["governing_mode"] in ("axial", "bending")
 
 
@@ -242,9 +328,16 @@ def test_graded_mean_tip_matches_static():
     t1 = 2 * np.pi / modal_analysis(m, 1).omega[0]
     n_per = int(np.ceil(1.0 / t1))
     res = simulate_explicit(m, n_per * t1 + 1e-3, 0.8 * dtc, dtc, progress=False)
-    window = res.t <= n_per * t1
-    mean = np.trapezoid(res.tip_y[window], res.t[window]) / res.t[window][-1]
-    assert mean == pytest.approx(solve_static(m).tip_y, rel=6e-4)  # measured 6.1e-5
+    # the mean over whole periods vs the static tip (measured 6.1e-5 of it), with the window's
+    # residual oscillation of the linear discrete model (validation's whole_period_mean window)
+    static = solve_static(m).tip_y
+    mean, _ = whole_period_mean(res.t, res.tip_y, t1, start_fraction=0.0)
+    y_lin = linear_tip(m.case, res.t, res.dt)
+    mean_lin, _ = whole_period_mean(res.t, y_lin, t1, start_fraction=0.0)
+    tm = TipHistoryModel(m.case, min_participation=0.0)
+    lin_static = tm.eigen.tip_y0 + float(tm.modal(0.6, 1.0)[1].sum())
+    nl = geometric_nonlinearity(m, static)
+    assert abs(mean - (static + mean_lin - lin_static)) <= FS * nl + EPS * res.steps * abs(static)
 
 
 def test_damped_run_settles_on_static_equilibrium():
@@ -252,9 +345,20 @@ def test_damped_run_settles_on_static_equilibrium():
     dtc = 2 / omega_max(m)[0]
     # mass-proportional damping: amplitude decays like exp(-alpha t / 2) = exp(-12) at 0.4 s
     res = simulate_explicit(m, 0.4, 0.8 * dtc, dtc, damping=(60.0, 0.0), progress=False)
-    assert res.tip_y[-1] == pytest.approx(solve_static(m).tip_y, rel=2.3e-5)  # meas. 2.3e-6
+    # every mode of the central differences with mass-proportional damping decays by
+    # |lambda|^2 = (1 - a dt / 2) / (1 + a dt / 2) per step; released from rest the oscillation
+    # about the static tip starts within 2 |static| (tip participations: sum |c_k| = 1.03
+    # |static|): bound FS x 2 |static| |lambda|^n (measured 2.3e-6 of the static tip)
+    a_dt = 60.0 * res.dt
+    decay = ((1 - a_dt / 2) / (1 + a_dt / 2)) ** (res.steps / 2)
+    static = solve_static(m).tip_y
+    assert abs(res.tip_y[-1] - static) <= FS * 2 * abs(static) * decay
     assert res.damping_work[-1] > 0
-    assert res.energy_drift_rel < 6e-7  # damping work booked: measured 5.7e-8
+    # the energy balance with the damping work booked (measured 5.7e-8): its estimate from a
+    # run at dt / 2 (second order: 4/3 |drift(dt) - drift(dt/2)|), times FS
+    half = simulate_explicit(m, 0.4, 0.4 * dtc, dtc, damping=(60.0, 0.0), progress=False)
+    est = 4 / 3 * abs(res.energy_drift_rel - half.energy_drift_rel)
+    assert res.energy_drift_rel <= FS * est
 
 
 def test_progress_is_reported_and_can_be_silenced(caplog):

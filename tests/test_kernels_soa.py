@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ancf_beam.beam import kernels
+from ancf_beam.studies.bounds import EPS
 from conftest import make_model
 
 
@@ -46,7 +47,11 @@ def test_soa_force_and_energy_match_element_major(ne, overrides, layout):
     rows of fixed length up to SOA_ROW elements) against the element-major one: the same
     formulas in another order of operations. Measured: force up to 3.6e-14 of its largest
     entry (the graded 12-element case; the element forces cancel between neighbours), energy
-    up to 3.0e-15 relative; tolerances 1e-13 and 3e-14."""
+    up to 3.0e-15 relative; tolerances 1e-13 and 3e-14: NOT derived bounds. Two orders of the
+    same sums differ by at most 2 gamma_k sum|terms| (the element contributions' absolute
+    values, which the kernels do not expose); the sampled round-off of the force (16 x, the
+    static bounds') is 1e3 times looser than these differences, and the energy's also holds
+    the strains' cancellation (eps |r'|^2 / |eps| relative) of two formulas."""
     m = make_model(**{"mesh.n_elements": ne, **overrides})
     q = _bent(m)
     kargs = m.kernel_args()
@@ -88,7 +93,8 @@ def test_config_gauss_range_is_covered_by_the_unrolled_passes():
 def test_fixed_rows_give_the_run_time_rows_force_to_the_bit(ne, gauss):
     """Rows of fixed length run the same operations in the same order per element as rows of
     run-time length (only the addressing differs), so the forces agree to the bit; the energy
-    is a vectorised sum whose order may differ (measured: equal or 1 ulp; tolerance 1e-15)."""
+    is a vectorised sum whose order may differ: at most 2 (N - 1) eps relative for N positive
+    terms (N = elements x Gauss points; measured: equal or 1 ulp)."""
     m = make_model(**{"mesh.n_elements": ne, **_gauss(*gauss)})
     q = _bent(m)
     kargs = m.kernel_args()
@@ -100,7 +106,8 @@ def test_fixed_rows_give_the_run_time_rows_force_to_the_bit(ne, gauss):
         out.append((f, kernels.force(q, kargs, sa, f)))
     (f1, u1), (f2, u2) = out
     assert np.array_equal(f1, f2)
-    assert u1 == pytest.approx(u2, rel=1e-15)
+    n_terms = ne * sum(gauss)
+    assert u1 == pytest.approx(u2, rel=2 * (n_terms - 1) * EPS)
 
 
 def test_fixed_rows_only_where_they_fit():

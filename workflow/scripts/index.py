@@ -3,7 +3,9 @@ tables of checks (each notebook writes its table to reports/checks/*.csv).
 
 The overall count is the number of *distinct* checks: a row that repeats another report's row
 (same case, check, reference and computed value) would be counted once; the page says how many
-repeats it found (none, by construction of the check builders)."""
+repeats it found (none, by construction of the check builders). Rows of status INFO (measured
+times: they move with the machine's load) are listed per report but decide nothing: they are
+neither PASS nor FAIL and are not in the counts."""
 
 # ruff: noqa: F821  (``snakemake`` is injected by the script directive)
 import datetime as dt
@@ -14,7 +16,7 @@ import os
 import pandas as pd
 
 import ancf_beam
-from ancf_beam.studies.presentation import headline
+from ancf_beam.studies.presentation import headline, report_counts
 
 out = snakemake.output[0]
 base = os.path.dirname(out)
@@ -47,34 +49,26 @@ for name, page, checks in zip(snakemake.params.reports, inp.agg_html, inp.agg_ch
 seen = set()
 worst_all = []
 repeats = 0
-total = passed = 0
+total = passed = informational = 0
 body = []
 for title, page, checks in rows:
-    df = pd.read_csv(checks)
-    keys = list(zip(df["case"].astype(str), df["check"].astype(str),
-                    df["reference"].round(12), df["computed"].round(12), strict=True))  # fmt: skip
-    distinct = [k not in seen for k in keys]
-    repeats += len(keys) - sum(distinct)
-    seen.update(keys)
-    df = df.loc[pd.Series(distinct, index=df.index, dtype=bool)]
-    n = len(df)
-    k = int((df["status"] == "PASS").sum())
-    total += n
-    passed += k
-    failed = df.loc[df["status"] != "PASS", "check"].astype(str).tolist()
-    ratio = pd.to_numeric(df["err/tol"], errors="coerce") if "err/tol" in df else pd.Series([])
-    worst = float(ratio.max()) if len(ratio) and ratio.notna().any() else math.nan
-    if math.isfinite(worst):
-        worst_all.append(worst)
-    if n == 0:
-        state, count, worst_s = "none", "no checks (display only)", ""
+    c = report_counts(pd.read_csv(checks), seen)
+    repeats += c["repeats"]
+    total += c["n"]
+    passed += c["passed"]
+    informational += c["info"]
+    if math.isfinite(c["worst"]):
+        worst_all.append(c["worst"])
+    info = f" (+{c['info']} INFO)" if c["info"] else ""
+    if c["n"] == 0:
+        state, count, worst_s = "none", f"no checks (display only){info}", ""
     else:
-        state, count = ("PASS" if k == n else "FAIL"), f"{k} / {n}"
-        worst_s = f"{worst:.3g}"
+        state = "PASS" if c["passed"] == c["n"] else "FAIL"
+        count, worst_s = f"{c['passed']} / {c['n']}{info}", f"{c['worst']:.3g}"
     body.append(
         f"<tr><td><a href='{html.escape(rel(page))}'>{html.escape(title)}</a></td>"
-        f"<td>{count}</td><td class='{state}'>{state if n else ''}</td><td>{worst_s}</td>"
-        f"<td>{html.escape('; '.join(failed))}</td></tr>"
+        f"<td>{count}</td><td class='{state}'>{state if c['n'] else ''}</td><td>{worst_s}</td>"
+        f"<td>{html.escape('; '.join(c['failed']))}</td></tr>"
     )
 
 overall = "PASS" if passed == total else "FAIL"
@@ -100,7 +94,8 @@ box = headline(
 box = box.replace(
     "</div>",
     f"<p class='{overall}' style='margin:0.3em 0'>Overall: {passed} of {total} distinct "
-    f"checks PASS ({overall}).</p></div>",
+    f"checks PASS ({overall}); {informational} informational rows (INFO: measured times) "
+    "not counted.</p></div>",
 )
 audit = (
     f"<p>Seed audit: <a href='{html.escape(rel(inp.seed_audit))}'>every number the seed "
@@ -119,11 +114,13 @@ table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #bbb; padding
 <h1>Gradient-defect ANCF cantilever: reports</h1>
 {box}
 <p>Each check compares a computed value with a reference computed another way; its tolerance
-comes from the error measured on the shipped configurations (mostly about ten times it; the
-measured values are next to the defaults in <code>ancf_beam.config.PIPELINE_DEFAULTS</code>).
+is a bound with its source, next to the defaults in
+<code>ancf_beam.config.PIPELINE_DEFAULTS</code> (the validation report's are error bounds
+computed for each check, their terms in each row's note).
 <i>Largest err/tol</i> is the largest share of its tolerance a report's checks use
 (PASS &le; 1). Each check is counted once ({repeats} repeated rows found across the
-tables).</p>
+tables). Rows marked INFO compare measured times with a cost model: they are shown, but
+their outcome depends on the machine's load, so they decide nothing.</p>
 {audit}
 <p>{len(summary)} cases; package ancf_beam {ancf_beam.__version__};
 generated {dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}.

@@ -59,7 +59,8 @@ Intermediate steps use ``tol = 1e-6``; the full load is then re-solved at the re
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,6 +114,8 @@ def solve_elastica(
     extensible: bool = True,
     tol: float = 1e-10,
     kappa0: Profile | None = None,
+    clamp_exponent: float | None = None,
+    breaks: Sequence[float] = (),
 ) -> dict:
     """Static large deflection of a cantilever hanging under its own weight.
 
@@ -138,6 +141,17 @@ def solve_elastica(
     kappa0 : float or callable, optional
         Curvature (1/m) of the stress-free reference, constant or a function of ``X`` (m);
         None: straight.
+    clamp_exponent : float, optional
+        The smallest non-integer power ``a`` of ``X`` in the properties' expansion at the clamp
+        (a power-law profile ``1 - lam (X/L)^a``), if any. Its derivatives are singular there
+        and the collocation would need ever more nodes near ``X = 0`` (``a = 0.15`` exceeds
+        200000 nodes at ``tol = 1e-8``); the arc length is then stretched, ``s = sigma^m``
+        with ``m = ceil(6 / (1 + a))``, which makes the solution's singular terms
+        ``s^(1 + a)`` at least five times differentiable in ``sigma``.
+    breaks : sequence of float
+        Positions ``X`` (m) where a property has a kink (the breakpoints of a measured
+        table): nodes of the collocation mesh, so that the solution is smooth inside every
+        interval (the solver only adds nodes).
 
     Returns
     -------
@@ -163,11 +177,13 @@ def solve_elastica(
     inextensible = (not extensible) or _is_inextensible(EA)
     EA_f = None if inextensible else _as_function(EA, "EA")
     k0_f = None if kappa0 is None else _as_function(kappa0, "kappa0")
+    m = 1 if clamp_exponent is None else max(1, math.ceil(6.0 / (1.0 + float(clamp_exponent))))
     problem = _Elastica(L=L, EI=EI_f, EA=EA_f, rhoA=rhoA_f, EI_ref=float(EI_f(np.zeros(1))[0]),
-                        kappa0=k0_f)  # fmt: skip
+                        kappa0=k0_f, stretch=m)  # fmt: skip
     if problem.EI_ref <= 0.0:
         raise ValueError("EI(0) must be positive")
-    sol, n_steps = _continuation(problem, g, n_nodes, tol)
+    cuts = sorted({float(b) / L for b in breaks if 0.0 < float(b) < L})
+    sol, n_steps = _continuation(problem, g, n_nodes, tol, cuts)
     logger.info(
         "elastica solved: %d load steps, %d mesh nodes, tip = (%.6g, %.6g) m",
         n_steps,
@@ -190,6 +206,7 @@ class _Elastica:
     rhoA: Callable[[np.ndarray], np.ndarray]  # kg/m
     EI_ref: float  # N m^2, EI at the clamp
     kappa0: Callable[[np.ndarray], np.ndarray] | None = None  # 1/m; None: straight reference
+    stretch: int = 1  # the ODE's variable is sigma, s = sigma^stretch (1: s itself)
 
     def reference_rate(self, s: np.ndarray) -> np.ndarray:
         """Dimensionless stress-free curvature ``L kappa0(L s)`` (0 for a straight rod)."""
@@ -209,15 +226,19 @@ class _Elastica:
     def rhs(self, load: float):
         """ODE right-hand side and its Jacobian for gravity ``load`` (m/s^2)."""
 
-        def fun(s, u):
+        k = self.stretch
+
+        def fun(sig, u):
+            s, ds = sig**k, k * sig ** (k - 1)  # d/dsigma = ds d/ds
             _, _, th, m, w = u
             c_ei, c_ea, p = self.coefficients(s, load)
             c, sn = np.cos(th), np.sin(th)
             stretch = 1.0 - c_ea * w * sn  # 1 + eps
             dth = c_ei * m + self.reference_rate(s)
-            return np.vstack([stretch * c, stretch * sn, dth, stretch * w * c, -p])
+            return ds * np.vstack([stretch * c, stretch * sn, dth, stretch * w * c, -p])
 
-        def fun_jac(s, u):
+        def fun_jac(sig, u):
+            s, ds = sig**k, k * sig ** (k - 1)
             _, _, th, m, w = u
             c_ei, c_ea, _ = self.coefficients(s, load)
             c, sn = np.cos(th), np.sin(th)
@@ -232,7 +253,7 @@ class _Elastica:
             jac[2, 3] = c_ei
             jac[3, 2] = w * (deps_dth * c - stretch * sn)
             jac[3, 4] = stretch * c + w * deps_dw * c
-            return jac
+            return ds * jac
 
         return fun, fun_jac
 
@@ -241,7 +262,7 @@ class _Elastica:
         fun, fun_jac = self.rhs(load)
         # Give the initial guess the correct weight distribution at this load level.
         guess = guess.copy()
-        guess[4] = _weight_profile(mesh, lambda s: self.coefficients(s, load)[2])
+        guess[4] = _weight_profile(mesh**self.stretch, lambda s: self.coefficients(s, load)[2])
         with np.errstate(over="ignore", invalid="ignore"):
             sol = solve_bvp(
                 fun,
@@ -260,7 +281,7 @@ class _Elastica:
         """The result dict of :func:`solve_elastica` on ``n_nodes`` uniform points."""
         L = self.L
         s_out = np.linspace(0.0, 1.0, n_nodes)
-        u = sol.sol(s_out)
+        u = sol.sol(s_out ** (1.0 / self.stretch))
         u[:, 0] = sol.y[:, 0]
         u[:, -1] = sol.y[:, -1]
         X = L * s_out
@@ -303,15 +324,21 @@ def _bc_jac(ua, ub):
     return dua, dub
 
 
-def _continuation(problem: _Elastica, g: float, n_nodes: int, tol: float):
+def _continuation(
+    problem: _Elastica, g: float, n_nodes: int, tol: float, cuts: Sequence[float] = ()
+):
     """Load continuation from the straight, unloaded rod to gravity ``g`` (step doubled after
     a success, halved after a failure) at a loose tolerance, then a final solve at ``tol``.
-    Returns the solution and the number of solves."""
-    mesh = np.linspace(0.0, 1.0, n_nodes)
+    ``cuts`` (``s`` of the property kinks) are nodes of the initial mesh. Returns the solution
+    and the number of solves."""
+    mesh = np.linspace(0.0, 1.0, n_nodes)  # in sigma (s = sigma^stretch)
+    mesh = np.union1d(mesh, np.asarray(cuts, dtype=float) ** (1.0 / problem.stretch))
+    n_nodes = mesh.size
+    s_mesh = mesh**problem.stretch
     guess = np.zeros((5, n_nodes))
     # the unloaded stress-free reference: tangent angle int kappa0, positions int (cos, sin)
-    rate = problem.reference_rate(mesh)
-    step_s = np.diff(mesh)
+    rate = problem.reference_rate(s_mesh)
+    step_s = np.diff(s_mesh)
     guess[2, 1:] = np.cumsum(0.5 * (rate[1:] + rate[:-1]) * step_s)
     c, sn = np.cos(guess[2]), np.sin(guess[2])
     guess[0, 1:] = np.cumsum(0.5 * (c[1:] + c[:-1]) * step_s)

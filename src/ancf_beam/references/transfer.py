@@ -46,6 +46,7 @@ Profile = Callable[[np.ndarray], np.ndarray]
 __all__ = [
     "cantilever_beta_l",
     "exact_graded_static",
+    "segment_nodes",
     "stepped_convergence",
     "stepped_frequencies",
     "stepped_static",
@@ -94,15 +95,46 @@ def _quad(func: Callable[[float], float], a: float, b: float) -> float:
     return float(value)
 
 
-def _segment_midpoints(L: float, n_segments: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Return the node coordinates (m), the segment midpoints (m) and the segment length (m)."""
+def segment_nodes(
+    L: float, n_segments: int, breaks: Sequence[float] = (), refine: int = 1
+) -> np.ndarray:
+    """Segment boundaries (m) of a stepped beam: ``n_segments`` equal segments, or, with
+    ``breaks`` (interior positions in m where a property profile has a kink, e.g. the
+    breakpoints of a measured table), the pieces between them split into
+    ``max(1, round(n_segments * piece / L))`` equal segments each, so every break is a
+    boundary (each piece keeps the midpoint rule's even error expansion). ``refine`` splits
+    every segment into that many equal parts: the nested meshes of a Richardson sequence."""
     if n_segments < 1:
         raise ValueError(f"n_segments must be >= 1, got {n_segments}")
     if L <= 0.0:
         raise ValueError(f"L must be positive, got {L}")
-    x_nodes = np.linspace(0.0, L, n_segments + 1)
-    x_mid = 0.5 * (x_nodes[:-1] + x_nodes[1:])
-    return x_nodes, x_mid, L / n_segments
+    if refine < 1:
+        raise ValueError(f"refine must be >= 1, got {refine}")
+    cuts = [0.0, *sorted({float(b) for b in breaks if 0.0 < float(b) < L}), L]
+    parts = []
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        m = max(1, round(n_segments * (b - a) / L)) * refine
+        parts.append(np.linspace(a, b, m + 1)[:-1])
+    return np.append(np.concatenate(parts), L)
+
+
+def _segment_midpoints(
+    L: float, n_segments: int, nodes: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
+    """Return the node coordinates (m), the segment midpoints (m) and the segment length(s)
+    (m): ``n_segments`` equal segments, or the segments between the given ``nodes``."""
+    if nodes is None:
+        if n_segments < 1:
+            raise ValueError(f"n_segments must be >= 1, got {n_segments}")
+        if L <= 0.0:
+            raise ValueError(f"L must be positive, got {L}")
+        x_nodes = np.linspace(0.0, L, n_segments + 1)
+        return x_nodes, 0.5 * (x_nodes[:-1] + x_nodes[1:]), L / n_segments
+    x_nodes = np.asarray(nodes, dtype=float)
+    h = np.diff(x_nodes)
+    if x_nodes.size < 2 or x_nodes[0] != 0.0 or x_nodes[-1] != L or np.any(h <= 0.0):
+        raise ValueError("segment nodes must rise strictly from 0 to L")
+    return x_nodes, 0.5 * (x_nodes[:-1] + x_nodes[1:]), h
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,7 +345,9 @@ def _static_field_matrix(h: float, ei: float, qi: float) -> np.ndarray:
     )
 
 
-def stepped_static(L: float, EI: Profile, q: Profile, n_segments: int) -> dict:
+def stepped_static(
+    L: float, EI: Profile, q: Profile, n_segments: int, nodes: np.ndarray | None = None
+) -> dict:
     """Linear statics of the *stepped beam* by 5x5 extended transfer matrices.
 
     The graded beam is replaced by ``n_segments`` uniform segments of length ``h = L/N``, each with
@@ -341,6 +375,9 @@ def stepped_static(L: float, EI: Profile, q: Profile, n_segments: int) -> dict:
         Load magnitude ``q(x)`` (N/m), acting downward.
     n_segments : int
         Number of uniform segments ``N >= 1``.
+    nodes : array, optional
+        Segment boundaries (m) from 0 to ``L`` (:func:`segment_nodes`) instead of ``N``
+        equal segments.
 
     Returns
     -------
@@ -349,12 +386,13 @@ def stepped_static(L: float, EI: Profile, q: Profile, n_segments: int) -> dict:
         ``w_nodes`` (m), ``slope_nodes`` (rad), ``clamp_moment`` ``M0`` (N m, sagging
         positive) and ``clamp_shear`` ``V0`` (N).
     """
-    x_nodes, x_mid, h = _segment_midpoints(L, n_segments)
+    x_nodes, x_mid, h = _segment_midpoints(L, n_segments, nodes)
     ei = _evaluate(EI, x_mid)
     qi = _evaluate(q, x_mid)
     if np.any(ei <= 0.0):
         raise ValueError("EI must be positive on [0, L]")
-    mats = [_static_field_matrix(h, e, f) for e, f in zip(ei, qi, strict=True)]
+    hs = np.broadcast_to(h, ei.shape)
+    mats = [_static_field_matrix(hh, e, f) for hh, e, f in zip(hs, ei, qi, strict=True)]
 
     total = np.eye(5)
     for mat in mats:
@@ -372,7 +410,7 @@ def stepped_static(L: float, EI: Profile, q: Profile, n_segments: int) -> dict:
     states = np.array(states)
     logger.debug(
         "stepped_static: N=%d, M0=%.6e N m, V0=%.6e N, residual M(L)=%.2e, V(L)=%.2e",
-        n_segments,
+        x_mid.size,
         m0,
         v0,
         states[-1, 2],
@@ -518,8 +556,8 @@ def _n_substeps(omega_max: float, h: float, ei: np.ndarray, rhoa: np.ndarray) ->
     Splitting a uniform segment into equal parts is exact; it only keeps the 2x2 minors of each
     step free of the cancellation between ``exp(+beta h)`` and ``exp(-beta h)`` terms.
     """
-    beta_max = float(np.max((rhoa * omega_max**2 / ei) ** 0.25))
-    return max(1, int(math.ceil(beta_max * h / 1.5)))
+    beta_h = float(np.max((rhoa * omega_max**2 / ei) ** 0.25 * h))
+    return max(1, int(math.ceil(beta_h / 1.5)))
 
 
 def _frequency_determinant(
@@ -544,16 +582,16 @@ def _frequency_determinant(
     """
     omega = np.atleast_1d(np.asarray(omega, dtype=float))
     ei_ref = float(np.max(ei))
-    hs = h / n_sub
+    hs = np.broadcast_to(np.asarray(h, dtype=float) / n_sub, ei.shape)[:, None]
     y = np.zeros(omega.shape + (6, 1))
     y[..., _MV, 0] = 1.0
     # the segment compounds (segments x frequencies x 6 x 6), a block of segments at a time:
     # the memory stays at one block, whatever the number of segments
     per = max(1, COMPOUND_BLOCK // omega.size)
     for start in range(0, ei.size, per):
+        blk = slice(start, start + per)
         C = _second_compound(_vibration_field_matrices(
-            omega[None, :], hs, ei[start : start + per, None], rhoa[start : start + per, None],
-            L, ei_ref))  # fmt: skip
+            omega[None, :], hs[blk], ei[blk, None], rhoa[blk, None], L, ei_ref))  # fmt: skip
         for Ci in C:
             for _ in range(n_sub):
                 y = Ci @ y
@@ -598,7 +636,7 @@ def _determinant_roots(omega_hi, n_grid, n_sub, h, ei, rhoa, L) -> list[float]:
 
 
 def stepped_frequencies(
-    L: float, EI: Profile, rhoA: Profile, n_segments: int, k: int
+    L: float, EI: Profile, rhoA: Profile, n_segments: int, k: int, nodes: np.ndarray | None = None
 ) -> np.ndarray:
     """First ``k`` natural circular frequencies (rad/s, ascending) of the stepped cantilever.
 
@@ -633,6 +671,9 @@ def stepped_frequencies(
         Number of uniform segments ``N >= 1``.
     k : int
         Number of frequencies wanted.
+    nodes : array, optional
+        Segment boundaries (m) from 0 to ``L`` (:func:`segment_nodes`) instead of ``N``
+        equal segments.
 
     Returns
     -------
@@ -641,9 +682,10 @@ def stepped_frequencies(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    _, x_mid, h = _segment_midpoints(L, n_segments)
+    _, x_mid, h = _segment_midpoints(L, n_segments, nodes)
     ei = _evaluate(EI, x_mid)
     rhoa = _evaluate(rhoA, x_mid)
+    n_segments = x_mid.size
     if np.any(ei <= 0.0) or np.any(rhoa <= 0.0):
         raise ValueError("EI and rhoA must be positive on [0, L]")
 

@@ -4,9 +4,10 @@ frequencies over a mesh sequence.
 
 from __future__ import annotations
 
+import ast
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from ancf_beam.io import provenance_attrs
 __all__ = [
     "EXPECTED_ORDER",
     "convergence_analysis",
+    "expected_convergence",
     "fit_slope",
     "observed_order",
     "richardson",
@@ -27,6 +29,47 @@ __all__ = [
 #: Expected order of convergence of the cubic Hermite (ANCF) element for the static tip deflection
 #: and the natural frequencies (eigenvalue error ~ h^(2(p+1-m)) = h^4 for p = 3, m = 2).
 EXPECTED_ORDER = 4.0
+
+
+def expected_convergence(params: Mapping[str, Any], meshes: Sequence[int]) -> tuple[float, str]:
+    """Leading order of the ANCF error of a case (its ``param.*`` attributes) on ``meshes``,
+    and, when no single order governs those meshes, why (else an empty string).
+
+    * Properties smooth on ``[0, L]`` with the ``gauss`` mapping: 4 (cubic Hermite).
+    * ``element`` mapping (piecewise constant properties) or ``nodal`` (piecewise linear) of a
+      graded or tabulated profile: 2, the next term ``(L/n)^4``.
+    * A power law ``x^a`` with a non-integer ``a < 3`` (any family): the clamp element's
+      integration adds ``(L/n)^(1 + a)``, which competes with ``(L/n)^4`` (and ``2 + a``...)
+      on practical meshes -- where their coefficients have opposite signs the error crosses
+      zero and a triplet's order means nothing (``a = 1.5``: 4.4, -, 0.27 on 2..32 elements):
+      no order is checked.
+    * A table breakpoint that is not a node of every mesh: an ``(L/n)^3`` term whose constant
+      depends on where the breakpoint falls in its element: no order is checked.
+    * Damage: the unregularised softening localises in one element: no convergence."""
+    if int(params.get("param.damage.enabled", 0)):
+        return math.nan, "mesh-dependent damage localisation (no regularisation)"
+    graded, breaks, singular = False, set(), []
+    for fam in ("", "rho.", "width.", "height."):
+        lam = float(params.get(f"param.defect.{fam}lam", 0.0))
+        n = float(params.get(f"param.defect.{fam}n", 1.0))
+        if lam != 0.0:
+            graded = True
+            if abs(n - round(n)) > 1e-9 and n < 3.0:
+                singular.append(n)
+        table = params.get(f"param.defect.{fam}table", "none")
+        if table not in (None, "none", "None"):
+            graded = True
+            rows = ast.literal_eval(table) if isinstance(table, str) else table
+            breaks.update(float(x) for x, _ in rows if 0.0 < float(x) < 1.0)
+    if singular:
+        return math.nan, (f"x^{min(singular):g} at the clamp: error terms of orders "
+                          f"{1 + min(singular):g} and 4 compete")  # fmt: skip
+    off = sorted(x for x in breaks if any(abs(x * m - round(x * m)) > 1e-9 for m in meshes))
+    if off:
+        return math.nan, (f"table breakpoint x/L = {off[0]:g} inside elements: an O(l_e^3) "
+                          "term with a constant that depends on the mesh")  # fmt: skip
+    mapping = str(params.get("param.defect.mapping", "gauss"))
+    return (2.0 if graded and mapping != "gauss" else EXPECTED_ORDER), ""
 
 
 def observed_order(f1: float, f2: float, f3: float, r12: float, r23: float | None = None) -> float:

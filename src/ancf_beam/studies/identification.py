@@ -91,6 +91,11 @@ def run_identification_study(
     lam_z = (est[:, :, 0] - lam_t[:, None]) / est[:, :, 1]
     n_z = (est[:, :, 2] - n_t[:, None]) / est[:, :, 3]
     data = _grid_vars(est, msgs, clean, lam_z, n_z, om_true, om_meas)
+    # the forward model's discretisation error at the truth, relative: what the noise-free
+    # estimates are biased by (ancf_beam.studies.checks.identification_checks)
+    om_model = np.array([fwd.model.omega(la, nn)[:n_modes] for la, nn in grid])
+    data["model_discrepancy"] = ("truth", np.linalg.norm(om_model / om_true - 1.0, axis=1), {
+        "units": "1", "long_name": "|omega_forward / omega_data - 1| at the truth (2-norm)"})
     coords: dict[str, Any] = {
         "truth": ("truth", np.arange(len(grid))),
         "lam_true": ("truth", lam_t, {"units": "1"}),

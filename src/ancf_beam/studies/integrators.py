@@ -24,6 +24,7 @@ from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, INTEGRATORS, make_sc
 __all__ = [
     "STUDY_VARIABLES",
     "TWO_PI",
+    "LinearModes",
     "PlannedRun",
     "StudyRun",
     "amplification_matrix",
@@ -339,6 +340,100 @@ def integrator_plan(
     return plan
 
 
+class LinearModes:
+    """The linear discrete model of the case released from rest under gravity, mode by mode
+    (static tip participations ``c_k`` and frequencies ``w_k``, all modes): the predictions
+    the integrator checks are bounded by."""
+
+    def __init__(self, case: CaseSpec):
+        from ancf_beam.identify import TipHistoryModel
+        from ancf_beam.solvers.modal import modal_analysis
+
+        tm = TipHistoryModel(case, min_participation=0.0)
+        self.omega, self.c = tm.modal(case.defect.E.lam, case.defect.E.n)
+        self.tip0 = tm.eigen.tip_y0
+        self.model = BeamModel(case)
+        self.omega_static = float(modal_analysis(self.model, n_modes=1, about="static").omega[0])
+
+    def nonlinearity(self, static_tip: float) -> float:
+        """The geometric-nonlinearity estimate relative to the static tip
+        (:func:`ancf_beam.studies.bounds.geometric_nonlinearity`)."""
+        from ancf_beam.studies.bounds import geometric_nonlinearity
+
+        return geometric_nonlinearity(self.model, static_tip) / abs(static_tip)
+
+    def tip(self, t, dt: float) -> np.ndarray:
+        """Tip history of the undamped central differences at step ``dt`` (each mode a discrete
+        cosine of frequency ``2 / dt asin(w dt / 2)``)."""
+        w = 2.0 / dt * np.arcsin(np.clip(0.5 * self.omega * dt, 0.0, 1.0))
+        return self.tip0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ self.c
+
+    def bounds(self, r: StudyRun, ref: StudyRun, alpha: float, static_tip: float) -> dict:
+        """``tip_error_linear``: the undamped explicit run's tip error against the reference
+        predicted by the linear model (NaN for other runs); ``final_tip_linear``: for a damped
+        run, the linear model's final tip (mean over the samples of the last first-mode
+        period) less its static tip, relative to the static tip: every mode ``k`` runs the
+        scheme's amplification matrix ``A_k`` (at ``w_k dt``, ``zeta_k = alpha / (2 w_k)``)
+        from its start at rest ``c_k`` below its static position (NaN for undamped runs)."""
+        out = {"tip_error_linear": math.nan, "final_tip_linear": math.nan,
+               "final_tip_sample_bound": math.nan, "decay_rate_linear": math.nan}
+        p = r.plan
+        fit = fit_first_mode(r.t, self.history(r, alpha), self.omega[0])
+        out["omega_fit_linear"] = fit["omega"]
+        out["decay_rate_fit_linear"] = fit["decay_rate"]
+        if p.integrator == EXPLICIT_INTEGRATOR and not p.damped and r is not ref:
+            out["tip_error_linear"] = tip_error(r.t, self.tip(r.t, p.dt), ref.t,
+                                                self.tip(ref.t, ref.plan.dt))  # fmt: skip
+        if p.damped:
+            last = r.t >= r.t[-1] - TWO_PI / self.omega[0]
+            steps = np.rint(r.t / p.dt)
+            opts = r.scheme_options()
+            hist = np.array([c * self._mode_history(p.integrator, p.dt, w, alpha, steps, opts)
+                             for w, c in zip(self.omega, self.c, strict=True)])  # fmt: skip
+            out["final_tip_linear"] = float(np.mean(hist[:, last].sum(axis=0))) / abs(static_tip)
+            # the last sample ends a shortened step (t_end): the modes' largest residual there,
+            # twice, over the number of samples averaged
+            out["final_tip_sample_bound"] = 2.0 * float(np.abs(hist[:, last]).max(axis=1).sum()) / (
+                int(last.sum()) * abs(static_tip))
+            if p.integrator == EXPLICIT_INTEGRATOR:
+                lin = self.tip0 + self.c.sum() + hist.sum(axis=0)
+                out["decay_rate_linear"] = fit_first_mode(r.t, lin, self.omega[0])["decay_rate"]
+        return out
+
+    def history(self, r: StudyRun, alpha: float) -> np.ndarray:
+        """Tip history of the linear discrete model with the run's scheme, step and damping,
+        at the run's samples (the shortened last step taken as a whole one)."""
+        a = alpha if r.plan.damped else 0.0
+        return self.scheme_tip(r.plan.integrator, r.plan.dt, r.t, a, **r.scheme_options())
+
+    def scheme_tip(self, integrator: str, dt: float, t, alpha: float = 0.0, **options):
+        """Tip history of the linear discrete model released from rest, run with
+        ``integrator`` at step ``dt`` (mass-proportional damping ``alpha``, 1/s; the scheme's
+        ``options``), at the times ``t`` (rounded to whole steps)."""
+        steps = np.rint(np.asarray(t, float) / dt)
+        modes = [c * self._mode_history(integrator, dt, w, alpha, steps, options)
+                 for w, c in zip(self.omega, self.c, strict=True)]  # fmt: skip
+        return self.tip0 + float(np.sum(self.c)) + np.sum(modes, axis=0)
+
+    @staticmethod
+    def _mode_history(integrator, dt, w: float, alpha: float, steps, options) -> np.ndarray:
+        """Unit mode (displacement from its static position -1 at rest) after ``steps`` steps
+        of the scheme: ``e_u^T A^n x0`` by the eigen-decomposition of ``A``."""
+        wdt = float(w * dt)
+        a = amplification_matrix(integrator, wdt, alpha / (2.0 * w), **options)
+        if integrator == EXPLICIT_INTEGRATOR:  # (u_0, u_-1), u_-1 = u0 + dt^2 / 2 a0
+            x0 = np.array([-1.0, -1.0 + 0.5 * wdt * wdt])
+        elif integrator == "bdf1":  # (u, dt v)
+            x0 = np.array([-1.0, 0.0])
+        else:  # (u, dt v, dt^2 a), a0 = w^2
+            x0 = np.array([-1.0, 0.0, wdt * wdt])
+        lam, vec = np.linalg.eig(a)
+        coef = np.linalg.solve(vec, x0.astype(complex))
+        hist = (vec[0][None, :] * coef[None, :]
+                * lam.astype(complex)[None, :] ** steps[:, None]).sum(axis=1)
+        return hist.real
+
+
 def _run_planned(case, p: PlannedRun, dt_critical, t_end, alpha, progress) -> StudyRun:
     damping = (alpha, 0.0) if p.damped else (0.0, 0.0)
     settings = DynamicsSettings.from_case(
@@ -424,6 +519,17 @@ STUDY_VARIABLES = {
                        "runs against the damped explicit run)"),
     "final_tip": ("m", "mean tip deflection over the last first-mode period"),
     "final_tip_rel_error": ("1", "|final_tip - static tip| / |static tip|"),
+    "tip_error_linear": ("1", "tip_error of the linear discrete model (central differences, "
+                         "undamped explicit run only)"),
+    "final_tip_linear": ("1", "(final tip - static tip) / |static tip| of the linear discrete "
+                         "model with the run's scheme and step (damped runs)"),
+    "final_tip_sample_bound": ("1", "bound of the last (shortened-step) sample's effect on the "
+                               "final tip of the linear model, over the static tip"),
+    "decay_rate_linear": ("1/s", "decay rate fitted to the linear discrete model's history "
+                          "(damped explicit run)"),
+    "omega_fit_linear": ("rad/s", "first-mode frequency fitted to the linear discrete model's "
+                         "history with the run's scheme, step and damping"),
+    "decay_rate_fit_linear": ("1/s", "decay rate fitted to the same history"),
     "settle_time": ("s", "time after which the tip stays within 1 % of the static tip"),
     "wall_s": ("s", "wall time of the time loop"),
     "steps": ("1", "time steps"),
@@ -526,6 +632,9 @@ def run_integrator_study(
     for r, fit in zip(runs, fits, strict=True):
         b = ref_damped if r.plan.damped else ref
         rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
+    lin = LinearModes(case)
+    for r, row in zip(runs, rows, strict=True):
+        row.update(lin.bounds(r, runs[ref], alpha, static_tip))
     wall = time.perf_counter() - t0
     ds = _study_dataset(runs, rows, dt_critical)
     ds.attrs.update(
@@ -546,6 +655,10 @@ def run_integrator_study(
             reference_run=runs[ref].plan.label,
             reference_omega_fit=fits[ref]["omega"],
             reference_decay_rate=fits[ref]["decay_rate"],
+            reference_omega_fit_linear=fit_first_mode(
+                runs[ref].t, lin.tip(runs[ref].t, runs[ref].plan.dt), omega_1)["omega"],
+            omega_1_static=lin.omega_static,
+            nonlinearity_rel=lin.nonlinearity(static_tip),
             wall_s=wall,
         )  # fmt: skip
     )

@@ -197,6 +197,30 @@ def case_styles(cases: Sequence[str]) -> dict[str, dict[str, Any]]:
     }
 
 
+def report_counts(df, seen: set | None = None) -> dict:
+    """The counts of one report's table of checks (a DataFrame as in ``reports/checks/*.csv``)
+    for the index page: rows already in ``seen`` (same case, check, reference and computed
+    value: a repeat of another report's row) are dropped and the new ones added to it;
+    ``n`` the rows that decide (PASS or FAIL), ``passed``, ``failed`` (their names),
+    ``info`` (rows of status INFO: shown, not counted), ``repeats`` and ``worst`` (largest
+    err/tol of the deciding rows, NaN if none)."""
+    import pandas as pd
+
+    seen = set() if seen is None else seen
+    keys = list(zip(df["case"].astype(str), df["check"].astype(str),
+                    df["reference"].round(12), df["computed"].round(12), strict=True))  # fmt: skip
+    distinct = [k not in seen for k in keys]
+    seen.update(keys)
+    df = df.loc[pd.Series(distinct, index=df.index, dtype=bool)]
+    info = int((df["status"] == "INFO").sum())
+    df = df.loc[df["status"].isin(("PASS", "FAIL"))]
+    ratio = pd.to_numeric(df["err/tol"], errors="coerce") if "err/tol" in df else pd.Series([])
+    worst = float(ratio.max()) if len(ratio) and ratio.notna().any() else math.nan
+    return {"n": len(df), "passed": int((df["status"] == "PASS").sum()),
+            "failed": df.loc[df["status"] == "FAIL", "check"].astype(str).tolist(),
+            "info": info, "repeats": len(keys) - sum(distinct), "worst": worst}  # fmt: skip
+
+
 def headline(
     question: str,
     numbers: Sequence[tuple[str, str]],
@@ -211,15 +235,17 @@ def headline(
         status = (
             [r["status"] for r in checks] if isinstance(checks, list) else list(checks["status"])
         )
-        n, k = len(status), sum(s == "PASS" for s in status)
+        n, k = sum(s in ("PASS", "FAIL") for s in status), sum(s == "PASS" for s in status)
+        n_info = sum(s == "INFO" for s in status)
+        info = f" ({n_info} informational rows not counted)" if n_info else ""
         if n:
             colour = "#060" if k == n else "#b00"
             count = (
                 f"<p style='color:{colour};font-weight:bold;margin:0.3em 0'>{k} of {n} "
-                "distinct checks PASS (table at the end of the page)</p>"
+                f"distinct checks PASS{info} (table at the end of the page)</p>"
             )
         else:
-            count = "<p style='margin:0.3em 0'>No checks of its own (display only).</p>"
+            count = f"<p style='margin:0.3em 0'>No checks of its own (display only){info}.</p>"
     return (
         "<div style='border:2px solid #4a6fa5;border-radius:6px;background:#f3f6fb;"
         "padding:0.6em 1em;margin:0.5em 0 1em 0'>"

@@ -184,10 +184,31 @@ def _static_vars(case, smodel, q, d_static, per_element) -> dict[str, Any]:
                                                    "reference shape x"})  # fmt: skip
     data["static_ref_y"] = ("s_static", ref["y"], {"units": "m", "long_name": "stress-free "
                                                    "reference shape y"})  # fmt: skip
+    if d_static is None:  # undamaged: the same on a mesh four times finer (error estimates)
+        data.update(_fine_static_vars(case, smodel, per_element))
     ldx, ldy = curved_linear_static_tip(case)
     for key, val, axis in (("linear_tip_dx", ldx, "x"), ("linear_tip_dy", ldy, "y")):
         data[key] = ((), val, {"units": "m", "long_name": f"tip displacement {axis}, linear "
                                "inextensible quadrature (curved_linear_static_tip)"})  # fmt: skip
+    return data
+
+
+def _fine_static_vars(case, smodel, per_element) -> dict[str, Any]:
+    """The static curvature change on the mesh four times finer, at this mesh's sample points
+    (``static_dkappa_fine``), and its concentration metrics (``static_*_fine``): the
+    discretisation error estimates of the per-case report's curvature checks."""
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.response import concentration_metrics
+    from ancf_beam.solvers.static import solve_static
+
+    fine = BeamModel(case.with_overrides({"mesh.n_elements": 4 * smodel.n_el}))
+    fprof = _profile(fine, solve_static(fine).q, None, per_element)
+    fmet = concentration_metrics(fprof.X, fprof.dkappa, fprof.EI)
+    data = {"static_dkappa_fine": ("s_static", fprof.dkappa[::4], {
+        "units": "rad/m", "long_name": "curvature change on the mesh four times finer"})}
+    for k in ("peak_to_mean", "gini", "energy_fraction_inner"):
+        data[f"static_{k}_fine"] = ((), float(fmet[k]), {
+            "units": "1", "long_name": f"concentration metric {k}, mesh four times finer"})
     return data
 
 
