@@ -1,4 +1,4 @@
-# Gradient-defect ANCF cantilever pipeline (see README.md, "Pipeline").
+# Gradient-defect ANCF cantilever pipeline (see docs/pipeline.md).
 #   snakemake --cores 2                                   # default config/config.yaml
 #   snakemake --cores 2 --configfile config/quick.yaml    # coarse, short: tests and CI
 # A --configfile given on the command line replaces config/config.yaml (it is not merged).

@@ -94,7 +94,7 @@ def test_A_mechanism_runs_end_at_t_end(capsys, integrator):
     assert abs(ds["x1"].values[-1] - 1.0 * t_ff) <= 1e-12 * t_ff
     assert summary["impacts"] == 0 and summary["restitution"] is None  # no impact yet
 
-    # in contact at t_end: restitution is null (README), the end time the one asked for
+    # in contact at t_end: restitution is null (CLI reference, JSON fields), the end time asked
     code, d, err = run_cli(capsys, "mechanism", "--case", "impact_seed003", "--t-end", "1e-9",
                            "--integrator", integrator, "--json", "-q")  # fmt: skip
     assert code == 0, err

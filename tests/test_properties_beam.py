@@ -1,8 +1,9 @@
 """Property-based validation of the beam: cases drawn from the documented input ranges
-(``ancf_beam.config.RULES`` / ``BOUNDS``, README "Configuration") pass every static and modal
-validation check of the pipeline (:func:`ancf_beam.studies.validation.run_validation`: ANCF
-against the exact graded quadrature, the stepped transfer-matrix beam, the extensible elastica
-and the closed forms of the uniform counterpart), whose tolerances are error bounds computed
+(``ancf_beam.config.RULES`` / ``BOUNDS``; docs/reference/_config_notes.md, "Plausibility
+bounds") pass every static and modal validation check of the pipeline
+(:func:`ancf_beam.studies.validation.run_validation`: ANCF against the exact graded
+quadrature, the stepped transfer-matrix beam, the extensible elastica and the closed forms of
+the uniform counterpart), whose tolerances are error bounds computed
 for each case (:mod:`ancf_beam.studies.bounds`).
 
 Drawn: the modulus law ``lam`` in [0, 0.95] and ``n`` in [0.1, 5] (integers, non-integers,

@@ -52,7 +52,7 @@ def _table(parser: argparse.ArgumentParser) -> str:
 
 
 def render() -> str:
-    os.environ["COLUMNS"] = "100"  # argparse wraps the usage lines to this width
+    os.environ["COLUMNS"] = "88"  # argparse wraps the usage lines to the page's code width
     parser = build_parser()
     text = [
         "# Command-line reference\n",

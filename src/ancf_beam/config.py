@@ -258,7 +258,7 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
     # error) + the run's round-off (8 eps per step); the geometric bounds by kinematics (the
     # constraint violation's effect). estimate_factor covers the estimate's own uncertainty
     # (the refined run's error, a rate not yet asymptotic); measured error / bound on the
-    # default config: 0.02-0.5 (README, Mechanism checks).
+    # default config: 0.02-0.5 (docs/validation.md, "Mechanism checks").
     "mechanisms": {  # mechanism_validation: the checks of every mechanism case
         "tolerances": {
             "estimate_factor": 2.0,

@@ -1,5 +1,5 @@
-"""Resource bounds of a run, checked before anything large is allocated (README, "Memory and
-time").
+"""Resource bounds of a run, checked before anything large is allocated (docs/design.md,
+"Memory and time").
 
 Every run's large arrays are estimated from its inputs with the memory model below and refused
 (:class:`~ancf_beam.config.ConfigError`, exit 2) above :data:`MEMORY_BUDGET`, naming the key
@@ -86,8 +86,8 @@ def check_memory(nbytes: float, what: str, setting: str, allowed: str) -> None:
     if nbytes > MEMORY_BUDGET:
         raise ConfigError(
             f"{setting}: {what} needs about {fmt_bytes(nbytes)} of memory, more than the "
-            f"{fmt_bytes(MEMORY_BUDGET)} a run may take (README, memory model); allowed: "
-            f"{allowed}"
+            f"{fmt_bytes(MEMORY_BUDGET)} a run may take (docs/design.md, 'Memory and time'); "
+            f"allowed: {allowed}"
         )
 
 
@@ -101,9 +101,9 @@ def check_dynamics(model, settings, plan, dt: float, implicit: bool) -> None:
         raise ConfigError(
             f"dynamics.t_end (--t-end) = {t_end:g} s: {steps:.3g} steps of dt = {dt:.3g} s on "
             f"{n_el} elements are {steps * n_el:.3g} element-steps, more than the "
-            f"{MAX_ELEMENT_STEPS:.0e} a run may take (about 15 min explicit; README); allowed: "
-            f"t_end <= {MAX_ELEMENT_STEPS / n_el * dt:.3g} s at this dt and mesh (or a larger "
-            "dt: an implicit integrator, or fewer elements)"
+            f"{MAX_ELEMENT_STEPS:.0e} a run may take (about 15 min explicit; docs/design.md, "
+            f"'Memory and time'); allowed: t_end <= {MAX_ELEMENT_STEPS / n_el * dt:.3g} s at "
+            "this dt and mesh (or a larger dt: an implicit integrator, or fewer elements)"
         )
     damage = model.damage.size if model.case.damage.enabled else 0
     per_snap = 24 * model.n_dof + 16 * damage
@@ -141,7 +141,8 @@ def check_mechanism(system, settings, n_samples: int, steps: int | None) -> None
         dt = st.t_end / steps
         raise ConfigError(
             f"t_end (--t-end) = {st.t_end:g} s: {steps:.3g} steps of dt = {dt:.3g} s, more than "
-            f"the {MAX_MECHANISM_STEPS:.0e} a mechanism run may take (about 6 minutes; README); "
+            f"the {MAX_MECHANISM_STEPS:.0e} a mechanism run may take (about 6 minutes; "
+            "docs/design.md, 'Memory and time'); "
             f"allowed: t_end <= {MAX_MECHANISM_STEPS * dt:.3g} s at this step (solver.dt, or "
             "the contact step the contact stiffness sets)"
         )
@@ -163,8 +164,8 @@ def check_stepped(segments: int, n_modes: int) -> None:
             f"stepped.segments (--segments) = {segments} with {n_modes} modes (--modes, "
             f"modal.n_modes): the frequency scan of segments x modes = {segments * n_modes:.3g} "
             f"takes more than the {MAX_SEGMENT_MODES:.0e} (about 4 minutes, 0.22 ms each; "
-            f"README) a run may take; allowed: segments <= {MAX_SEGMENT_MODES // n_modes:.0f} "
-            f"for {n_modes} modes"
+            "docs/design.md, 'Memory and time') a run may take; allowed: "
+            f"segments <= {MAX_SEGMENT_MODES // n_modes:.0f} for {n_modes} modes"
         )
     most = (MEMORY_BUDGET - _STEPPED_FIXED) // BYTES_PER_SEGMENT
     check_memory(_STEPPED_FIXED + BYTES_PER_SEGMENT * segments,

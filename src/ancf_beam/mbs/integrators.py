@@ -1025,8 +1025,8 @@ def _adaptive_run(system, st, q, v, a, lam) -> MechanismResult:
             raise InstabilityError(
                 f"adaptive ({st.method}): more than {MAX_ADAPTIVE_STEPS:.0e} steps by t = "
                 f"{solver.t:.6g} s of t_end = {st.t_end:g} s (steps of {solver.t - t_old:.3g} s"
-                "): the run would not end in the time a mechanism run may take (README); "
-                "shorten t_end or loosen solver.rtol"
+                "): the run would not end in the time a mechanism run may take (docs/design.md, "
+                "'Memory and time'); shorten t_end or loosen solver.rtol"
             )
         y1 = solver.y
         onset = None
