@@ -481,9 +481,14 @@ def test_quick_pipeline_reports(quick_run):
         assert len(df) > 0 or csv.name in may_be_empty, csv
         assert set(df.columns) >= {"reference", "computed", "rel. error", "tolerance", "err/tol",
                                    "status"}  # fmt: skip
-        failed = df.loc[df["status"] != "PASS", ["case", "check", "rel. error", "tolerance"]]
+        # INFO rows (measured times against a cost model: the scaling report only) are shown,
+        # not counted
+        info = df["status"] == "INFO"
+        assert not info.any() or csv.name == "scaling.csv", csv
+        failed = df.loc[~info & (df["status"] != "PASS"), ["case", "check", "rel. error",
+                                                           "tolerance"]]  # fmt: skip
         assert failed.empty, f"{csv.name}:\n{failed.to_string()}"
-        assert (df["err/tol"] <= 1).all(), csv
+        assert (df.loc[~info, "err/tol"] <= 1).all(), csv
         rows += list(zip(df["case"], df["check"], df["reference"], df["computed"], strict=True))
     assert len(rows) == len(set(rows))  # every check once, in one report
     n_csv = len(_quick_cases()) + 4 + len(NEW_REPORTS) + len(MECH_REPORTS)

@@ -21,6 +21,10 @@ solver defect, reported separately; two elements are drawn for curved references
 load stepping and stability checks of its own), and a load parameter above 3 leaves the regime
 where the elastica continuation and the ANCF Newton solve are certain to find the same branch.
 
+A coarse mesh under a large load whose static answer the solver refuses as not resolved (axial
+strain above the model's 1 % where the weight bounds every equilibrium's strain far below) is
+validated on the mesh four times finer instead; the refusal itself is asserted to be that one.
+
 Seeded (``derandomize=True``), bounded in time (about 2 min of CPU), run in CI. The module
 prints the number of draws and the worst share of its bound each check used
 (``pytest -s tests/test_properties_beam.py``).
@@ -37,6 +41,7 @@ from hypothesis import strategies as st
 
 from ancf_beam.analyses import run_modal, run_static
 from ancf_beam.config import resolve_case
+from ancf_beam.results import StaticSolutionError
 from ancf_beam.studies.checks import checks_frame
 from ancf_beam.studies.validation import run_validation
 
@@ -142,7 +147,17 @@ def validate_drawn_case(over: dict):
     """The validation table (DataFrame) of the seed case with ``over``; records the worst
     err/tol of every kind of check in :data:`WORST`."""
     case = resolve_case({}, None, over)
-    _, static_ds = run_static(case)
+    try:
+        _, static_ds = run_static(case)
+    except StaticSolutionError as err:
+        # a coarse mesh under a large load: the static answer is refused when its axial strain
+        # exceeds the model's 1 % while no equilibrium of the beam strains it that much (the
+        # weight over the axial stiffness): the strain comes from the discretisation. The
+        # refusal must be that one; the same case on a mesh four times finer is validated.
+        assert "not resolved by the mesh" in str(err), str(err)
+        over = {**over, "mesh.n_elements": 4 * case.mesh.n_elements}
+        case = resolve_case({}, None, over)
+        _, static_ds = run_static(case)
     _, modal_ds = run_modal(case)
     df = checks_frame(run_validation(case, static_ds, modal_ds))
     DRAWN[0] += 1

@@ -54,7 +54,6 @@ from ancf_beam.config import (
 )
 from ancf_beam.solvers.modal import modal_analysis, omega_max
 from ancf_beam.solvers.schemes import Scheme
-from ancf_beam.solvers.timeloop import step_plan
 
 __all__ = [
     "APPLIES_TO",
@@ -128,9 +127,6 @@ _DAMPING_RULES = (_case_rule("dynamics.damping_alpha"), _case_rule("dynamics.dam
 #: fine meshes; beyond it a run is a mistyped ``dt`` or ``t_end`` (and past 2^63 steps not even
 #: a count the compiled loops can hold).
 MAX_STEPS = 10**9
-#: Largest size of the records a run preallocates (samples, snapshots, damage snapshots and, for
-#: the implicit integrators, the Newton iterations of every step), bytes.
-MAX_RECORD_BYTES = 2 * 2**30
 
 
 class SettingsError(ValueError):
@@ -414,9 +410,10 @@ class DynamicsSettings:
             )
 
     def check_run(self, model, dt: float, options: tuple[str, ...], step: str) -> None:
-        """Refuse a run of more than :data:`MAX_STEPS` steps of ``dt`` or whose records would
-        exceed :data:`MAX_RECORD_BYTES`, naming ``t_end`` and the ``options`` that chose
-        ``dt`` (``step``: how, a template on the option names)."""
+        """Refuse a run of more than :data:`MAX_STEPS` steps of ``dt``, naming ``t_end`` and the
+        ``options`` that chose ``dt`` (``step``: how, a template on the option names). The
+        memory of its records is checked by :func:`ancf_beam.resources.check_dynamics` (one
+        memory model for every run)."""
         steps = self.t_end / dt
         if not steps <= MAX_STEPS:
             raise SettingsError(
@@ -424,16 +421,4 @@ class DynamicsSettings:
                 f"{{0}} = {self.t_end:.6g} s in steps of dt = {step} = {dt:.4g} s is "
                 f"{steps:.3g} steps; a run takes at most {MAX_STEPS:.0e} steps "
                 "(ancf_beam.solvers.settings.MAX_STEPS)",
-            )
-        plan = step_plan(self.t_end, dt, self.sample_dt, self.snapshot_dt)
-        per_snap = model.n_dof + (model.damage.size if model.case.damage.enabled else 0)
-        nbytes = 8 * (6 * plan.n_samples + per_snap * plan.n_snaps)
-        nbytes += 0 if self.is_explicit else 4 * plan.n_steps
-        if nbytes > MAX_RECORD_BYTES:
-            raise SettingsError(
-                ("t_end", "sample_dt", "snapshot_dt"),
-                f"{{0}} = {self.t_end:.6g} s sampled every {{1}} = {self.sample_dt:.4g} s with "
-                f"snapshots every {{2}} = {self.snapshot_dt:.4g} s (dt = {dt:.4g} s) needs "
-                f"{nbytes / 2**30:.3g} GiB of records; at most {MAX_RECORD_BYTES / 2**30:g} GiB "
-                "(ancf_beam.solvers.settings.MAX_RECORD_BYTES)",
             )
