@@ -863,6 +863,13 @@ def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
                           float(d["tip_error"][i]), b.total, mode="abs",
                           note="max |tip - tip_ref| / max |tip_ref|; reference: the linear "
                           "model's; " + b.note(), case=c))  # fmt: skip
+        if math.isfinite(est) and "tip_difference_vs_linear" in d:
+            # the whole history (the maximum above can hide a change): D - D_lin is the
+            # nonlinear part itself, so the same bound holds without the triangle inequality
+            rows.append(check(f"{run}: tip difference history vs the linear model's (max "
+                              "over t)", 0.0, float(d["tip_difference_vs_linear"][i]), b.total,
+                              mode="abs", note="max |D - D_lin|, D = (tip - tip_ref) / max "
+                              "|tip_ref|; " + b.note(), case=c))  # fmt: skip
     if not (explicit and damped):  # the damped explicit run is the damped runs' reference
         ref = np.flatnonzero((d["damped"].values == int(damped))
                              & (d["run"].values == _reference_of(d, damped)))[0]  # fmt: skip
