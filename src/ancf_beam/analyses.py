@@ -190,6 +190,7 @@ def run_critical_dt(case: CaseSpec, measure: bool = False):
         "dt_formula": c.dt_formula,
         "formula_C": c.formula_C,
         "dt_measured": c.dt_measured,
+        "omega_max_variation": c.omega_max_variation,
         "governing_mode": c.governing_mode,
         "dt_axial": c.dt_axial,
         "dt_bending": c.dt_bending,
@@ -208,6 +209,12 @@ def run_critical_dt(case: CaseSpec, measure: bool = False):
                 c.dt_measured if c.dt_measured is not None else nan,
                 {"units": "s", "long_name": "bisection stability limit (NaN: not measured)"},
             ),
+            "omega_max_variation": (
+                (),
+                c.omega_max_variation if c.omega_max_variation is not None else nan,
+                {"units": "1", "long_name": "max |omega_max(q(t)) / omega_max - 1| along the "
+                 "run at dt_measured (NaN: not measured)"},
+            ),
             "dt_axial": ((), c.dt_axial, {"units": "s"}),
             "dt_bending": ((), c.dt_bending, {"units": "s"}),
             "axial_fraction": ((), c.axial_fraction, {"units": "1"}),
@@ -223,7 +230,7 @@ def run_critical_dt(case: CaseSpec, measure: bool = False):
             wall_s=wall,
         )  # fmt: skip
     )
-    check_finite(summary, ds, optional=("dt_measured",))
+    check_finite(summary, ds, optional=("dt_measured", "omega_max_variation"))
     return summary, ds
 
 

@@ -508,7 +508,7 @@ def _print_human(summary: dict[str, Any]) -> None:
 
 #: results whose NaN means "not available" (JSON null), not a failure
 NOT_AVAILABLE = {
-    "critical-dt": ("dt_measured",),  # without --measure
+    "critical-dt": ("dt_measured", "omega_max_variation"),  # without --measure
     "identify": ("lam_std", "n_std", "E0_std", "cond", "covariance"),  # not identifiable
     "mechanism": ("dt", "energy_drift_rel"),  # adaptive steps; a drive feeds work in
 }

@@ -138,6 +138,7 @@ class CriticalDt:
     dt_bending: float  # s, 2/omega_max of the bending (transverse) part alone
     dt_axial: float  # s, 2/omega_max of the axial part alone
     dt_measured: float | None = None  # s
+    omega_max_variation: float | None = None  # max |omega_max(q(t)) / omega_max - 1| at it
 
 
 @dataclass(frozen=True)

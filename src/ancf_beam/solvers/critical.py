@@ -8,7 +8,9 @@
 * ``dt_formula = l_e^2 / C * sqrt(rhoA / EI)``: the empirical bending-governed law, with ``C``
   fitted (least squares in log space, slope fixed at 2) to the bending part of ``dt_critical`` over
   a mesh sequence, using the most restrictive section along the beam (max ``EI / rhoA``).
-* ``dt_measured``: stability limit found by bisection on ``dt`` over short undamped runs.
+* ``dt_measured``: stability limit found by bisection on ``dt`` over short undamped runs;
+  ``omega_max_variation``: the relative change of the tangent's top frequency along the run at
+  that limit (a large motion modulates it, and the limit moves by up to as much).
 * ``governing_mode``: ``axial`` or ``bending``, from the mass-weighted share of the top mode's
   motion along the beam axis. Coarse meshes are governed by the axial (bar) mode
   (``dt ~ l_e``), fine meshes by bending (``dt ~ l_e^2``).
@@ -38,6 +40,7 @@ __all__ = [
     "fit_formula_C",
     "measure_dt_limit",
     "measured_limit_bound",
+    "top_frequency_variation",
 ]
 
 log = logging.getLogger(__name__)
@@ -113,15 +116,41 @@ MEASURE_STEPS = 3000
 MEASURE_REL_TOL = 2e-3
 
 
-def measured_limit_bound(steps: int = MEASURE_STEPS, rel_tol: float = MEASURE_REL_TOL) -> float:
+def measured_limit_bound(
+    steps: int = MEASURE_STEPS, rel_tol: float = MEASURE_REL_TOL, omega_variation: float = 0.0
+) -> float:
     """Bound of ``|dt_measured / dt_critical - 1|`` of :func:`measure_dt_limit`: the bisection's
     bracket ``rel_tol`` (it returns the stable end) plus the steps a run needs to show an
-    instability. At ``omega dt = 2 (1 + e)`` the central differences amplify the top mode by
+    instability plus the run's top-frequency modulation ``omega_variation``.
+
+    Detection: at ``omega dt = 2 (1 + e)`` the central differences amplify the top mode by
     ``1 + 2 sqrt(2 e)`` per step; seeded at round-off (``eps`` of the motion) it reaches the
     energy guard within ``steps`` unless ``2 steps sqrt(2 e) < ln(1 / eps)``, so a run can look
-    stable up to ``e = ln(1/eps)^2 / (8 steps^2)`` (1.8e-5 at 3000 steps)."""
+    stable up to ``e = ln(1/eps)^2 / (8 steps^2)`` (1.8e-5 at 3000 steps).
+
+    Modulation (:func:`top_frequency_variation`): ``2 / omega_max`` is the limit of the
+    linearisation about the reference. Along a run of large motion the tangent's top
+    frequency moves by the relative amount ``omega_variation``: a rise would lower the
+    frozen-state limit by as much, and a modulation of that depth makes the top mode's slow
+    envelope (``omega dt = 2 (1 - e)``: stiffness ``8 e / dt^2``, modulated by ``8 delta /
+    dt^2``) a Mathieu oscillator: where ``e < delta`` the modulation is not small against the
+    stiffness and the parametric instability is broad (beyond, its tongues narrow like
+    ``delta / e``). Measured on the very soft ``large_E2.07e7`` (4 elements, ``delta`` 0.040
+    along the run at the measured limit, 0.045 along one at 0.99 ``dt_critical``; the top
+    frequency never exceeds the reference's): 3000-step runs unstable from 0.998
+    ``dt_critical``, 20000-step runs unstable at 0.99 and 0.996 and stable at 0.95 and 0.98."""
     eps = float(np.finfo(float).eps)
-    return rel_tol + math.log(1.0 / eps) ** 2 / (8.0 * steps**2)
+    return rel_tol + math.log(1.0 / eps) ** 2 / (8.0 * steps**2) + float(omega_variation)
+
+
+def _limit_run_settings(model: BeamModel, dt: float, steps: int, snapshots: int = 1):
+    """Settings of one trial run of :func:`measure_dt_limit` (``snapshots`` snapshots after
+    the start; the snapshots do not change the run)."""
+    return DynamicsSettings.from_case(
+        model.case, integrator=EXPLICIT_INTEGRATOR, t_end=steps * dt, dt=dt,
+        damping=(0.0, 0.0), sample_dt=dt, snapshot_dt=steps * dt / snapshots,
+        energy_growth_limit=0.5, force=True,
+    )  # fmt: skip
 
 
 def measure_dt_limit(
@@ -131,13 +160,9 @@ def measure_dt_limit(
     (within :func:`measured_limit_bound` of the true limit)."""
 
     def stable(dt: float) -> bool:
-        settings = DynamicsSettings.from_case(
-            model.case, integrator=EXPLICIT_INTEGRATOR, t_end=steps * dt, dt=dt,
-            damping=(0.0, 0.0), sample_dt=dt, snapshot_dt=steps * dt, energy_growth_limit=0.5,
-            force=True,
-        )  # fmt: skip
         try:
-            simulate(model, settings, dt_critical=dt_guess, progress=False)
+            simulate(model, _limit_run_settings(model, dt, steps), dt_critical=dt_guess,
+                     progress=False)  # fmt: skip
         except InstabilityError:
             return False
         return True
@@ -161,6 +186,24 @@ def measure_dt_limit(
     return lo
 
 
+#: States along the measured run at which :func:`top_frequency_variation` evaluates the tangent.
+MODULATION_SNAPSHOTS = 100
+
+
+def top_frequency_variation(
+    model: BeamModel, dt: float, steps: int = MEASURE_STEPS, snapshots: int = MODULATION_SNAPSHOTS
+) -> float:
+    """Largest ``|omega_max(q(t)) / omega_max(q_ref) - 1|`` over ``snapshots`` states of the
+    trial run of :func:`measure_dt_limit` at ``dt`` (the measured limit: a stable run): the
+    modulation of the top frequency that :func:`measured_limit_bound` adds (0.040 for the
+    ``large_E2.07e7`` case on 4 elements, tip angle -90 deg; 7.9e-4 for
+    ``large_E2.07e8``, -63 deg; at most 3e-6 for the default cases of small deflection)."""
+    w0, _ = omega_max(model)
+    res = simulate(model, _limit_run_settings(model, dt, steps, snapshots), dt_critical=2.0 / w0,
+                   progress=False)  # fmt: skip
+    return max(abs(omega_max(model, q)[0] / w0 - 1.0) for q in res.q_snap)
+
+
 def critical_dt(model: BeamModel, measure: bool = False, fit_meshes=FIT_MESHES) -> CriticalDt:
     """All critical-step estimates for one model (see module docstring)."""
     wmax, phi = omega_max(model)
@@ -182,4 +225,5 @@ def critical_dt(model: BeamModel, measure: bool = False, fit_meshes=FIT_MESHES) 
     )
     if measure:
         res.dt_measured = measure_dt_limit(model, dtc)
+        res.omega_max_variation = top_frequency_variation(model, res.dt_measured)
     return res

@@ -559,6 +559,8 @@ def critical_dt_table(critical: Mapping[str, Sequence[xr.Dataset]]):
                    "governing": d.attrs["governing_mode"],
                    "sampling_exponent": _sampling_exponent(d.attrs)}  # fmt: skip
             row.update({k: float(d[k]) for k in _CRITICAL_COLUMNS})
+            # results written before the modulation was recorded: NaN (no bound term)
+            row["omega_max_variation"] = float(d.get("omega_max_variation", math.nan))
             frames.append(row)
     return pd.DataFrame(frames).sort_values(["case", "n_elements"]).reset_index(drop=True)
 
@@ -591,8 +593,9 @@ def critical_dt_checks(
     within the coarsest local slope's deviation, ``|s_1 - s_2| / (1 - r^-a)``, times
     ``estimate_factor``. The element bound is a theorem (element eigenvalue inequality):
     ``element_bound_rel`` is the round-off of two eigenvalues at the top of the spectrum. The
-    measured limit: :func:`ancf_beam.solvers.critical.measured_limit_bound` (bisection bracket
-    and detection)."""
+    measured limit: :func:`ancf_beam.solvers.critical.measured_limit_bound` (bisection bracket,
+    detection and the modulation of the top frequency along the measured run, which a large
+    motion brings: ``omega_max_variation``)."""
     from ancf_beam.solvers.critical import measured_limit_bound
 
     tol = report_tolerances("critical_dt", tolerances)
@@ -617,10 +620,13 @@ def critical_dt_checks(
                           note="element eigenvalue inequality; tol: round-off",
                           case=c))  # fmt: skip
         for _, r in d[np.isfinite(d.dt_measured)].iterrows():
+            mod = float(r.omega_max_variation) if np.isfinite(r.omega_max_variation) else 0.0
             rows.append(check(f"measured limit vs 2/omega_max ({r.n_elements} elements)",
-                              r.dt_critical, r.dt_measured, measured,
-                              note="s; tol: bisection bracket 2e-3 + instability detection "
-                              "within 3000 steps", case=c))  # fmt: skip
+                              r.dt_critical, r.dt_measured, measured + mod,
+                              note=f"s; tol = {measured:.4g} (bisection bracket 2e-3 + "
+                              "instability detection within 3000 steps) + "
+                              f"{mod:.3g} (top-frequency modulation along the run)",
+                              case=c))  # fmt: skip
     return rows
 
 
@@ -797,10 +803,14 @@ def integrators_checks(
     Per case: the reference run's (explicit at a quarter of the explicit step) fitted
     ``omega_1`` against the modal one (the estimator's error on the linear model, the shift to
     the static state and the nonlinearity); the explicit run's tip history against the
-    reference (against the linear model's tip error); for the explicit run and every implicit
-    run the period error and decay per period relative to the reference against the linear
-    model's; every damped run's final tip against the static tip plus the linear model's
-    residual; the damped explicit run's decay rate against the linear model's (``alpha / 2``
+    reference (against the linear model's tip error, within the nonlinear part of the tip
+    difference history estimated by halving the load, ``tip_error_nonlinear`` of
+    :func:`ancf_beam.studies.integrators.run_integrator_study`: the top bending modes'
+    frequency shift about the moving state drifts their phase like ``t``, far beyond
+    ``nonlinearity_rel`` of the linear error over a long run); for the explicit run and every
+    implicit run the period error and decay per period relative to the reference against the
+    linear model's; every damped run's final tip against the static tip plus the linear
+    model's residual; the damped explicit run's decay rate against the linear model's (``alpha / 2``
     up to the scheme); the Newton step halvings of all implicit runs."""
     from ancf_beam.config import NEWTON_DEFAULTS
 
@@ -841,12 +851,25 @@ def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
     solver_name = "round-off eps x steps" if explicit else "Newton tol x steps"
     if explicit and not damped:
         lin = float(d["tip_error_linear"][i])
-        b = Bound().add(f"{fs:g} x nonlinearity x linear error", fs * nl * lin)
+        # the nonlinear part of the tip difference history, estimated by halving the load
+        # (tip_error_nonlinear; its order in g: half_load_order), bounds |tip_error - lin|
+        est = float(d["tip_error_nonlinear"][i]) if "tip_error_nonlinear" in d else math.nan
+        if math.isfinite(est):
+            b = Bound().add(f"{fs:g} x nonlinear part (load halving)", fs * est)
+        else:  # a result without the halving runs
+            b = Bound().add(f"{fs:g} x nonlinearity x linear error", fs * nl * lin)
         b.add(solver_name, solver)
         rows.append(check(f"{run}: tip history vs the reference (explicit at dt/4)", lin,
                           float(d["tip_error"][i]), b.total, mode="abs",
                           note="max |tip - tip_ref| / max |tip_ref|; reference: the linear "
                           "model's; " + b.note(), case=c))  # fmt: skip
+        if math.isfinite(est) and "tip_difference_vs_linear" in d:
+            # the whole history (the maximum above can hide a change): D - D_lin is the
+            # nonlinear part itself, so the same bound holds without the triangle inequality
+            rows.append(check(f"{run}: tip difference history vs the linear model's (max "
+                              "over t)", 0.0, float(d["tip_difference_vs_linear"][i]), b.total,
+                              mode="abs", note="max |D - D_lin|, D = (tip - tip_ref) / max "
+                              "|tip_ref|; " + b.note(), case=c))  # fmt: skip
     if not (explicit and damped):  # the damped explicit run is the damped runs' reference
         ref = np.flatnonzero((d["damped"].values == int(damped))
                              & (d["run"].values == _reference_of(d, damped)))[0]  # fmt: skip
