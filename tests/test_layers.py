@@ -261,7 +261,7 @@ def _package() -> Layers:
     return layers
 
 
-@pytest.mark.xfail(strict=True, reason="config <-> mbs.contact, mbs.integrators <-> mbs.stepping")
+@pytest.mark.xfail(strict=True, reason="mbs.integrators <-> mbs.stepping")
 def test_no_import_circles():
     layers = _package()
     circles = layers.cycles()

@@ -52,6 +52,7 @@ from ancf_beam.config import (
     RULES,
     CaseSpec,
 )
+from ancf_beam.errors import SettingsError
 from ancf_beam.solvers.modal import modal_analysis, omega_max
 from ancf_beam.solvers.schemes import Scheme
 from ancf_beam.solvers.timeloop import step_plan
@@ -131,20 +132,6 @@ MAX_STEPS = 10**9
 #: Largest size of the records a run preallocates (samples, snapshots, damage snapshots and, for
 #: the implicit integrators, the Newton iterations of every step), bytes.
 MAX_RECORD_BYTES = 2 * 2**30
-
-
-class SettingsError(ValueError):
-    """An invalid dynamics setting. ``options`` are the settings the message is about; the CLI
-    re-renders the message with its flag names (:meth:`render`)."""
-
-    def __init__(self, options: tuple[str, ...], template: str):
-        self.options = options
-        self.template = template  # "{0}", "{1}", ...: the option names
-        super().__init__(self.render())
-
-    def render(self, name=lambda option: option) -> str:
-        """The message with every option spelled ``name(option)``."""
-        return self.template.format(*(name(o) for o in self.options))
 
 
 def _literal(value: Any) -> str:
