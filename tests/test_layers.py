@@ -261,7 +261,6 @@ def _package() -> Layers:
     return layers
 
 
-@pytest.mark.xfail(strict=True, reason="mbs.integrators <-> mbs.stepping")
 def test_no_import_circles():
     layers = _package()
     circles = layers.cycles()
@@ -269,7 +268,6 @@ def test_no_import_circles():
         pytest.fail("import circles:\n" + "\n".join(map(layers.describe, circles)), pytrace=False)
 
 
-@pytest.mark.xfail(strict=True, reason="mbs.stepping imports private names of two modules")
 def test_no_private_name_crosses_modules():
     layers = _package()
     if layers.crossings:

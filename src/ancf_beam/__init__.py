@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "build_mechanism": "ancf_beam.mbs.mechanisms",
     "run_mechanism": "ancf_beam.mbs.analysis",
     "System": "ancf_beam.mbs.system",
-    "IntegratorSettings": "ancf_beam.mbs.integrators",
+    "IntegratorSettings": "ancf_beam.mbs.settings",
     "integrate": "ancf_beam.mbs.integrators",
     # results and errors
     "StaticResult": "ancf_beam.results",
@@ -105,8 +105,9 @@ if TYPE_CHECKING:  # the same names for type checkers and documentation tools
     from ancf_beam.errors import ConfigError, ConvergenceError, InstabilityError
     from ancf_beam.identify import IdentificationResult, identify_from_frequencies
     from ancf_beam.mbs.analysis import run_mechanism
-    from ancf_beam.mbs.integrators import IntegratorSettings, integrate
+    from ancf_beam.mbs.integrators import integrate
     from ancf_beam.mbs.mechanisms import build_mechanism
+    from ancf_beam.mbs.settings import IntegratorSettings
     from ancf_beam.mbs.system import System
     from ancf_beam.results import (
         CriticalDt,
