@@ -196,12 +196,12 @@ def test_contact_state_records_onset_and_separation():
 
 
 def test_allocation_free_gap_matches_the_force_kernel_geometry():
-    """core._contact_delta (used every step) against contact_kinematics (used by the forces)
+    """core.contact_delta (used every step) against contact_kinematics (used by the forces)
     for rigid markers, inside and outside."""
     for inside in (False, True):
         s, c = _pair(inside, LAWS["hertz"])
         v = np.array([0.1, 0.2, 1.0, -0.3, 0.1, -2.0])
-        d, dd = core._contact_delta(s.fei[0], s.fef[0], s.q0, v)
+        d, dd = core.contact_delta(s.fei[0], s.fef[0], s.q0, v)
         r = c.evaluate(s.q0, v)
         # two evaluations of the same geometry: round-off of the coordinates (0.02 m) and the
         # speeds (2 m/s, with the lever arms: 4 eps x 2.1 m/s)

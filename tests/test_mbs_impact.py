@@ -374,8 +374,8 @@ def test_force_end_located_where_brentq_did_not_converge():
     time tolerance of the step (events.time_tolerance: 1e-12 of the step plus 4 ulps of t)."""
     from scipy.integrate._ivp.rk import Dop853DenseOutput
 
+    from ancf_beam.mbs.adaptive import contact_fn, locate_force_end
     from ancf_beam.mbs.events import time_tolerance
-    from ancf_beam.mbs.integrators import _contact_fn, _locate_force_end
     from ancf_beam.mbs.mechanisms import build_mechanism
 
     spec = resolve_mechanism(load_config(CONFIG), "impact_seed003").with_overrides(HC_09)
@@ -384,11 +384,11 @@ def test_force_end_located_where_brentq_did_not_converge():
     t0, t1, y_old, coef = END_STEP
     dense = Dop853DenseOutput(t0, t1, np.array(y_old), np.array(coef))
     n = system.n
-    t_end = _locate_force_end(system, dense, t0, t1, 0, n)
+    t_end = locate_force_end(system, dense, t0, t1, 0, n)
     tol = time_tolerance(t0, t1)
     assert t0 < t_end < t1
-    assert _contact_fn(system, dense(t_end), n, 0) <= 0.0
-    assert _contact_fn(system, dense(t_end - tol), n, 0) > 0.0
+    assert contact_fn(system, dense(t_end), n, 0) <= 0.0
+    assert contact_fn(system, dense(t_end - tol), n, 0) > 0.0
 
 
 def test_contact_laws_study_runs_hunt_crossley_ce_09():

@@ -34,7 +34,6 @@ _EXPORTS: dict[str, str] = {
     "resolve_mechanism": "ancf_beam.config",
     "CaseSpec": "ancf_beam.config",
     "MechanismSpec": "ancf_beam.config",
-    "ConfigError": "ancf_beam.config",
     # the beam and its solvers
     "BeamModel": "ancf_beam.beam.model",
     "solve_static": "ancf_beam.solvers.static",
@@ -48,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "build_mechanism": "ancf_beam.mbs.mechanisms",
     "run_mechanism": "ancf_beam.mbs.analysis",
     "System": "ancf_beam.mbs.system",
-    "IntegratorSettings": "ancf_beam.mbs.integrators",
+    "IntegratorSettings": "ancf_beam.mbs.settings",
     "integrate": "ancf_beam.mbs.integrators",
     # results and errors
     "StaticResult": "ancf_beam.results",
@@ -57,8 +56,9 @@ _EXPORTS: dict[str, str] = {
     "DynamicsResult": "ancf_beam.results",
     "MechanismResult": "ancf_beam.results",
     "IdentificationResult": "ancf_beam.identify",
-    "ConvergenceError": "ancf_beam.results",
-    "InstabilityError": "ancf_beam.results",
+    "ConfigError": "ancf_beam.errors",
+    "ConvergenceError": "ancf_beam.errors",
+    "InstabilityError": "ancf_beam.errors",
 }
 
 __all__ = [
@@ -97,22 +97,21 @@ if TYPE_CHECKING:  # the same names for type checkers and documentation tools
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.config import (
         CaseSpec,
-        ConfigError,
         MechanismSpec,
         load_config,
         resolve_case,
         resolve_mechanism,
     )
+    from ancf_beam.errors import ConfigError, ConvergenceError, InstabilityError
     from ancf_beam.identify import IdentificationResult, identify_from_frequencies
     from ancf_beam.mbs.analysis import run_mechanism
-    from ancf_beam.mbs.integrators import IntegratorSettings, integrate
+    from ancf_beam.mbs.integrators import integrate
     from ancf_beam.mbs.mechanisms import build_mechanism
+    from ancf_beam.mbs.settings import IntegratorSettings
     from ancf_beam.mbs.system import System
     from ancf_beam.results import (
-        ConvergenceError,
         CriticalDt,
         DynamicsResult,
-        InstabilityError,
         MechanismResult,
         ModalResult,
         StaticResult,

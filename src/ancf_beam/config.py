@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ancf_beam.errors import ConfigError
+
 MAPPINGS = ("gauss", "nodal", "element")
 STRAIN_MODELS = ("nonlinear", "linear")
 MODAL_STATES = ("reference", "static")
@@ -297,10 +299,6 @@ PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
         },
     },
 }
-
-
-class ConfigError(ValueError):
-    """A configuration key or value is invalid; the message names key, value and allowed range."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -1625,7 +1623,7 @@ def _set_clearance_overrides(name: str, merged: dict[str, Any], overrides: dict)
 
 
 def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) -> MechanismSpec:
-    from ancf_beam.mbs.contact import ContactLaw  # the contact laws import ConfigError from here
+    from ancf_beam.mbs.contact import ContactLaw  # numba: imported when a mechanism is read
 
     b = merged["bodies"]
     masses = (float(b["m1"]), float(b["m2"]))

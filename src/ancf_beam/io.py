@@ -27,6 +27,7 @@ import xarray as xr
 
 from ancf_beam import __version__
 from ancf_beam.config import CaseSpec
+from ancf_beam.errors import InputFileError, OutputFileError
 
 __all__ = [
     "InputFileError",
@@ -150,10 +151,6 @@ def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
     return attrs
 
 
-class InputFileError(OSError):
-    """An input NetCDF file is missing, truncated or not NetCDF; the message names the file."""
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -188,12 +185,6 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
         except FileNotFoundError:  # removed by someone else meanwhile
             pass
     return removed
-
-
-class OutputFileError(OSError):
-    """A result file could not be written; the message names the file and, when its file system
-    is full, says so (netCDF/HDF5 report a full disk as ``HDF error`` or even ``Permission
-    denied``)."""
 
 
 def free_bytes(directory: str | os.PathLike) -> int | None:

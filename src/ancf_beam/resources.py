@@ -2,7 +2,7 @@
 "Memory and time").
 
 Every run's large arrays are estimated from its inputs with the memory model below and refused
-(:class:`~ancf_beam.config.ConfigError`, exit 2) above :data:`MEMORY_BUDGET`, naming the key
+(:class:`~ancf_beam.errors.ConfigError`, exit 2) above :data:`MEMORY_BUDGET`, naming the key
 (and option), its value, the estimate and the allowed range; the time loops are refused above
 a bound on their work (:data:`MAX_ELEMENT_STEPS`, :data:`MAX_MECHANISM_STEPS`). The numbers
 come from ``tracemalloc`` peaks and CPU times measured on the development machine (2 cores,
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 
-from ancf_beam.config import ConfigError
+from ancf_beam.errors import ConfigError
 
 __all__ = [
     "BYTES_PER_ELEMENT",

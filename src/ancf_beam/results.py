@@ -12,6 +12,16 @@ from typing import Any
 
 import numpy as np
 
+from ancf_beam.errors import (  # defined at the ground floor, re-exported here
+    ConstraintSingularityError,
+    ConvergenceError,
+    InstabilityError,
+    NewtonConvergenceError,
+    NonFiniteResultError,
+    RedundantConstraintError,
+    StaticSolutionError,
+)
+
 __all__ = [
     "ConvergenceError",
     "CriticalDt",
@@ -25,50 +35,6 @@ __all__ = [
     "StaticResult",
     "StaticSolutionError",
 ]
-
-
-# ------------------------------------------------------------------------------------------
-# errors
-# ------------------------------------------------------------------------------------------
-class ConvergenceError(RuntimeError):
-    """A Newton iteration did not converge; the message says where and how far it got."""
-
-
-class StaticSolutionError(ConvergenceError):
-    """A converged static state that is not an answer: an unstable equilibrium (the tangent
-    stiffness is not positive definite on the free DOFs) or one whose strains the mesh does not
-    resolve; the message says which and what to change."""
-
-
-class NewtonConvergenceError(ConvergenceError):
-    """Newton's method failed in an implicit time step (attributes name where and how far)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        t: float,
-        step: int,
-        dt: float,
-        iterations: int,
-        residual: float,
-        tolerance: float,
-    ):
-        super().__init__(message)
-        self.t = t
-        self.step = step
-        self.dt = dt
-        self.iterations = iterations
-        self.residual = residual
-        self.tolerance = tolerance
-
-
-class InstabilityError(RuntimeError):
-    """The explicit run became unstable; the message names step, time, dt and dt_critical."""
-
-
-class NonFiniteResultError(RuntimeError):
-    """A result holds NaN or an infinity; the message names the quantity (nothing is written)."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -218,21 +184,6 @@ class DynamicsResult:
 # planar multibody (ancf_beam.mbs)
 # ------------------------------------------------------------------------------------------
 __all__ += ["ConstraintSingularityError", "MechanismResult", "RedundantConstraintError"]
-
-
-class RedundantConstraintError(ValueError):
-    """The constraint Jacobian of a multibody system is rank deficient; ``rows`` names the
-    dependent equations (``joint.equation``) and ``joints`` their joints."""
-
-    def __init__(self, message: str, *, rows: list[str], joints: list[str]):
-        super().__init__(message)
-        self.rows = rows
-        self.joints = joints
-
-
-class ConstraintSingularityError(RuntimeError):
-    """The constraint Jacobian became singular during a run (a kinematic singularity, e.g. a
-    slider-crank whose rod is shorter than its crank reaching a dead point)."""
 
 
 @dataclass

@@ -3,7 +3,9 @@
 See docs/design.md section 7. Bodies (:mod:`.bodies`), joints (:mod:`.joints`) and force
 elements (:mod:`.forces`, contact laws in :mod:`.contact`) are assembled by
 :class:`.system.System`; :func:`.integrators.integrate` advances it in time with
-:class:`.integrators.IntegratorSettings`, :mod:`.statics` finds equilibria and linearised modes,
+:class:`.settings.IntegratorSettings` (the integrators: :mod:`.explicit`, :mod:`.index3`,
+:mod:`.adaptive`, with contact step control :mod:`.stepping`; their shared loop pieces
+:mod:`.timeloop`), :mod:`.statics` finds equilibria and linearised modes,
 :mod:`.mechanisms` builds the configured mechanisms and :mod:`.analysis` runs them for the CLI::
 
     from ancf_beam.mbs import IntegratorSettings, PointMass, Revolute, System, ground, integrate
@@ -19,10 +21,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 10
 _EXPORTS: dict[str, str] = {
     # assembly and time integration
     "System": "ancf_beam.mbs.system",
-    "IntegratorSettings": "ancf_beam.mbs.integrators",
+    "IntegratorSettings": "ancf_beam.mbs.settings",
     "integrate": "ancf_beam.mbs.integrators",
     "initial_state": "ancf_beam.mbs.integrators",
-    "explicit_dt_bounds": "ancf_beam.mbs.integrators",
+    "explicit_dt_bounds": "ancf_beam.mbs.settings",
     # bodies and points
     "Body": "ancf_beam.mbs.bodies",
     "RigidBody": "ancf_beam.mbs.bodies",
@@ -56,8 +58,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 #: submodules, imported on first attribute access (``ancf_beam.mbs.core`` ...)
-_SUBMODULES = ("analysis", "bodies", "contact", "core", "forces", "integrators", "joints",
-               "mechanisms", "statics", "stepping", "system")  # fmt: skip
+_SUBMODULES = ("adaptive", "analysis", "bodies", "contact", "core", "events", "explicit",
+               "forces", "index3", "integrators", "joints", "mechanisms", "settings", "statics",
+               "stepping", "system", "timeloop")  # fmt: skip
 
 __all__ = [
     "BeamBody",
@@ -100,14 +103,10 @@ if TYPE_CHECKING:  # the same names for type checkers and documentation tools
     from ancf_beam.mbs.contact import ContactLaw, FrictionLaw
     from ancf_beam.mbs.core import contact_gaps, update_force_state
     from ancf_beam.mbs.forces import CircleContact, ForceElement, PointForce, SpringDamper, Torque
-    from ancf_beam.mbs.integrators import (
-        IntegratorSettings,
-        explicit_dt_bounds,
-        initial_state,
-        integrate,
-    )
+    from ancf_beam.mbs.integrators import initial_state, integrate
     from ancf_beam.mbs.joints import Driver, Joint, Prismatic, Revolute, Weld
     from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
+    from ancf_beam.mbs.settings import IntegratorSettings, explicit_dt_bounds
     from ancf_beam.mbs.statics import constrained_modes, solve_static
     from ancf_beam.mbs.system import System
 

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ancf_beam.config import ConfigError
+from ancf_beam.errors import ConfigError
 
 __all__ = [
     "FRICTION_LAWS",

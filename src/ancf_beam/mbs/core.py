@@ -506,7 +506,7 @@ def _point_pv(kind, off, n, w, q, v):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _contact_delta(fei_r, fef_r, q, v):
+def contact_delta(fei_r, fef_r, q, v):
     """``(delta, delta_dot)`` of a circle contact (as :func:`contact_kinematics`, allocation
     free for the per-step state update and the gaps)."""
     xp, yp, vxp, vyp = _point_pv(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v)
@@ -631,7 +631,7 @@ def contact_gaps(q, S, out):
     fef = S[8]
     for e in range(fei.shape[0]):
         if fei[e, 0] == FE_CONTACT:
-            out[e] = -_contact_delta(fei[e], fef[e], q, q)[0]
+            out[e] = -contact_delta(fei[e], fef[e], q, q)[0]
         else:
             out[e] = np.inf
 
@@ -674,7 +674,7 @@ def update_force_state(q, v, t, S, fst):
     for e in range(fei.shape[0]):
         if fei[e, 0] != FE_CONTACT:
             continue
-        delta, ddot = _contact_delta(fei[e], fef[e], q, v)
+        delta, ddot = contact_delta(fei[e], fef[e], q, v)
         if fst[e, S_FLAG] == 0.0:
             if delta > 0.0 or (delta == 0.0 and ddot > 0.0):  # touching and closing: onset
                 contact_onset(e, ddot, t, fef, fst)

@@ -49,7 +49,26 @@ from numba import njit
 
 from ancf_beam.linalg import NO_FACTOR
 from ancf_beam.mbs import core
-from ancf_beam.mbs.integrators import _F_ENERGY, _F_POWER, _F_WORK, _I_KIND, _damage, _ga_step
+from ancf_beam.mbs.index3 import (
+    F_ENERGY,
+    F_FAIL_R,
+    F_POT,
+    F_POWER,
+    F_WORK,
+    I_FACT,
+    I_FAIL_IT,
+    I_KIND,
+    Index3Run,
+    ga_step,
+)
+from ancf_beam.mbs.settings import default_dt
+from ancf_beam.mbs.timeloop import (
+    SampleBuffers,
+    n_sample_times,
+    record_sample,
+    release_damage,
+    sample_times,
+)
 from ancf_beam.results import (
     InstabilityError,
     MechanismResult,
@@ -301,7 +320,7 @@ def contact_gap_rates(q, v, S, gaps, rates):
             gaps[e] = np.inf
             rates[e] = 0.0
         else:
-            d, dd = core._contact_delta(fei[e], fef[e], q, v)
+            d, dd = core.contact_delta(fei[e], fef[e], q, v)
             gaps[e] = -d
             rates[e] = -dd
 
@@ -381,13 +400,13 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
         elif rest < 2.0 * h:  # two equal steps rather than a sliver
             h = 0.5 * rest
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-        w_save = fst[_F_WORK]  # the drives' work and power, booked by every _ga_step
-        p_save = fst[_F_POWER]
+        w_save = fst[F_WORK]  # the drives' work and power, booked by every ga_step
+        p_save = fst[F_POWER]
         p0 = core.contact_dissipation(q, v, S, fs, pp, pq)  # W, at the start of the step
         ok = False
         it = 0
         for _k in range(max_halvings + 1):
-            ok, it = _ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G)
+            ok, it = ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G)
             cnt[_C_ITERS] += it
             if ok:
                 break
@@ -412,15 +431,15 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
                 w = hi - lo
                 s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
                 _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                fst[_F_WORK] = w_save
-                fst[_F_POWER] = p_save
-                ok, it = _ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G)
+                fst[F_WORK] = w_save
+                fst[F_POWER] = p_save
+                ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G)
                 cnt[_C_ITERS] += it
                 cnt[_C_LOCATE] += 1
                 if not ok:
                     _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                    fst[_F_WORK] = w_save
-                    fst[_F_POWER] = p_save
+                    fst[F_WORK] = w_save
+                    fst[F_POWER] = p_save
                     return t, FAIL, s, diss
                 core.contact_gaps(q, S, gap1)
                 g = _onset_gap(gap0, gap1)
@@ -444,27 +463,27 @@ def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
                 cnt[_C_ROUNDOFF] += 1
                 if h != hi:
                     _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                    fst[_F_WORK] = w_save
-                    fst[_F_POWER] = p_save
-                    ok, it = _ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G)
+                    fst[F_WORK] = w_save
+                    fst[F_POWER] = p_save
+                    ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G)
                     cnt[_C_ITERS] += it
                     if not ok:
                         _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                        fst[_F_WORK] = w_save
-                        fst[_F_POWER] = p_save
+                        fst[F_WORK] = w_save
+                        fst[F_POWER] = p_save
                         return t, FAIL, hi, diss
                     core.contact_gaps(q, S, gap1)
                     h = hi
         if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
             _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-            fst[_F_WORK] = w_save
-            fst[_F_POWER] = p_save
+            fst[F_WORK] = w_save
+            fst[F_POWER] = p_save
             return t, EP_FULL, h, diss
-        released = _damage(q, S)
+        released = release_damage(q, S)
         if released != 0.0:
             diss += released
-            fst[_F_ENERGY] -= released
-            ist[_I_KIND] = NO_FACTOR  # the stiffness changed
+            fst[F_ENERGY] -= released
+            ist[I_KIND] = NO_FACTOR  # the stiffness changed
         # work dissipated by the contacts over the step (trapezoidal rule, second order as the
         # integrator)
         diss += 0.5 * h * (p0 + core.contact_dissipation(q, v, S, fs, pp, pq))
@@ -531,14 +550,6 @@ def _check_drivers(system) -> None:
 
 def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     """Generalized-alpha / Newmark run of a system with contact elements (module docstring)."""
-    from ancf_beam.mbs.integrators import (
-        _Buffers,
-        _Index3,
-        _record,
-        default_dt,
-        n_sample_times,
-        sample_times,
-    )
     from ancf_beam.resources import check_mechanism
 
     _check_drivers(system)
@@ -556,7 +567,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
                     max(1, math.ceil(st.t_end / dt - 1e-9)))  # fmt: skip
     ts = sample_times(st.t_end, st.sample_dt)  # t = 0, every sample_dt, t_end
     n_samples = len(ts)
-    buf = _Buffers(n_samples, system.n, system.m, system.fst.size)
+    buf = SampleBuffers(n_samples, system.n, system.m, system.fst.size)
     W = system.work()
     data = system.data
     q_ref = system.q0.copy()
@@ -565,10 +576,10 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     core.eval_constraints(q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6],
                           W[7], W[13], W[14])  # fmt: skip
     core.update_force_state(q, v, 0.0, data, W[20])
-    _record(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
-    run = _Index3(system, st, W, q, v, a, lam)
-    run.fst[_F_ENERGY] = u
-    run.fst[4] = p  # _F_POT
+    record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
+    run = Index3Run(system, st, W, q, v, a, lam)
+    run.fst[F_ENERGY] = u
+    run.fst[F_POT] = p
     n_fe = system.fst.shape[0]
     save = (q.copy(), v.copy(), a.copy(), a.copy(), lam.copy(), W[20].copy())
     gap0, gap1, qp = np.zeros(n_fe), np.zeros(n_fe), np.zeros(system.n)
@@ -595,17 +606,17 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
                 f"{int(cnt[_C_STEPS])} steps so far); reduce dt_contact or onset_tol"
             )
         if status == FAIL:
-            rn = float(run.fst[1])  # _F_FAIL_R
+            rn = float(run.fst[F_FAIL_R])
             raise NewtonConvergenceError(
                 f"{st.integrator}: Newton did not converge in the step from t = {t:.6g} s "
                 f"(dt = {h:.4e} s after {st.max_halvings} halvings): residual {rn:.3e} N; "
                 "reduce dt / dt_contact or raise max_iter / max_halvings",
-                t=t, step=int(cnt[_C_STEPS]) + 1, dt=h, iterations=int(run.ist[3]),
+                t=t, step=int(cnt[_C_STEPS]) + 1, dt=h, iterations=int(run.ist[I_FAIL_IT]),
                 residual=rn, tolerance=st.tol,
             )  # fmt: skip
         t = float(ts[k])  # exact sample time (the loop lands on it)
-        _record(k, q, v, a, lam, data, W, run.fst[_F_ENERGY], run.fst[4], diss,
-                run.fst[_F_WORK], q_ref, *buf.args())  # fmt: skip
+        record_sample(k, q, v, a, lam, data, W, run.fst[F_ENERGY], run.fst[F_POT], diss,
+                      run.fst[F_WORK], q_ref, *buf.args())  # fmt: skip
         k += 1
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
@@ -615,7 +626,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
         "dt": dt, "dt_contact": h_small, "step_control": bool(st.step_control),
         "steps_small": rec.steps_small, "locate_trials": rec.locate_trials,
         "onsets_at_roundoff": int(cnt[_C_ROUNDOFF]),
-        "halvings": int(cnt[_C_HALVE]), "factorizations": int(run.ist[1]),
+        "halvings": int(cnt[_C_HALVE]), "factorizations": int(run.ist[I_FACT]),
         "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1), "newton": st.newton,
     }  # fmt: skip
     return buf.result(ts, n_samples, integrator=st.integrator, dt=dt, steps=steps, wall_s=wall,

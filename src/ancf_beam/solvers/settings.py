@@ -52,6 +52,7 @@ from ancf_beam.config import (
     RULES,
     CaseSpec,
 )
+from ancf_beam.errors import SettingsError
 from ancf_beam.solvers.modal import modal_analysis, omega_max
 from ancf_beam.solvers.schemes import Scheme
 
@@ -127,20 +128,6 @@ _DAMPING_RULES = (_case_rule("dynamics.damping_alpha"), _case_rule("dynamics.dam
 #: fine meshes; beyond it a run is a mistyped ``dt`` or ``t_end`` (and past 2^63 steps not even
 #: a count the compiled loops can hold).
 MAX_STEPS = 10**9
-
-
-class SettingsError(ValueError):
-    """An invalid dynamics setting. ``options`` are the settings the message is about; the CLI
-    re-renders the message with its flag names (:meth:`render`)."""
-
-    def __init__(self, options: tuple[str, ...], template: str):
-        self.options = options
-        self.template = template  # "{0}", "{1}", ...: the option names
-        super().__init__(self.render())
-
-    def render(self, name=lambda option: option) -> str:
-        """The message with every option spelled ``name(option)``."""
-        return self.template.format(*(name(o) for o in self.options))
 
 
 def _literal(value: Any) -> str:

@@ -1,0 +1,450 @@
+"""Index-3 generalized-alpha / Newmark steps of a multibody system (module docstring of
+:mod:`ancf_beam.mbs.integrators`): the numba Newton step :func:`ga_step`, the fixed-step loop
+:func:`ga_chunk`, the run state with step halving :class:`Index3Run` and the fixed-step driver
+:func:`run_index3`. :mod:`ancf_beam.mbs.stepping` drives the same step with contact step
+control.
+
+The run state is shared with the numba code through arrays indexed by the names below:
+``par`` (``P_*``, ``N_PAR`` entries: scheme and Newton parameters), ``ist`` (``I_*``: the
+factorisation kind and counters) and ``fst`` (``F_*``: the step of the current factorisation,
+the last failure, the energies and the drives' power and work).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from ancf_beam.errors import ConstraintSingularityError, NewtonConvergenceError
+from ancf_beam.linalg import (
+    BANDWIDTH,
+    NO_FACTOR,
+    band_factor_solve,
+    band_factorize,
+    sym_band_matvec,
+)
+from ancf_beam.mbs import core
+from ancf_beam.mbs.settings import IntegratorSettings
+from ancf_beam.mbs.system import System
+from ancf_beam.mbs.timeloop import (
+    NEWTON_FAIL,
+    NONFINITE,
+    SINGULAR,
+    drive_power,
+    record_sample,
+    release_damage,
+    report_progress,
+    step_end,
+)
+
+__all__ = ["N_PAR", "Index3Run", "effective_lower", "ga_chunk", "ga_step", "run_index3"]
+
+_BW = BANDWIDTH
+_EPS = float(np.finfo(float).eps)
+_ROUNDOFF = 64 * _EPS
+_SLOW_CONTRACTION = 0.25
+
+#: ``par``: scheme (beta, gamma, alpha_m, alpha_f) and Newton parameters
+P_BETA, P_GAMMA, P_AM, P_AF, P_TOL, P_LOOSE, P_INC, P_FLOOR, P_FMIN = range(9)
+P_MAXIT, P_MODIFIED, P_PHIFLOOR, P_PROJ, P_MREF = range(9, 14)
+N_PAR = 14
+#: ``ist``: factorisation kind, factorisations, increment-converged steps, iterations of the
+#: last failure, reason of the last failure (a status code)
+I_KIND, I_FACT, I_INCR, I_FAIL_IT, I_REASON = range(5)
+#: ``fst``: step of the factorisation, residual and max|Phi| of the last failure, elastic and
+#: force-element energy, the drives' power and their work since t = 0
+F_H, F_FAIL_R, F_FAIL_PHI, F_ENERGY, F_POT, F_POWER, F_WORK = range(7)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def effective_lower(ab, mlb, c_a, out):
+    for k in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[k, j] = ab[_BW + k, j] + c_a * mlb[k, j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
+    """One Newton-solved index-3 step of size ``h`` ending at ``t1``. On success the state is
+    overwritten and (True, iterations) returned; on failure it is left untouched and the failure
+    described in ``ist``/``fst``."""
+    n = q.shape[0]
+    mlb = S[0]
+    ei = S[5]
+    ef = S[6]
+    m = ei.shape[0]
+    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
+     piv_d, dext, fstate, flags) = W  # fmt: skip
+    (d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk,
+     bk) = G  # fmt: skip
+    beta = par[P_BETA]
+    af = par[P_AF]
+    c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
+    c_v = par[P_GAMMA] / (beta * h)
+    tol = par[P_TOL]
+    loose = par[P_LOOSE]
+    floor = par[P_FLOOR]
+    # constraint residual measured as the inertial force it leaves: c_a m_ref |Phi| (Arnold &
+    # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
+    phi_scale = c_a * par[P_MREF]
+    max_iter = int(par[P_MAXIT])
+    modified = par[P_MODIFIED] != 0.0
+    for i in range(n):
+        d[i] = h * v[i] + (0.5 * h * h) * at[i]
+        vp[i] = v[i] + h * at[i]
+        ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
+        e[i] = 0.0
+    for k in range(m):
+        lam_i[k] = lam[k]
+    it = 0
+    prev = np.inf
+    dnorm = np.inf
+    dtot = 0.0
+    rn = np.inf
+    pmax = np.inf
+    energy = 0.0
+    pot = 0.0
+    refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
+    converged = False
+    ist[I_REASON] = NEWTON_FAIL
+    while True:
+        qn = 0.0
+        for i in range(n):
+            qi[i] = q[i] + d[i]
+            vi[i] = vp[i] + c_v * e[i]
+            ai[i] = ap[i] + c_a * e[i]
+            qn += qi[i] * qi[i]
+        energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
+        core.eval_constraints(qi, vi, t1, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq)
+        sym_band_matvec(mlb, ai, ma)
+        fn = 0.0
+        mn = 0.0
+        for i in range(n):
+            fn += f[i] * f[i]
+            mn += ma[i] * ma[i]
+            r[i] = f[i] - ma[i]
+        core.jac_tmul_add(jc, jv, jn, lam_i, r, -1.0)
+        rn = 0.0
+        ln = 0.0
+        for i in range(n):
+            rn += r[i] * r[i]
+            x = f[i] - ma[i] - r[i]
+            ln += x * x
+        rn = np.sqrt(rn)
+        pmax = 0.0
+        for k in range(m):
+            pmax = max(pmax, abs(phi[k]))
+        if not (np.isfinite(rn) and np.isfinite(pmax)):
+            ist[I_REASON] = NONFINITE
+            break
+        f_ref = max(par[P_FMIN], np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
+        tol_r = max(tol * f_ref, floor)
+        phi_tol = max(tol * f_ref / phi_scale, par[P_PHIFLOOR])
+        if rn <= tol_r and pmax <= phi_tol:
+            converged = True
+            break
+        if it > 0 and rn <= max(loose * f_ref, floor) and pmax <= phi_tol:
+            if dnorm <= max(par[P_INC] * dtot, _ROUNDOFF * np.sqrt(qn)):
+                ist[I_INCR] += 1
+                converged = True
+                break
+        if it >= max_iter:
+            break
+        if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
+            refactor = True
+        if refactor:
+            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals)
+            effective_lower(ab, mlb, c_a, lb)
+            kind = band_factorize(lb, fac, lu, piv)
+            ist[I_KIND] = kind
+            fst[F_H] = h
+            if kind == NO_FACTOR:
+                break
+            ist[I_FACT] += 1
+            if m > 0:
+                ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
+                if ratio == 0.0:
+                    ist[I_KIND] = NO_FACTOR
+                    ist[I_REASON] = SINGULAR
+                    break
+            refactor = not modified
+        band_factor_solve(ist[I_KIND], fac, lu, piv, xpk, r)  # r <- K^-1 r
+        if m > 0:
+            core.jac_mul(jc, jv, jn, r, bk)
+            for k in range(m):
+                bk[k] += phi[k]
+            core.lu_solve(sk, spk, bk)
+            for k in range(m):
+                lam_i[k] += bk[k]
+                yr = yk[k]
+                lk = bk[k]
+                for i in range(n):
+                    r[i] -= lk * yr[i]
+        dn = 0.0
+        dt2 = 0.0
+        for i in range(n):
+            x = r[i]
+            dn += x * x
+            e[i] += x
+            d[i] += x
+            dt2 += d[i] * d[i]
+        dnorm = np.sqrt(dn)
+        dtot = np.sqrt(dt2)
+        if not np.isfinite(dnorm):
+            ist[I_REASON] = NONFINITE
+            break
+        prev = rn
+        it += 1
+    if not converged:
+        ist[I_FAIL_IT] = it
+        fst[F_FAIL_R] = rn
+        fst[F_FAIL_PHI] = pmax
+        if modified:
+            ist[I_KIND] = NO_FACTOR
+        return False, it
+    inv_bh2 = 1.0 / (beta * h * h)
+    for i in range(n):
+        q[i] = qi[i]
+        v[i] = vi[i]
+        at[i] += e[i] * inv_bh2
+        a[i] = ai[i]
+    for k in range(m):
+        lam[k] = lam_i[k]
+    if par[P_PROJ] != 0.0 and m > 0:
+        if not (S[9] and flags[0] == 1):
+            core.schur_prepare(1, S[1], lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
+            flags[0] = 1
+        core.project_velocity(q, v, t1, S, W)
+    core.update_force_state(q, v, t1, S, fstate)
+    fst[F_ENERGY] = energy
+    fst[F_POT] = pot
+    # work of the drives over the step (trapezoidal rule; Phi_t at the converged state)
+    power = drive_power(lam, phit)
+    fst[F_WORK] += 0.5 * h * (fst[F_POWER] + power)
+    fst[F_POWER] = power
+    return True, it
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def ga_chunk(
+    n_steps,
+    step0,
+    dt,
+    n_total,
+    h_last,
+    t_end,
+    q,
+    v,
+    a,
+    at,
+    lam,
+    par,
+    ist,
+    fst,
+    S,
+    W,
+    G,
+    diss,
+    sample_every,
+    q_ref,
+    out_q,
+    out_v,
+    out_a,
+    out_l,
+    out_e,
+    mv,
+    out_s,
+    iters,
+    i_sample,
+):
+    """Up to ``n_steps`` index-3 steps of the ``n_total`` of a run (steps of ``dt``, the last
+    one of ``h_last``, ending at ``t_end``; the final state is always recorded); returns
+    (steps done, i_sample, dissipated work); fewer steps than asked means the next one failed
+    (state left at its start). Every step books the drives' work in ``fst[F_WORK]``
+    (:func:`ga_step`)."""
+    for s in range(n_steps):
+        step = step0 + s
+        last = step == n_total - 1
+        h = h_last if last else dt
+        t1 = t_end if last else (step + 1) * dt
+        ok, it = ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G)
+        if not ok:
+            return s, i_sample, diss
+        iters[step] = it
+        released = release_damage(q, S)
+        if released != 0.0:
+            diss += released
+            fst[F_ENERGY] -= released
+            ist[I_KIND] = NO_FACTOR  # stiffness changed
+        if (step + 1) % sample_every == 0 or last:
+            record_sample(
+                i_sample,
+                q,
+                v,
+                a,
+                lam,
+                S,
+                W,
+                fst[F_ENERGY],
+                fst[F_POT],
+                diss,
+                fst[F_WORK],
+                q_ref,
+                out_q,
+                out_v,
+                out_a,
+                out_l,
+                out_e,
+                mv,
+                out_s,
+            )
+            i_sample += 1
+    return n_steps, i_sample, diss
+
+
+class Index3Run:
+    """State of an index-3 run (numba arrays) and the step halving."""
+
+    def __init__(self, system: System, st: IntegratorSettings, W, q, v, a, lam):
+        n, m = system.n, system.m
+        self.system = system
+        self.st = st
+        self.W = W
+        self.q, self.v, self.a, self.lam = q, v, a, lam
+        self.at = a.copy()
+        beta, gamma, am, af = st.scheme()
+        par = np.zeros(N_PAR)
+        par[[P_BETA, P_GAMMA, P_AM, P_AF]] = beta, gamma, am, af
+        par[P_TOL] = st.tol
+        par[P_LOOSE] = math.sqrt(st.tol)
+        par[P_INC] = 1e-10
+        floor = 0.0
+        for b in system.beams:
+            floor = max(floor, b.model.roundoff_floor(10.0))
+        par[P_FLOOR] = floor
+        par[P_FMIN] = float(np.linalg.norm(system.qg))
+        par[P_MAXIT] = st.max_iter
+        par[P_MODIFIED] = float(st.newton == "modified")
+        par[P_PHIFLOOR] = _ROUNDOFF * max(1e-3, float(np.max(np.abs(system.q0))))
+        par[P_MREF] = float(np.max(system.mlb[0]))
+        par[P_PROJ] = float(st.projection)
+        self.par = par
+        self.ist = np.zeros(5, dtype=np.int64)
+        self.fst = np.zeros(7)
+        self.fst[F_H] = -1.0
+        self.fst[F_POWER] = drive_power(lam, W[7])  # W[7]: Phi_t at the initial state
+        self.G = (
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(m),
+            np.zeros((2 * _BW + 1, n)), np.zeros((_BW + 1, n)), np.zeros((2, n, _BW + 1)),
+            np.zeros((3 * _BW + 1, n)), np.zeros(n, dtype=np.int64), np.zeros(n + 2 * _BW),
+            np.zeros((m, n)), np.zeros((m, m)), np.zeros(m, dtype=np.int64), np.zeros(m),
+        )  # fmt: skip
+        self.halvings = 0
+
+    def args(self):
+        return (self.q, self.v, self.a, self.at, self.lam, self.par, self.ist, self.fst,
+                self.system.data, self.W, self.G)  # fmt: skip
+
+    def advance(self, h: float, t: float, step: int, depth: int = 0) -> int:
+        """Step ``h`` from ``t`` with halving on failure; returns Newton iterations."""
+        if self.system.has_function_drivers:
+            self.system.update_drivers(t + h, self.W)
+        ok, it = ga_step(h, t + h, *self.args())
+        if ok:
+            return int(it)
+        return self._halve(h, t, step, depth, int(it))
+
+    def recover(self, h: float, t: float, step: int) -> int:
+        """The step ``h`` from ``t`` just failed in the numba loop (state untouched): retry it
+        as two half steps, recursively; returns the Newton iterations spent."""
+        return self._halve(h, t, step, 0, int(self.ist[I_FAIL_IT]))
+
+    def _halve(self, h: float, t: float, step: int, depth: int, failed_it: int) -> int:
+        if self.ist[I_REASON] == SINGULAR:
+            raise ConstraintSingularityError(
+                f"{self.st.integrator}: the constraint Jacobian is singular at t = {t + h:.6g} s"
+            )
+        if depth >= self.st.max_halvings:
+            rn = float(self.fst[F_FAIL_R])
+            raise NewtonConvergenceError(
+                f"{self.st.integrator}: Newton did not converge in step {step + 1} from "
+                f"t = {t:.6g} s (dt = {h:.4e} s after {depth} halvings): residual {rn:.3e} N, "
+                f"max|Phi| = {self.fst[F_FAIL_PHI]:.3e} after {int(self.ist[I_FAIL_IT])} "
+                "iterations; reduce dt or raise max_iter / max_halvings",
+                t=t, step=step + 1, dt=h, iterations=int(self.ist[I_FAIL_IT]), residual=rn,
+                tolerance=float(self.par[P_TOL]),
+            )  # fmt: skip
+        self.halvings += 1
+        total = failed_it
+        for k in range(2):
+            total += self.advance(0.5 * h, t + k * 0.5 * h, step, depth + 1)
+        return total
+
+
+def run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress, interval, stats):
+    n_steps, sample_every = plan.n_steps, plan.sample_every
+    run = Index3Run(system, st, W, q, v, a, lam)
+    run.fst[F_ENERGY], run.fst[F_POT] = system.forces_at(q, v, 0.0)[1:]
+    iters = np.zeros(n_steps, dtype=np.int32)
+    diss = 0.0
+    i_sample = 1
+    step = 0
+    t0 = time.perf_counter()
+    state = [t0, interval if progress else math.inf]
+    chunk = 1 if one else min(n_steps, 200)
+    while step < n_steps:
+        todo = min(chunk, n_steps - step)
+        if one:
+            system.update_drivers(step_end(step, dt, plan, st.t_end), W)
+        done, i_sample, diss = ga_chunk(
+            todo,
+            step,
+            dt,
+            n_steps,
+            plan.last_dt,
+            st.t_end,
+            *run.args(),
+            diss,
+            sample_every,
+            q_ref,
+            *buf.args(),
+            iters,
+            i_sample,
+        )
+        step += done
+        if done < todo:  # retry step `step` as half steps from Python
+            h = plan.last_dt if step == n_steps - 1 else dt
+            iters[step] = run.recover(h, step * dt, step)
+            released = release_damage(q, system.data)
+            diss += released
+            run.fst[F_ENERGY] -= released
+            step += 1
+            if step % sample_every == 0 or step == n_steps:
+                record_sample(
+                    i_sample,
+                    q,
+                    v,
+                    a,
+                    lam,
+                    system.data,
+                    W,
+                    run.fst[F_ENERGY],
+                    run.fst[F_POT],
+                    diss,
+                    run.fst[F_WORK],
+                    q_ref,
+                    *buf.args(),
+                )
+                i_sample += 1
+        if not one:
+            chunk = min(
+                max(50, report_progress(st.integrator, step, n_steps, dt, t0, state)), 100000
+            )
+    stats.update(factorizations=int(run.ist[I_FACT]), halvings=run.halvings,
+                 increment_converged=int(run.ist[I_INCR]), newton=st.newton,
+                 mean_iterations=float(iters.mean()) if n_steps else 0.0)  # fmt: skip
+    return i_sample, step, iters

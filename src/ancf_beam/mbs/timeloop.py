@@ -1,0 +1,181 @@
+"""What the time loops of the multibody integrators share.
+
+The status codes of the numba loops, the sample times of the runs that control their own steps,
+the preallocated sample buffers (:class:`SampleBuffers`) and the numba recorder of one sample
+(:func:`record_sample`: coordinates, multipliers, constraint violations, energies), the
+staggered damage update of the beams (:func:`release_damage`), the power the drives feed in
+(:func:`drive_power`) and the progress log. Used by :mod:`ancf_beam.mbs.explicit`,
+:mod:`ancf_beam.mbs.index3`, :mod:`ancf_beam.mbs.adaptive` and :mod:`ancf_beam.mbs.stepping`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from ancf_beam.beam.damage import update_damage
+from ancf_beam.linalg import sym_band_matvec
+from ancf_beam.mbs import core
+from ancf_beam.mbs.forces import STATE_SIZE
+from ancf_beam.results import MechanismResult
+
+log = logging.getLogger("ancf_beam.mbs.integrators")  # one logger for every integrator
+
+__all__ = [
+    "NEWTON_FAIL",
+    "NONFINITE",
+    "OK",
+    "SINGULAR",
+    "SampleBuffers",
+    "drive_power",
+    "n_sample_times",
+    "record_sample",
+    "release_damage",
+    "report_progress",
+    "sample_times",
+    "step_end",
+]
+
+#: status codes of the numba loops
+OK, NONFINITE, SINGULAR, NEWTON_FAIL = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def release_damage(q, S):
+    """Staggered damage update of every damaging beam; returns the released energy (J)."""
+    released = 0.0
+    for b in S[3]:
+        if b[3]:
+            o = b[0]
+            released += update_damage(q[o : o + b[1]], *b[4])
+    return released
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def record_sample(
+    i,
+    q,
+    v,
+    a,
+    lam,
+    S,
+    W,
+    energy,
+    pot,
+    diss,
+    work,
+    q_ref,
+    out_q,
+    out_v,
+    out_a,
+    out_l,
+    out_e,
+    mv,
+    out_s,
+):
+    """Store sample ``i`` (constraint rows of ``W`` evaluated at ``q``; the force elements'
+    carried state ``W[20]`` flattened into ``out_s``; ``diss`` the dissipated work, ``work``
+    the work the driving constraints fed in, both since ``t = 0``)."""
+    phi = W[1]
+    dphi = W[2]
+    for k in range(q.shape[0]):
+        out_q[i, k] = q[k]
+        out_v[i, k] = v[k]
+        out_a[i, k] = a[k]
+    for k in range(lam.shape[0]):
+        out_l[i, k] = lam[k]
+    fs = W[20]
+    for e in range(fs.shape[0]):
+        for k in range(fs.shape[1]):
+            out_s[i, e * fs.shape[1] + k] = fs[e, k]
+    sym_band_matvec(S[0], v, mv)
+    kin = 0.0
+    grav = 0.0
+    for k in range(q.shape[0]):
+        kin += v[k] * mv[k]
+        grav -= S[2][k] * (q[k] - q_ref[k])
+    core.jac_mul(W[3], W[4], W[5], v, dphi)
+    pmax = 0.0
+    vmax = 0.0
+    for r in range(phi.shape[0]):
+        pmax = max(pmax, abs(phi[r]))
+        vmax = max(vmax, abs(dphi[r] + W[7][r]))
+    out_e[i, 0] = 0.5 * kin
+    out_e[i, 1] = energy + pot
+    out_e[i, 2] = grav
+    out_e[i, 3] = diss
+    out_e[i, 4] = pmax
+    out_e[i, 5] = vmax
+    out_e[i, 6] = work
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def drive_power(lam, phit):
+    """Power (W) the constraints feed in: ``lam . Phi_t`` (the constraint forces ``-J^T lam``
+    do the work ``-lam . J v = lam . Phi_t`` on a motion that satisfies ``J v + Phi_t = 0``:
+    only rheonomic rows, i.e. drives, contribute)."""
+    p = 0.0
+    for r in range(lam.shape[0]):
+        p += lam[r] * phit[r]
+    return p
+
+
+class SampleBuffers:
+    """Preallocated sample buffers."""
+
+    def __init__(self, n_samples: int, n: int, m: int, n_state: int = 0):
+        self.q = np.zeros((n_samples, n))
+        self.v = np.zeros((n_samples, n))
+        self.a = np.zeros((n_samples, n))
+        self.lam = np.zeros((n_samples, m))
+        self.e = np.zeros((n_samples, 7))
+        self.mv = np.zeros(n)
+        self.s = np.zeros((n_samples, n_state))
+
+    def args(self):
+        return self.q, self.v, self.a, self.lam, self.e, self.mv, self.s
+
+    def result(self, t, k, **kw) -> MechanismResult:
+        return MechanismResult(
+            t=t[:k], q=self.q[:k].copy(), v=self.v[:k].copy(), a=self.a[:k].copy(),
+            lam=self.lam[:k].copy(), phi_max=self.e[:k, 4].copy(), dphi_max=self.e[:k, 5].copy(),
+            kinetic=self.e[:k, 0].copy(), strain=self.e[:k, 1].copy(),
+            gravity=self.e[:k, 2].copy(), dissipated=self.e[:k, 3].copy(),
+            drive_work=self.e[:k, 6].copy(),
+            force_state=self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE).copy(),
+            **kw,
+        )  # fmt: skip
+
+
+def n_sample_times(t_end: float, sample_dt: float) -> int:
+    """Number of :func:`sample_times`."""
+    return max(1, int(math.ceil(t_end / sample_dt - 1e-9))) + 1
+
+
+def sample_times(t_end: float, sample_dt: float) -> np.ndarray:
+    """Output times (s) of a run that controls its own steps (adaptive, index-3 with contacts):
+    ``0``, every ``sample_dt`` and always ``t_end`` (the last interval shorter when ``t_end`` is
+    not a multiple of ``sample_dt``; within 1e-9 of a sample interval it is one)."""
+    ts = np.arange(n_sample_times(t_end, sample_dt)) * sample_dt
+    ts[-1] = t_end
+    return ts
+
+
+def step_end(step: int, dt: float, plan, t_end: float) -> float:
+    """End time (s) of step ``step`` (from 0) of a run planned by ``plan``: the last one ends
+    at ``t_end``."""
+    return t_end if step == plan.n_steps - 1 else (step + 1) * dt
+
+
+def report_progress(name, step, n_steps, dt, t0, state):
+    now = time.perf_counter()
+    rate = step / max(now - t0, 1e-9)
+    if now - state[0] >= state[1] and step < n_steps:
+        log.info("%s: t = %.4g / %.4g s, %.3g steps/s, ETA %.0f s", name, step * dt,
+                 n_steps * dt, rate, (n_steps - step) / rate)  # fmt: skip
+        state[0] = now
+    return max(1, int(rate * 1.0))
