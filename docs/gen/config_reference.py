@@ -13,8 +13,8 @@ import mkdocs_gen_files
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the one place that names the schema (the Snakefile validates against the same file)
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+#: the schema (package data of ancf_beam; the library and the Snakefile validate with it)
+SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
 PAGE = "reference/config.md"
 #: hand-written part of the page (reading, mechanism kinds), placed after the key tables
 NOTES = Path(__file__).resolve().parents[1] / "reference" / "_config_notes.md"
@@ -159,18 +159,36 @@ def render(schema: dict) -> str:
         "`_ . + -`. Example:\n\n```yaml\ncases:\n  lam0.6_n1:\n    defect: {lam: 0.6, n: 1.0}\n"
         "  fine_mesh:\n    mesh: {n_elements: 80}\n```\n"
     )
-    mech = resolve(defs["mechanism"], defs)
     text.append("## `mechanisms.NAME`\n")
     text.append(
         " ".join(str(resolve(props["mechanisms"], defs).get("description", "")).split())
-        + ". Every block needs `kind`; its other keys default per kind (the library's "
-        "`ancf_beam.config.MECHANISM_DEFAULTS`). A beam inside a mechanism (the pendulum, an "
-        "ANCF connecting rod) takes the beam-case sections `beam`, `material`, `defect`, "
-        "`mesh`, `imperfection`, `damage` with the keys of the tables above.\n"
+        + ". Every block needs `kind`; its other keys and their defaults depend on the kind "
+        "(one table per kind below). A beam inside a mechanism (the pendulum, an ANCF "
+        "connecting rod) takes the beam-case sections `beam`, `material`, `defect`, `mesh`, "
+        "`imperfection`, `damage` with the keys of the tables above.\n"
     )
-    beam_sections = {"beam", "material", "defect", "mesh", "imperfection", "damage"}
-    own = {k: v for k, v in mech["properties"].items() if k not in beam_sections}
-    text.append(table(own, defs))
+    beam_sections = {"beam", "material", "defect", "mesh", "imperfection", "damage", "kind"}
+    for kind, name in (
+        ("pendulum", "pendulum"),
+        ("slider-crank", "slider_crank"),
+        ("two-body", "two_body"),
+    ):
+        node = resolve(defs[name], defs)
+        text.append(f"### `kind: {kind}`\n")
+        text.append(" ".join(str(node.get("description", "")).split()) + ".\n")
+        own = {k: v for k, v in node["properties"].items() if k not in beam_sections}
+        text.append(table(own, defs))
+    for name, title in (
+        ("rod_rigid", "`rod` with `model: rigid` (slider-crank)"),
+        ("clearance", "`clearance` (slider-crank)"),
+        ("contact_law", "`contact` blocks (two-body, clearance)"),
+        ("friction_law", "`friction` blocks (clearance)"),
+    ):
+        node = resolve(defs[name], defs)
+        text.append(f"### {title}\n")
+        if node.get("description"):
+            text.append(" ".join(str(node["description"]).split()) + ".\n")
+        text.append(table({k: v for k, v in node["properties"].items() if k != "model"}, defs))
     text.append("## `pipeline`\n")
     text.append(
         "Workflow settings, read by the Snakefile's rules only. Every report's acceptance "
