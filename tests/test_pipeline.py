@@ -228,6 +228,37 @@ def test_schema_defaults_are_valid_and_every_key_is_described():
     assert not undescribed, undescribed
 
 
+#: the keywords a schema node may hold: JSON schema's (those used) and the ``unit`` annotation
+SCHEMA_WORDS = set(
+    "$schema $defs $ref description type additionalProperties required properties propertyNames "
+    "minProperties pattern oneOf anyOf allOf if then else const enum default minimum maximum "
+    "exclusiveMinimum exclusiveMaximum items prefixItems minItems maxItems uniqueItems unit".split()
+)
+
+
+def _strange_words(node, path=()):
+    """Keys of schema nodes that are no schema keyword (a typo, or an unquoted comma in a
+    flow-style description, which YAML reads as a further key)."""
+    if isinstance(node, list):
+        return [w for i, sub in enumerate(node) for w in _strange_words(sub, (*path, i))]
+    if not isinstance(node, dict):
+        return []
+    named = path and path[-1] in ("properties", "$defs")
+    where = "/".join(map(str, path))
+    out = [] if named else [f"{where}: {k!r}" for k in node if k not in SCHEMA_WORDS]
+    for key, sub in node.items():
+        if key != "default":
+            out += _strange_words(sub, (*path, key))
+    return out
+
+
+def test_schema_nodes_hold_only_schema_keywords():
+    assert not _strange_words(yaml.safe_load(SCHEMA.read_text()))
+    # negative control: the unquoted comma this test was written for
+    bad = yaml.safe_load("properties: {mapping: {enum: [a], description: x (y, z)}}")
+    assert _strange_words(bad) == ["properties/mapping: 'z)'"]
+
+
 def test_pipeline_settings_merge_over_defaults_and_name_unknown_keys():
     s = pipeline_settings({"pipeline": {"integrators": {"per_period": [50, 10]}}})
     assert s["integrators"]["per_period"] == [50.0, 10.0]

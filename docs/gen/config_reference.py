@@ -102,7 +102,8 @@ def describe(node: dict, defs: dict) -> tuple[str, str]:
 
 
 def rows(props: dict, defs: dict, prefix: str = ""):
-    """Table rows ``(key, type, allowed, default, description)``, nested objects flattened."""
+    """Table rows ``(key, type, allowed, unit, default, description)``, nested objects
+    flattened."""
     for key, raw in props.items():
         node = resolve(raw, defs)
         path = f"{prefix}{key}"
@@ -112,14 +113,14 @@ def rows(props: dict, defs: dict, prefix: str = ""):
         kind, allowed = describe(raw, defs)
         default = f"`{fmt(node['default'])}`" if "default" in node else ""
         text = " ".join(str(node.get("description", "")).split())
-        yield path, kind, allowed, default, text
+        yield path, kind, allowed, node.get("unit", ""), default, text
 
 
 def table(props: dict, defs: dict) -> str:
     """One section's keys, relative to its heading (`solver.dt` under `mechanisms.NAME`)."""
-    out = ["| key | type | allowed | default | description |", "|---|---|---|---|---|"]
-    for key, kind, allowed, default, text in rows(props, defs):
-        cells = [f"`{key}`", kind, allowed, default, re.sub(r"\|", r"\\|", text)]
+    out = ["| key | type | allowed | unit | default | description |", "|---|---|---|---|---|---|"]
+    for key, kind, allowed, unit, default, text in rows(props, defs):
+        cells = [f"`{key}`", kind, allowed, unit, default, re.sub(r"\|", r"\\|", text)]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -130,9 +131,10 @@ def render(schema: dict) -> str:
     rel = SCHEMA.relative_to(ROOT).as_posix()
     text = [
         "# Configuration reference\n",
-        f"Generated from `{rel}` (the JSON schema the pipeline validates every configuration "
-        "against before any job runs) when the site is built. The library validates each "
-        "resolved case and mechanism again, including the checks that span keys (the initial "
+        f"Generated from `{rel}` when the site is built: the one home of every key, its type, "
+        "range, default and description. The library validates with it (and reads its "
+        "defaults), the pipeline checks every configuration against it before any job runs, "
+        "and the library adds the checks that span keys (the initial "
         "curvature's reach, the order of a measured table, clearance radii, the slider-crank's "
         "geometry), and names the key, the value and the allowed range of any error "
         "(exit status 2). SI units throughout.\n",

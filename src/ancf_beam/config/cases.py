@@ -72,19 +72,7 @@ __all__ = [
 ]
 
 #: The case sections and their defaults (from the schema).
-SECTIONS = (
-    "beam",
-    "material",
-    "defect",
-    "mesh",
-    "load",
-    "static",
-    "modal",
-    "stepped",
-    "dynamics",
-    "imperfection",
-    "damage",
-)
+SECTIONS = tuple(schema.node("case")["properties"])
 DEFAULTS: dict[str, dict[str, Any]] = {s: schema.defaults(schema.node(s)) for s in SECTIONS}
 TOP_LEVEL_EXTRA = ("cases", "pipeline", "mechanisms")
 #: Defaults of the workflow's ``pipeline`` section (the library's analyses never read it).
