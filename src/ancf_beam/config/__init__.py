@@ -5,17 +5,18 @@ range, default and description: :mod:`~ancf_beam.config.schema` validates with i
 defaults from it. :mod:`~ancf_beam.config.cases` resolves beam cases and the workflow's
 ``pipeline`` section, :mod:`~ancf_beam.config.mechanisms` mechanism cases,
 :mod:`~ancf_beam.config.contact` their contact and friction blocks, and
-:mod:`~ancf_beam.config.yamlio` reads the files. Any bad value raises
+:mod:`ancf_beam.yamlio` (the strict YAML reader) reads the files. Any bad value raises
 :class:`~ancf_beam.errors.ConfigError` naming the key, the value and the allowed range.
 """
 
-from ancf_beam.config import cases, contact, mechanisms, yamlio
+from ancf_beam import yamlio
+from ancf_beam.config import cases, contact, mechanisms
 from ancf_beam.config.cases import *  # noqa: F403
 from ancf_beam.config.contact import *  # noqa: F403
 from ancf_beam.config.mechanisms import *  # noqa: F403
 from ancf_beam.config.schema import SCHEMA_PATH
-from ancf_beam.config.yamlio import *  # noqa: F403
 from ancf_beam.errors import ConfigError
+from ancf_beam.yamlio import *  # noqa: F403
 
 __all__ = [
     *cases.__all__,

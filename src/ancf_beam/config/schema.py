@@ -20,8 +20,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from ancf_beam.config.yamlio import parse_yaml_text
 from ancf_beam.errors import ConfigError
+from ancf_beam.yamlio import parse_yaml_text
 
 __all__ = [
     "DEFS",
