@@ -83,8 +83,14 @@ def run_identification_study(
     rng = np.random.default_rng(seed)
     grid = [(float(la), float(nn)) for la in lam_values for nn in n_values]
     truth_case = case.with_overrides({"mesh.n_elements": truth_mesh, "defect.lam": 0.0})
-    fwd = _Forward(case, truth_mesh, sigma_rel, n_modes, FrequencyModel(case, n_modes),
-                   FrequencyModel(truth_case, n_modes))  # fmt: skip
+    fwd = _Forward(
+        case,
+        truth_mesh,
+        sigma_rel,
+        n_modes,
+        FrequencyModel(case, n_modes),
+        FrequencyModel(truth_case, n_modes),
+    )
     est, msgs, clean, om_true, om_meas = _grid_runs(fwd, grid, draws, rng)
     lam_t = np.array([g[0] for g in grid])
     n_t = np.array([g[1] for g in grid])
@@ -94,8 +100,11 @@ def run_identification_study(
     # the forward model's discretisation error at the truth, relative: what the noise-free
     # estimates are biased by (ancf_beam.studies.checks.identification_checks)
     om_model = np.array([fwd.model.omega(la, nn)[:n_modes] for la, nn in grid])
-    data["model_discrepancy"] = ("truth", np.linalg.norm(om_model / om_true - 1.0, axis=1), {
-        "units": "1", "long_name": "|omega_forward / omega_data - 1| at the truth (2-norm)"})
+    data["model_discrepancy"] = (
+        "truth",
+        np.linalg.norm(om_model / om_true - 1.0, axis=1),
+        {"units": "1", "long_name": "|omega_forward / omega_data - 1| at the truth (2-norm)"},
+    )
     coords: dict[str, Any] = {
         "truth": ("truth", np.arange(len(grid))),
         "lam_true": ("truth", lam_t, {"units": "1"}),
@@ -200,8 +209,11 @@ def _grid_vars(est, msgs, clean, lam_z, n_z, om_true, om_meas) -> dict[str, Any]
             {"units": "1", "long_name": f"{key}, noise-free data"},
         )
     data["message"] = (("truth", "draw"), msgs)
-    data["lam_z"] = (("truth", "draw"), lam_z,
-                     {"units": "1", "long_name": "(lam_est - lam) / lam_std"})  # fmt: skip
+    data["lam_z"] = (
+        ("truth", "draw"),
+        lam_z,
+        {"units": "1", "long_name": "(lam_est - lam) / lam_std"},
+    )
     data["n_z"] = (("truth", "draw"), n_z, {"units": "1", "long_name": "(n_est - n) / n_std"})
     data["omega_true"] = (("truth", "mode"), om_true, {"units": "rad/s"})
     data["omega_measured"] = (("truth", "draw", "mode"), om_meas, {"units": "rad/s"})
@@ -239,9 +251,16 @@ def _control_vars(fwd: _Forward, lam_values, n_values, draws: int, rng):
 def _coverage(zl: np.ndarray, zn: np.ndarray) -> dict[str, float]:
     """Share of the identifiable estimates whose ``|z|`` is within 1 and 2 (NaN when none)."""
     if not zl.size:
-        return {k: math.nan for k in ("coverage_1sigma_lam", "coverage_1sigma_n",
-                                      "coverage_1sigma_both", "coverage_2sigma_lam",
-                                      "coverage_2sigma_n")}  # fmt: skip
+        return {
+            k: math.nan
+            for k in (
+                "coverage_1sigma_lam",
+                "coverage_1sigma_n",
+                "coverage_1sigma_both",
+                "coverage_2sigma_lam",
+                "coverage_2sigma_n",
+            )
+        }
     return {
         "coverage_1sigma_lam": float(np.mean(zl <= 1)),
         "coverage_1sigma_n": float(np.mean(zn <= 1)),
