@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -187,123 +188,117 @@ def _est_check(name, reference, computed, est, floor, factor, case, note, scale=
     return row
 
 
+@dataclass(frozen=True)
+class _HistoryBound:
+    """How a history is checked against its reference: the largest error over the reference's
+    largest magnitude, within ``factor`` times the error estimated from the refined runs
+    (Richardson with ``kappa``, plus ``rtol`` times that magnitude) plus ``floor``."""
+
+    kappa: float
+    rtol: float
+    floor: float
+    factor: float
+    case: str
+
+    def check(self, label, computed, refined, reference, note) -> dict[str, Any]:
+        sc = float(np.max(np.abs(reference)))
+        est = _estimate(computed, refined, self.kappa, self.rtol * sc) / sc
+        error = _max_rel(computed, reference)
+        return _est_check(label, 0.0, error, est, self.floor, self.factor, self.case, note)
+
+
 def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
-    case = spec.name
     S = tol["estimate_factor"]
-    t = ds["time"].values
-    ref = ideal_slider_crank(spec, t)
-    rows = []
-    cl = spec.clearance
-    floor = _roundoff(ds)
-    rt = _tol_floor(spec, ds)
+    ref = ideal_slider_crank(spec, ds["time"].values)
+    bound = _HistoryBound(kappa, _tol_floor(spec, ds), _roundoff(ds), S, spec.name)
     est_note = (
         f"bound {S:g} x (estimate from the refined run, kappa {kappa:g}, + rtol of an "
         "adaptive run) + round-off 8 eps per step"
     )
-    if cl is None and spec.beam is None:
-        for v, unit in (("x", "m"), ("v", "m/s"), ("a", "m/s^2")):
-            sc = float(np.max(np.abs(ref[v])))
-            rows.append(
-                _est_check(
-                    f"slider {v} vs closed-form kinematics (max error / max |ref|)",
-                    0.0,
-                    _max_rel(ds[f"slider_{v}"].values, ref[v]),
-                    _estimate(
-                        ds[f"slider_{v}"].values,
-                        [f[f"slider_{v}"].values for f in fine],
-                        kappa,
-                        rt * sc,
-                    )
-                    / sc,
-                    floor,
-                    S,
-                    case,
-                    f"{unit}; {est_note}",
-                )
-            )
-        sc = float(np.max(np.abs(ref["torque"])))
-        rows.append(
-            _est_check(
-                "drive torque vs Newton-Euler inverse dynamics",
-                0.0,
-                _max_rel(ds["drive_torque"].values, ref["torque"]),
-                _estimate(
-                    ds["drive_torque"].values,
-                    [f["drive_torque"].values for f in fine],
-                    kappa,
-                    rt * sc,
-                )
-                / sc,
-                floor,
-                S,
-                case,
-                f"N m; {est_note}",
-            )
-        )
-        for j in ds["joint"].values:
-            j = str(j)
-            sc = float(np.max(np.abs(ref[j])))
-            rows.append(
-                _est_check(
-                    f"{j} force vs inverse dynamics",
-                    0.0,
-                    _max_rel(ds["reaction_force"].sel(joint=j).values, ref[j]),
-                    _estimate(
-                        ds["reaction_force"].sel(joint=j).values,
-                        [f["reaction_force"].sel(joint=j).values for f in fine],
-                        kappa,
-                        rt * sc,
-                    )
-                    / sc,
-                    floor,
-                    S,
-                    case,
-                    f"N; {est_note}",
-                )
-            )
+    rows = []
+    if spec.clearance is None and spec.beam is None:
+        rows.extend(_ideal_joint_rows(ds, fine, ref, bound, est_note))
     if rigid_limit is not None:
-        rl, rlf = rigid_limit, rigid_fine
-        tr = rl["time"].values
-        keep = tr >= STARTUP_SHARE * tr[-1]
-        rr = ideal_slider_crank(spec, tr)
-        force = max(float(np.max(np.abs(rr[j]))) for j in ("pivot", "crank_pin", "wrist_pin"))
-        comp = _rod_compliance(spec, force)
-        k_rl = float(rlf[0].attrs["kappa"])
-        note = (
-            f"E0 = {RIGID_LIMIT_E0:g} Pa; t >= {STARTUP_SHARE:g} t_end (the rod starts "
-            f"undeformed); bound {S:g} x estimate (refined run, kappa {k_rl:g}) + the rod's "
-            f"stretch {comp:.2g} + round-off"
+        rows.extend(_rigid_limit_rows(spec, rigid_limit, rigid_fine, S))
+    rows.append(_energy_balance_row(ds, fine, bound, est_note))
+    if spec.clearance is not None and spec.beam is None:  # the bound holds for a rigid rod
+        rows.append(_clearance_bound_row(spec, ds, ref["x"]))
+    return rows
+
+
+def _ideal_joint_rows(ds, fine, ref, bound: _HistoryBound, est_note: str) -> list[dict]:
+    """A rigid slider-crank with ideal joints: the slider's motion against the closed-form
+    kinematics, the drive torque and the joint forces against the inverse dynamics."""
+    rows = []
+    for v, unit in (("x", "m"), ("v", "m/s"), ("a", "m/s^2")):
+        key = f"slider_{v}"
+        rows.append(
+            bound.check(
+                f"slider {v} vs closed-form kinematics (max error / max |ref|)",
+                ds[key].values,
+                [f[key].values for f in fine],
+                ref[v],
+                f"{unit}; {est_note}",
+            )
         )
-        for v, key in (
-            ("x", "slider_x"),
-            ("v", "slider_v"),
-            ("a", "slider_a"),
-            ("torque", "drive_torque"),
-        ):
-            sc = float(np.max(np.abs(rr[v][keep])))
-            label = (
-                "rigid limit: drive torque vs inverse dynamics"
-                if v == "torque"
-                else f"rigid limit: slider {v} vs closed form"
+    rows.append(
+        bound.check(
+            "drive torque vs Newton-Euler inverse dynamics",
+            ds["drive_torque"].values,
+            [f["drive_torque"].values for f in fine],
+            ref["torque"],
+            f"N m; {est_note}",
+        )
+    )
+    for j in ds["joint"].values:
+        j = str(j)
+        rows.append(
+            bound.check(
+                f"{j} force vs inverse dynamics",
+                ds["reaction_force"].sel(joint=j).values,
+                [f["reaction_force"].sel(joint=j).values for f in fine],
+                ref[j],
+                f"N; {est_note}",
             )
-            rows.append(
-                _est_check(
-                    label,
-                    0.0,
-                    _max_rel(rl[key].values[keep], rr[v][keep]),
-                    _estimate(
-                        rl[key].values[keep],
-                        [f[key].values[keep] for f in rlf],
-                        k_rl,
-                        _tol_floor(spec, rl) * sc,
-                    )
-                    / sc,
-                    comp + _roundoff(rl),
-                    S,
-                    case,
-                    note,
-                )
-            )
+        )
+    return rows
+
+
+def _rigid_limit_rows(spec, rl, rlf, S) -> list[dict]:
+    """The rigid-limit run ``rl`` of an ANCF rod (refined runs ``rlf``) against the rigid
+    closed forms after the start-up share, allowing the rod's stretch."""
+    tr = rl["time"].values
+    keep = tr >= STARTUP_SHARE * tr[-1]
+    rr = ideal_slider_crank(spec, tr)
+    force = max(float(np.max(np.abs(rr[j]))) for j in ("pivot", "crank_pin", "wrist_pin"))
+    comp = _rod_compliance(spec, force)
+    k_rl = float(rlf[0].attrs["kappa"])
+    bound = _HistoryBound(k_rl, _tol_floor(spec, rl), comp + _roundoff(rl), S, spec.name)
+    note = (
+        f"E0 = {RIGID_LIMIT_E0:g} Pa; t >= {STARTUP_SHARE:g} t_end (the rod starts "
+        f"undeformed); bound {S:g} x estimate (refined run, kappa {k_rl:g}) + the rod's "
+        f"stretch {comp:.2g} + round-off"
+    )
+    rows = []
+    for v, key in (
+        ("x", "slider_x"),
+        ("v", "slider_v"),
+        ("a", "slider_a"),
+        ("torque", "drive_torque"),
+    ):
+        label = (
+            "rigid limit: drive torque vs inverse dynamics"
+            if v == "torque"
+            else f"rigid limit: slider {v} vs closed form"
+        )
+        refined = [f[key].values[keep] for f in rlf]
+        rows.append(bound.check(label, rl[key].values[keep], refined, rr[v][keep], note))
+    return rows
+
+
+def _energy_balance_row(ds, fine, bound: _HistoryBound, est_note: str) -> dict[str, Any]:
+    """The change of the total energy against the drive's work, over the largest kinetic
+    energy."""
     res = energy_residual(ds)
     tmax = float(ds["kinetic_energy"].max())
     e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
@@ -312,39 +307,39 @@ def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
         if "drive_work" in ds
         else e_scale
     )
-    rows.append(
-        _est_check(
-            "energy change vs drive work (/ max T)",
-            0.0,
-            float(np.max(np.abs(res))) / tmax,
-            _estimate(res, [energy_residual(f) for f in fine], kappa, rt * e_terms * tmax) / tmax,
-            floor * max(e_scale, 1.0),
-            S,
-            case,
-            f"drive work and dissipation booked every step; {est_note}",
-        )
+    refined = [energy_residual(f) for f in fine]
+    return _est_check(
+        "energy change vs drive work (/ max T)",
+        0.0,
+        float(np.max(np.abs(res))) / tmax,
+        _estimate(res, refined, bound.kappa, bound.rtol * e_terms * tmax) / tmax,
+        bound.floor * max(e_scale, 1.0),
+        bound.factor,
+        bound.case,
+        f"drive work and dissipation booked every step; {est_note}",
     )
-    if cl is not None and spec.beam is None:  # the bound holds for a rigid rod
-        c = cl.radial_clearance
-        L = _rigid_rod(spec)[0]
-        dmin = math.sqrt(L * L - spec.crank.length**2)
-        ecc = np.hypot(ds["eccentricity_x"].values, ds["eccentricity_y"].values).max()
-        bound = ecc * L / dmin + ecc * ecc / dmin
-        dev = float(np.max(np.abs(ds["slider_x"].values - ref["x"])))
-        phi = float(ds["constraint_violation"].max())
-        rows.append(
-            check(
-                "clearance: max |x - x_ideal| within the geometric bound",
-                bound,
-                dev,
-                _geometric_allowance(phi, L, dmin, bound),
-                mode="max",
-                note=f"m; e_max = {ecc:.4g} m (c = {c:.4g} m); the constraints' violation "
-                f"{phi:.2g} m moves the slider by at most (1 + l / d_min) |Phi|",
-                case=case,
-            )
-        )
-    return rows
+
+
+def _clearance_bound_row(spec, ds, x_ideal) -> dict[str, Any]:
+    """A rigid rod with a clearance joint: the slider's deviation from the ideal joint's
+    position within the geometric bound of the largest journal offset."""
+    c = spec.clearance.radial_clearance
+    L = _rigid_rod(spec)[0]
+    dmin = math.sqrt(L * L - spec.crank.length**2)
+    ecc = np.hypot(ds["eccentricity_x"].values, ds["eccentricity_y"].values).max()
+    bound = ecc * L / dmin + ecc * ecc / dmin
+    dev = float(np.max(np.abs(ds["slider_x"].values - x_ideal)))
+    phi = float(ds["constraint_violation"].max())
+    return check(
+        "clearance: max |x - x_ideal| within the geometric bound",
+        bound,
+        dev,
+        _geometric_allowance(phi, L, dmin, bound),
+        mode="max",
+        note=f"m; e_max = {ecc:.4g} m (c = {c:.4g} m); the constraints' violation "
+        f"{phi:.2g} m moves the slider by at most (1 + l / d_min) |Phi|",
+        case=spec.name,
+    )
 
 
 def _geometric_allowance(phi: float, L: float, dmin: float, bound: float) -> float:
@@ -583,6 +578,39 @@ def summary_attrs(summary: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # clearance sweep
 # --------------------------------------------------------------------------------------------
+#: values of each clearance of the sweep (:func:`_sweep_values`), and their units
+_SWEEP_VALUES = {
+    "dx_max": "m",
+    "dv_rms_rel": "1",
+    "da_rms_rel": "1",
+    "a_peak_ratio": "1",
+    "max_contact_force": "N",
+    "impacts": "1",
+    "contact_fraction": "1",
+    "max_eccentricity_ratio": "1",
+    "max_constraint_violation": "m",
+    "wall_s": "s",
+}
+#: the values of the sweep taken from each run's summary
+_SWEEP_SUMMARY = (
+    "max_contact_force",
+    "impacts",
+    "contact_fraction",
+    "max_eccentricity_ratio",
+    "max_constraint_violation",
+    "wall_s",
+)
+#: histories of each clearance of the sweep (:func:`_sweep_histories`), and their units
+_SWEEP_HISTORIES = {
+    "slider_a": "m/s^2",
+    "slider_x": "m",
+    "ecc_x": "m",
+    "ecc_y": "m",
+    "contact_force": "N",
+    "state": "0 free, 1 impact, 2 continuous",
+}
+
+
 def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.Dataset:
     """The clearance case ``spec`` with radial clearance ``c`` in ``clearances`` (m; the journal
     radius changes, the bearing stays): per ``c`` the slider's deviation from the ideal joint
@@ -598,71 +626,16 @@ def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.
         runs.append((float(c), s, d))
     t = runs[0][2]["time"].values
     ref = ideal_slider_crank(spec, t)
-    scal: dict[str, list] = {
-        k: []
-        for k in (
-            "dx_max",
-            "dv_rms_rel",
-            "da_rms_rel",
-            "a_peak_ratio",
-            "max_contact_force",
-            "impacts",
-            "contact_fraction",
-            "max_eccentricity_ratio",
-            "max_constraint_violation",
-            "wall_s",
-        )
-    }
-    hist = {k: [] for k in ("slider_a", "slider_x", "ecc_x", "ecc_y", "contact_force", "state")}
-
-    def rms(y):
-        return float(np.sqrt(np.mean(np.square(y))))
-
+    scal: dict[str, list] = {k: [] for k in _SWEEP_VALUES}
+    hist: dict[str, list] = {k: [] for k in _SWEEP_HISTORIES}
     for _c, s, d in runs:
-        scal["dx_max"].append(float(np.max(np.abs(d["slider_x"].values - ref["x"]))))
-        scal["dv_rms_rel"].append(rms(d["slider_v"].values - ref["v"]) / rms(ref["v"]))
-        scal["da_rms_rel"].append(rms(d["slider_a"].values - ref["a"]) / rms(ref["a"]))
-        scal["a_peak_ratio"].append(
-            float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(ref["a"])))
-        )
-        for k in (
-            "max_contact_force",
-            "impacts",
-            "contact_fraction",
-            "max_eccentricity_ratio",
-            "max_constraint_violation",
-            "wall_s",
-        ):
-            scal[k].append(float(s[k]))
-        hist["slider_a"].append(d["slider_a"].values)
-        hist["slider_x"].append(d["slider_x"].values)
-        hist["ecc_x"].append(d["eccentricity_x"].values[:, 0])
-        hist["ecc_y"].append(d["eccentricity_y"].values[:, 0])
-        hist["contact_force"].append(d["contact_force_normal"].values[:, 0])
-        hist["state"].append(d["contact_state"].values[:, 0])
-    units = {
-        "dx_max": "m",
-        "dv_rms_rel": "1",
-        "da_rms_rel": "1",
-        "a_peak_ratio": "1",
-        "max_contact_force": "N",
-        "impacts": "1",
-        "contact_fraction": "1",
-        "max_eccentricity_ratio": "1",
-        "max_constraint_violation": "m",
-        "wall_s": "s",
-    }
-    data = {k: ("clearance", np.array(v), {"units": units[k]}) for k, v in scal.items()}
-    hu = {
-        "slider_a": "m/s^2",
-        "slider_x": "m",
-        "ecc_x": "m",
-        "ecc_y": "m",
-        "contact_force": "N",
-        "state": "0 free, 1 impact, 2 continuous",
-    }
+        for k, v in _sweep_values(s, d, ref).items():
+            scal[k].append(v)
+        for k, v in _sweep_histories(d).items():
+            hist[k].append(v)
+    data = {k: ("clearance", np.array(v), {"units": _SWEEP_VALUES[k]}) for k, v in scal.items()}
     for k, v in hist.items():
-        data[k] = (("clearance", "time"), np.array(v), {"units": hu[k]})
+        data[k] = (("clearance", "time"), np.array(v), {"units": _SWEEP_HISTORIES[k]})
     data["a_ideal"] = ("time", ref["a"], {"units": "m/s^2"})
     data["x_ideal"] = ("time", ref["x"], {"units": "m"})
     ds = xr.Dataset(
@@ -679,6 +652,35 @@ def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.
     ds.attrs.update(provenance_attrs(spec, study="clearance_sweep"))
     ds.attrs["rod_length"] = _rigid_rod(spec)[0]
     return ds
+
+
+def _rms(y) -> float:
+    return float(np.sqrt(np.mean(np.square(y))))
+
+
+def _sweep_values(s, d, ref) -> dict[str, float]:
+    """The values of one clearance's run ``d`` (summary ``s``; keys of ``_SWEEP_VALUES``): the
+    slider's deviations from the ideal joint ``ref`` and the summary's entries."""
+    out = {
+        "dx_max": float(np.max(np.abs(d["slider_x"].values - ref["x"]))),
+        "dv_rms_rel": _rms(d["slider_v"].values - ref["v"]) / _rms(ref["v"]),
+        "da_rms_rel": _rms(d["slider_a"].values - ref["a"]) / _rms(ref["a"]),
+        "a_peak_ratio": float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(ref["a"]))),
+    }
+    out.update({k: float(s[k]) for k in _SWEEP_SUMMARY})
+    return out
+
+
+def _sweep_histories(d) -> dict[str, np.ndarray]:
+    """The histories of one clearance's run ``d`` (keys of ``_SWEEP_HISTORIES``)."""
+    return {
+        "slider_a": d["slider_a"].values,
+        "slider_x": d["slider_x"].values,
+        "ecc_x": d["eccentricity_x"].values[:, 0],
+        "ecc_y": d["eccentricity_y"].values[:, 0],
+        "contact_force": d["contact_force_normal"].values[:, 0],
+        "state": d["contact_state"].values[:, 0],
+    }
 
 
 def clearance_sweep_checks(
@@ -722,6 +724,19 @@ def clearance_sweep_checks(
 # --------------------------------------------------------------------------------------------
 # contact laws: restitution recovered by each normal law against the independent integration
 # --------------------------------------------------------------------------------------------
+#: the quantities of an impact compared by the contact-law study
+_IMPACT_KEYS = ("restitution", "duration", "max_penetration", "max_force")
+#: units of the contact-law study's per-run variables (by the quantity's name)
+_IMPACT_UNITS = {
+    "ce": "1",
+    "restitution": "1",
+    "duration": "s",
+    "max_penetration": "m",
+    "max_force": "N",
+    "steps": "1",
+}
+
+
 def run_contact_laws(
     spec: MechanismSpec,
     laws: Sequence[str],
@@ -743,70 +758,20 @@ def run_contact_laws(
     for law in laws:
         for ce in [None] if law == "hertz" else restitution:
             combos.append((law, ce))
-    keys = ("restitution", "duration", "max_penetration", "max_force")
     cols: dict[str, list] = {"law": [], "ce": [], "steps": []}
-    for k in keys:
+    for k in _IMPACT_KEYS:
         cols.update({k: [], f"{k}_ref": [], f"{k}_err": [], f"{k}_ref_err": [], f"{k}_floor": []})
     pen, force = [], []
     t = None
     for law, ce in combos:
-        block = {"law": law, "K": float(K), "exponent": float(exponent)}
-        over = {
-            "contact.law": law,
-            "contact.K": float(K),
-            "contact.exponent": float(exponent),
-            "contact.k": None,
-            "contact.c": None,
-            "contact.zeta": None,
-            "contact.restitution": None if ce is None else float(ce),
-        }
-        case = spec.with_overrides(over)
-        s, d = run_mechanism(case)
-        d.attrs.update(summary_attrs(s))
-        fine = refined_runs(case, d)
-        kappa = float(fine[0].attrs["kappa"])
-        ref = integrate_impact(
-            law, m, v0, K=block["K"], n=block["exponent"], restitution=ce, error=True
-        )
-        cols["law"].append(law)
-        cols["ce"].append(np.nan if ce is None else float(ce))
-        cols["steps"].append(float(s["steps"]))
-        got = _two_body_scalars(case, d)
-        got_f = [_two_body_scalars(case, f) for f in fine]
-        floors = _two_body_floors(case, d, got)
-        for k in keys:
-            cols[k].append(got[k])
-            cols[f"{k}_floor"].append(floors[k])
-            cols[f"{k}_err"].append(
-                _estimate(got[k], [g[k] for g in got_f], kappa, _tol_floor(case, d) * abs(got[k]))
-            )
-            cols[f"{k}_ref"].append(ref[k])
-            cols[f"{k}_ref_err"].append(ref["error"][k])
+        row, d = _contact_law_run(spec, law, ce, float(K), float(exponent))
+        for k, v in row.items():
+            cols[k].append(v)
         if t is None:
             t = d["time"].values
         pen.append(d["penetration"].values[:, 0])
         force.append(d["contact_force_normal"].values[:, 0])
-    units = {
-        "ce": "1",
-        "restitution": "1",
-        "duration": "s",
-        "max_penetration": "m",
-        "max_force": "N",
-        "steps": "1",
-    }
-    data = {}
-    for k, v in cols.items():
-        base = k.removesuffix("_floor").removesuffix("_err").removesuffix("_ref")
-        attrs = {"units": units.get(base, "")} if k != "law" else {}
-        if k.endswith("_ref"):
-            attrs["long_name"] = "independent 1-DOF integration (references.impact)"
-        elif k.endswith("_ref_err"):
-            attrs["long_name"] = "bound of the reference's error (run 10 times looser)"
-        elif k.endswith("_err"):
-            attrs["long_name"] = "error estimate of the multibody run (refined run)"
-        elif k.endswith("_floor"):
-            attrs = {"units": "1", "long_name": "relative round-off floor of the run"}
-        data[k] = ("run", np.array(v, dtype=object if k == "law" else float), attrs)
+    data = _contact_law_variables(cols)
     data["penetration"] = (("run", "time"), np.array(pen), {"units": "m"})
     data["contact_force"] = (("run", "time"), np.array(force), {"units": "N"})
     ds = xr.Dataset(
@@ -818,6 +783,60 @@ def run_contact_laws(
         )
     )
     return ds
+
+
+def _contact_law_run(spec, law, ce, K, exponent) -> tuple[dict[str, Any], xr.Dataset]:
+    """The two-body case ``spec`` with contact law ``law`` (``K``, ``exponent``, restitution
+    ``ce``): the row of the contact-law study (the multibody run's quantities with their
+    error estimates from the refined run and round-off floors, the reference's with its own
+    error) and the run."""
+    over = {
+        "contact.law": law,
+        "contact.K": K,
+        "contact.exponent": exponent,
+        "contact.k": None,
+        "contact.c": None,
+        "contact.zeta": None,
+        "contact.restitution": None if ce is None else float(ce),
+    }
+    case = spec.with_overrides(over)
+    s, d = run_mechanism(case)
+    d.attrs.update(summary_attrs(s))
+    fine = refined_runs(case, d)
+    kappa = float(fine[0].attrs["kappa"])
+    ref = integrate_impact(law, spec.m_eff, spec.v_rel, K=K, n=exponent, restitution=ce, error=True)
+    row = {"law": law, "ce": np.nan if ce is None else float(ce), "steps": float(s["steps"])}
+    got = _two_body_scalars(case, d)
+    got_f = [_two_body_scalars(case, f) for f in fine]
+    floors = _two_body_floors(case, d, got)
+    for k in _IMPACT_KEYS:
+        row[k] = got[k]
+        row[f"{k}_floor"] = floors[k]
+        row[f"{k}_err"] = _estimate(
+            got[k], [g[k] for g in got_f], kappa, _tol_floor(case, d) * abs(got[k])
+        )
+        row[f"{k}_ref"] = ref[k]
+        row[f"{k}_ref_err"] = ref["error"][k]
+    return row, d
+
+
+def _contact_law_variables(cols: Mapping[str, list]) -> dict[str, tuple]:
+    """The per-run columns of the contact-law study as Dataset variables with units and long
+    names (by the column's suffix)."""
+    data = {}
+    for k, v in cols.items():
+        base = k.removesuffix("_floor").removesuffix("_err").removesuffix("_ref")
+        attrs = {"units": _IMPACT_UNITS.get(base, "")} if k != "law" else {}
+        if k.endswith("_ref"):
+            attrs["long_name"] = "independent 1-DOF integration (references.impact)"
+        elif k.endswith("_ref_err"):
+            attrs["long_name"] = "bound of the reference's error (run 10 times looser)"
+        elif k.endswith("_err"):
+            attrs["long_name"] = "error estimate of the multibody run (refined run)"
+        elif k.endswith("_floor"):
+            attrs = {"units": "1", "long_name": "relative round-off floor of the run"}
+        data[k] = ("run", np.array(v, dtype=object if k == "law" else float), attrs)
+    return data
 
 
 def contact_laws_checks(
@@ -860,6 +879,39 @@ def contact_laws_checks(
 # --------------------------------------------------------------------------------------------
 # flagship: graded (and damaging) ANCF rod in a crank-slider with a clearance joint
 # --------------------------------------------------------------------------------------------
+#: values of each flagship variant taken from its run's summary, and their units
+_FLAGSHIP_SUMMARY = {
+    "max_contact_force": "N",
+    "first_impact_force": "N",
+    "impacts": "1",
+    "contact_fraction": "1",
+    "max_eccentricity_ratio": "1",
+    "slider_a_max": "m/s^2",
+    "slider_a_min": "m/s^2",
+    "midspan_deflection_max": "m",
+    "drive_torque_max": "N m",
+    "wall_s": "s",
+}
+#: values of each flagship variant derived from its run (:func:`_flagship_values`), and units
+_FLAGSHIP_DERIVED = {
+    "damage_max": "1",
+    "a_peak_ratio": "1",
+    "energy_drive_error": "1",
+    "energy_drive_error_est": "1",
+    "steps": "1",
+    "dt_contact": "s",
+}
+#: histories of each flagship variant (:func:`_flagship_histories`), and their units
+_FLAGSHIP_HISTORIES = {
+    "slider_a": "m/s^2",
+    "ecc_x": "m",
+    "ecc_y": "m",
+    "contact_force": "N",
+    "state": "0 free, 1 impact, 2 continuous",
+    "midspan": "m",
+}
+
+
 def run_flagship(
     spec: MechanismSpec, lams: Sequence[float], damage: Mapping[str, Any] | None = None
 ) -> xr.Dataset:
@@ -873,6 +925,28 @@ def run_flagship(
     and state; the ideal rigid mechanism's slider acceleration."""
     if spec.beam is None or spec.clearance is None:
         raise ValueError(f"mechanism '{spec.name}' needs an ANCF rod and a clearance joint")
+    variants = _flagship_variants(spec, lams, damage)
+    scal: dict[str, list] = {k: [] for k in (*_FLAGSHIP_SUMMARY, *_FLAGSHIP_DERIVED)}
+    hist: dict[str, list] = {k: [] for k in _FLAGSHIP_HISTORIES}
+    t = ref = None
+    dmg_fields = []
+    for _label, over, _lam, _dmg in variants:
+        case = spec.with_overrides(over)
+        s, d = run_mechanism(case)
+        if t is None:
+            t = d["time"].values
+            ref = ideal_slider_crank(spec, t)
+        for k, v in _flagship_values(case, s, d, ref["a"]).items():
+            scal[k].append(v)
+        for k, v in _flagship_histories(d).items():
+            hist[k].append(v)
+        dmg_fields.append(d["damage_final"].values if "damage_final" in d else None)
+    return _flagship_dataset(spec, variants, scal, hist, dmg_fields, t, ref["a"])
+
+
+def _flagship_variants(spec, lams, damage) -> list[tuple[str, dict[str, Any], float, bool]]:
+    """``(label, overrides, lam, damaging)`` per variant: one per ``lam`` and, with
+    ``damage`` enabled, the damaging one (its axial quadrature that of bending)."""
     variants = [
         (f"lam = {lam:g}", {"rod.defect.lam": float(lam)}, float(lam), False) for lam in lams
     ]
@@ -885,106 +959,55 @@ def run_flagship(
         if spec.beam.mesh.n_gauss_axial != spec.beam.mesh.n_gauss_bending:
             over["rod.mesh.n_gauss_axial"] = spec.beam.mesh.n_gauss_bending
         variants.append((f"lam = {lam:g}, damaging", over, lam, True))
-    keys = (
-        "max_contact_force",
-        "first_impact_force",
-        "impacts",
-        "contact_fraction",
-        "max_eccentricity_ratio",
-        "slider_a_max",
-        "slider_a_min",
-        "midspan_deflection_max",
-        "drive_torque_max",
-        "wall_s",
+    return variants
+
+
+def _flagship_values(case, s, d, a_ideal) -> dict[str, float]:
+    """The values of one variant (summary ``s``, run ``d``): the summary's (NaN when absent),
+    the largest damage, the peak slider acceleration over the ideal joint's, the energy
+    balance's error with its estimate from the refined run, the steps and the contact step
+    (0: adaptive)."""
+    out = {k: np.nan if s.get(k) is None else float(s.get(k)) for k in _FLAGSHIP_SUMMARY}
+    out["damage_max"] = float(s.get("damage_max", 0.0))
+    out["a_peak_ratio"] = float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(a_ideal)))
+    out["energy_drive_error"] = _drive_work_error(d)
+    fine = refined_runs(case, d)
+    e_terms = float(
+        np.max(np.abs(d["energy_total"].values)) + np.max(np.abs(d["drive_work"].values))
     )
-    scal: dict[str, list] = {
-        k: []
-        for k in (
-            *keys,
-            "damage_max",
-            "a_peak_ratio",
-            "energy_drive_error",
-            "energy_drive_error_est",
-            "steps",
-            "dt_contact",
-        )
+    out["energy_drive_error_est"] = _estimate(
+        energy_residual(d),
+        [energy_residual(f) for f in fine],
+        float(fine[0].attrs["kappa"]),
+        _tol_floor(case, d) * e_terms,
+    ) / float(d["kinetic_energy"].max())
+    out["steps"] = float(s["steps"])
+    dtc = d.attrs.get("solver.dt_contact")
+    out["dt_contact"] = 0.0 if s["integrator"] == "adaptive" or dtc is None else float(dtc)
+    return out
+
+
+def _flagship_histories(d) -> dict[str, np.ndarray]:
+    """The histories of one variant's run ``d`` (keys of ``_FLAGSHIP_HISTORIES``)."""
+    return {
+        "slider_a": d["slider_a"].values,
+        "ecc_x": d["eccentricity_x"].values[:, 0],
+        "ecc_y": d["eccentricity_y"].values[:, 0],
+        "contact_force": d["contact_force_normal"].values[:, 0],
+        "state": d["contact_state"].values[:, 0],
+        "midspan": d["midspan_deflection"].values,
     }
-    hist: dict[str, list] = {
-        k: [] for k in ("slider_a", "ecc_x", "ecc_y", "contact_force", "state", "midspan")
-    }
-    t = ref = None
-    dmg_fields = []
-    for _label, over, _lam, _dmg in variants:
-        case = spec.with_overrides(over)
-        s, d = run_mechanism(case)
-        if t is None:
-            t = d["time"].values
-            ref = ideal_slider_crank(spec, t)
-        for k in keys:
-            v = s.get(k)
-            scal[k].append(np.nan if v is None else float(v))
-        scal["damage_max"].append(float(s.get("damage_max", 0.0)))
-        scal["a_peak_ratio"].append(
-            float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(ref["a"])))
-        )
-        scal["energy_drive_error"].append(_drive_work_error(d))
-        fine = refined_runs(case, d)
-        e_terms = float(
-            np.max(np.abs(d["energy_total"].values)) + np.max(np.abs(d["drive_work"].values))
-        )
-        scal["energy_drive_error_est"].append(
-            _estimate(
-                energy_residual(d),
-                [energy_residual(f) for f in fine],
-                float(fine[0].attrs["kappa"]),
-                _tol_floor(case, d) * e_terms,
-            )
-            / float(d["kinetic_energy"].max())
-        )
-        scal["steps"].append(float(s["steps"]))
-        dtc = d.attrs.get("solver.dt_contact")
-        scal["dt_contact"].append(
-            0.0 if s["integrator"] == "adaptive" or dtc is None else float(dtc)
-        )
-        hist["slider_a"].append(d["slider_a"].values)
-        hist["ecc_x"].append(d["eccentricity_x"].values[:, 0])
-        hist["ecc_y"].append(d["eccentricity_y"].values[:, 0])
-        hist["contact_force"].append(d["contact_force_normal"].values[:, 0])
-        hist["state"].append(d["contact_state"].values[:, 0])
-        hist["midspan"].append(d["midspan_deflection"].values)
-        dmg_fields.append(d["damage_final"].values if "damage_final" in d else None)
-    units = {
-        "max_contact_force": "N",
-        "first_impact_force": "N",
-        "impacts": "1",
-        "contact_fraction": "1",
-        "max_eccentricity_ratio": "1",
-        "slider_a_max": "m/s^2",
-        "slider_a_min": "m/s^2",
-        "midspan_deflection_max": "m",
-        "drive_torque_max": "N m",
-        "wall_s": "s",
-        "damage_max": "1",
-        "a_peak_ratio": "1",
-        "energy_drive_error": "1",
-        "energy_drive_error_est": "1",
-        "steps": "1",
-        "dt_contact": "s",
-    }
+
+
+def _flagship_dataset(spec, variants, scal, hist, dmg_fields, t, a_ideal) -> xr.Dataset:
+    """The flagship study's Dataset over ``variant`` (and ``time``) with its attributes."""
+    units = {**_FLAGSHIP_SUMMARY, **_FLAGSHIP_DERIVED}
     data = {k: ("variant", np.array(v, float), {"units": units[k]}) for k, v in scal.items()}
-    hu = {
-        "slider_a": "m/s^2",
-        "ecc_x": "m",
-        "ecc_y": "m",
-        "contact_force": "N",
-        "state": "0 free, 1 impact, 2 continuous",
-        "midspan": "m",
-    }
     for k, v in hist.items():
-        data[k] = (("variant", "time"), np.array(v), {"units": hu[k]})
+        data[k] = (("variant", "time"), np.array(v), {"units": _FLAGSHIP_HISTORIES[k]})
     data["lam"] = ("variant", np.array([v[2] for v in variants]), {"units": "1"})
     data["damaging"] = ("variant", np.array([int(v[3]) for v in variants]), {"units": "1"})
-    data["a_ideal"] = ("time", ref["a"], {"units": "m/s^2"})
+    data["a_ideal"] = ("time", a_ideal, {"units": "m/s^2"})
     fields = [f for f in dmg_fields if f is not None]
     if fields:
         data["damage_final"] = (
