@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -183,47 +184,73 @@ def run_validation(
       (nonlinear vs linear). ``dt = dt_safety x dt_critical`` is asserted
       (:func:`assert_dt_safety`), not checked.
     """
-    from ancf_beam.beam.defects import SectionProfile
-    from ancf_beam.references import transfer
-
     tol = dict(DEFAULT_TOLERANCES)
     tol.update(tolerances or {})
     fs = float(tol["estimate_factor"])
     segments = case.stepped.segments if segments is None else int(segments)
     t0 = time.perf_counter()
-    rows: list[dict[str, Any]] = []
     numbers: list[dict[str, Any]] = []
     shapes: dict[str, Any] = {}
-    p = SectionProfile(case)
-    L = case.beam.length
-    straight = straight_elastic(case)
     large = large_deflection(case)
-    exact = transfer.exact_graded_static(L, p.EI, p.q)
+    ref = _references(case, modal_ds, segments)
+    rows = _static_modal_checks(case, static_ds, ref, fs, large, numbers, shapes)
+    info: dict[str, float] = {}
+    if simulate_ds is not None:
+        assert_dt_safety(case, simulate_ds.attrs)
+        if case.load.g > 0.0:  # released from rest without load, nothing moves
+            straight = straight_elastic(case)
+            rows.extend(_dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info))
+    ds = _validation_dataset(case, rows, numbers, ref, tol, t0, large)
+    ds.attrs.update(info)
+    return ds.assign(shapes)
+
+
+@dataclass(frozen=True)
+class _References:
+    """The references of a case's statics and modes: its section profile ``p``, the exact
+    graded linear statics, the stepped transfer-matrix beam, the ANCF bending frequencies
+    ``om`` and the stepped beam's ``om_tm`` with their error ``om_tm_err``."""
+
+    p: Any
+    exact: dict[str, Any]
+    stepped: _SteppedReference
+    om: np.ndarray
+    om_tm: np.ndarray
+    om_tm_err: np.ndarray
+
+
+def _references(case, modal_ds, segments) -> _References:
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.references import transfer
+
+    p = SectionProfile(case)
+    exact = transfer.exact_graded_static(case.beam.length, p.EI, p.q)
     stepped = _SteppedReference(case, p, segments)
     om_all, frac = _ancf_frequencies(case, modal_ds)
     om = om_all[frac < 0.5]  # the bending modes (the stepped beam has no axial ones)
     om_tm, om_tm_err = stepped.frequencies(om.size)
+    return _References(p, exact, stepped, om, om_tm, om_tm_err)
+
+
+def _static_modal_checks(case, static_ds, ref, fs, large, numbers, shapes) -> list[dict]:
+    """The static and modal checks that apply to ``case`` (see :func:`run_validation`); the
+    elastica's shapes and reported numbers go into ``shapes`` / ``numbers``."""
+    rows: list[dict[str, Any]] = []
+    straight = straight_elastic(case)
     loaded = case.load.g > 0.0  # without load the static state is the reference: no checks
     if straight and loaded:
-        quad = _quadrature_error(L, p, exact)
-        rows.extend(_linear_static_checks(case, exact, quad, fs))
-        rows.extend(_stepped_checks(case, stepped, exact, quad, fs))
+        quad = _quadrature_error(case.beam.length, ref.p, ref.exact)
+        rows.extend(_linear_static_checks(case, ref.exact, quad, fs))
+        rows.extend(_stepped_checks(case, ref.stepped, ref.exact, quad, fs))
     if straight:
-        rows.extend(_frequency_checks(case, om, om_tm, om_tm_err, stepped, fs))
+        rows.extend(_frequency_checks(case, ref.om, ref.om_tm, ref.om_tm_err, ref.stepped, fs))
     # the elastica has the element's nonlinear strain measures; the small-deflection model
     # (mesh.strain: linear) is validated by the linear quadrature above
     if not case.damage.enabled and loaded and case.mesh.strain == "nonlinear":
         rows.extend(_elastica_part(case, static_ds, large, fs, numbers, shapes))
     if families(case):
-        rows.extend(_uniform_checks(case, om.size, fs, loaded))
-    info: dict[str, float] = {}
-    if simulate_ds is not None:
-        assert_dt_safety(case, simulate_ds.attrs)
-        if loaded:  # released from rest without load, nothing moves
-            rows.extend(_dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info))
-    ds = _validation_dataset(case, rows, numbers, exact, p, om, om_tm, stepped, tol, t0, large)
-    ds.attrs.update(info)
-    return ds.assign(shapes)
+        rows.extend(_uniform_checks(case, ref.om.size, fs, loaded))
+    return rows
 
 
 def _elastica_part(case, static_ds, large, fs, numbers, shapes) -> list[dict[str, Any]]:
@@ -880,32 +907,36 @@ def _first_period_check(sim_case, t, y, response, nonlinear, fs, steps):
     )
 
 
-def _validation_dataset(case, rows, numbers, exact, p, om, om_tm, stepped, tol, t0, large):
+def _validation_dataset(case, rows, numbers, ref, tol, t0, large):
     ds = checks_dataset(rows)
     wall = time.perf_counter() - t0
     ds = ds.assign(
-        exact_x=("x_exact", exact["x"], {"units": "m"}),
-        exact_w=("x_exact", exact["w"], {"units": "m", "long_name": "exact linear deflection"}),
+        exact_x=("x_exact", ref.exact["x"], {"units": "m"}),
+        exact_w=(
+            "x_exact",
+            ref.exact["w"],
+            {"units": "m", "long_name": "exact linear deflection"},
+        ),
         exact_curvature=(
             "x_exact",
-            -exact["moment"] / p.EI(exact["x"]),
+            -ref.exact["moment"] / ref.p.EI(ref.exact["x"]),
             {"units": "rad/m", "long_name": "exact linear curvature -M/EI"},
         ),
         stepped_omega=(
             "mode",
-            om_tm,
+            ref.om_tm,
             {"units": "rad/s", "long_name": "stepped TM, Richardson 2N, 4N"},
         ),
-        ancf_omega=("mode", om, {"units": "rad/s", "long_name": "ANCF bending modes"}),
+        ancf_omega=("mode", ref.om, {"units": "rad/s", "long_name": "ANCF bending modes"}),
     )
-    ds = ds.assign_coords(mode=np.arange(1, om.size + 1))
+    ds = ds.assign_coords(mode=np.arange(1, ref.om.size + 1))
     ds = ds.assign(numbers_dataset(numbers))
     ds.attrs.update(
         provenance_attrs(
             case,
             study="validation",
-            segments=stepped.counts[0],
-            stepped_order=stepped.order,
+            segments=ref.stepped.counts[0],
+            stepped_order=ref.stepped.order,
             n_checks=len(rows),
             n_pass=sum(r["status"] == "PASS" for r in rows),
             n_fail=sum(r["status"] == "FAIL" for r in rows),
