@@ -771,16 +771,8 @@ def run_integrator_study(
     runs = [_run_planned(case, p, dt_critical, t_end, alpha, progress) for p in plan]
     fits = [fit_first_mode(r.t, r.y, omega_1) for r in runs]
     ref = 0
-    ref_damped = next(
-        i for i, r in enumerate(runs) if r.plan.damped and r.plan.integrator == EXPLICIT_INTEGRATOR
-    )
-    rows = []
-    for r, fit in zip(runs, fits, strict=True):
-        b = ref_damped if r.plan.damped else ref
-        rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
     lin = LinearModes(case)
-    for r, row in zip(runs, rows, strict=True):
-        row.update(lin.bounds(r, runs[ref], alpha, static_tip))
+    rows = _study_rows(runs, fits, ref, lin, omega_1, damping_ratio, alpha, static_tip)
     nonlinear, order = _half_load_estimates(case, runs, ref, dt_critical, t_end, progress)
     for row, est in zip(rows, nonlinear, strict=True):
         row["tip_error_nonlinear"] = est
@@ -814,6 +806,22 @@ def run_integrator_study(
         )
     )
     return ds
+
+
+def _study_rows(runs, fits, ref, lin, omega_1, damping_ratio, alpha, static_tip) -> list[dict]:
+    """Per run its row (:func:`_run_row`): measured against the reference run ``ref``
+    (undamped runs) or the damped explicit run (damped runs), with the bounds of the linear
+    model ``lin``."""
+    ref_damped = next(
+        i for i, r in enumerate(runs) if r.plan.damped and r.plan.integrator == EXPLICIT_INTEGRATOR
+    )
+    rows = []
+    for r, fit in zip(runs, fits, strict=True):
+        b = ref_damped if r.plan.damped else ref
+        rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
+    for r, row in zip(runs, rows, strict=True):
+        row.update(lin.bounds(r, runs[ref], alpha, static_tip))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------

@@ -261,124 +261,11 @@ def _scaling_dataset(
     explicit_safety,
     fine_factor,
 ) -> xr.Dataset:
-    pm = [per_mesh[m] for m in meshes]
-    ex = [p.explicit for p in pm]
-    n_pad = len(cal.candidates) - len(cal.histories)
     return xr.Dataset(
         {
-            "dt_critical": (
-                "mesh",
-                np.array([p.dt_cr for p in pm]),
-                {"units": "s", "long_name": "2 / omega_max"},
-            ),
-            "omega_1": ("mesh", np.array([p.omega_1 for p in pm]), {"units": "rad/s"}),
-            "explicit_dt": (
-                "mesh",
-                explicit_safety * np.array([p.dt_cr for p in pm]),
-                {"units": "s"},
-            ),
-            "explicit_steps": (
-                "mesh",
-                np.array([e.steps_total for e in ex], float),
-                {"units": "1", "long_name": "steps to simulate t_end"},
-            ),
-            "explicit_window_steps": (
-                "mesh",
-                np.array([e.window_steps for e in ex], float),
-                {"units": "1", "long_name": "K: steps of the timed window"},
-            ),
-            "explicit_per_step_s": (
-                "mesh",
-                np.array([e.per_step_s for e in ex], float),
-                {"units": "s", "long_name": "wall time per step (window)"},
-            ),
-            "explicit_projected_s": (
-                "mesh",
-                np.array([e.projected_s for e in ex], float),
-                {
-                    "units": "s",
-                    "long_name": "wall time to t_end projected from a measured "
-                    "window of K steps (per-step time x steps)",
-                },
-            ),
-            "explicit_measured_s": (
-                "mesh",
-                np.array([e.measured_s for e in ex], float),
-                {"units": "s", "long_name": "wall time of the full run (NaN: not run to the end)"},
-            ),
-            "explicit_cost_s": (
-                "mesh",
-                np.array([e.cost_s for e in ex]),
-                {
-                    "units": "s",
-                    "long_name": "explicit wall time to t_end: "
-                    "measured full run, else projected from a measured window of "
-                    "K steps (see explicit_cost_source)",
-                },
-            ),
-            "explicit_cost_source": ("mesh", np.array([e.source for e in ex], dtype=object)),
-            "implicit_dt": (
-                "mesh",
-                np.array([r.dt for r in implicit]),
-                {"units": "s", "long_name": "T1 / N (generalized-alpha)"},
-            ),
-            "implicit_steps": (
-                "mesh",
-                np.array([r.steps for r in implicit], float),
-                {"units": "1"},
-            ),
-            "implicit_cost_s": (
-                "mesh",
-                np.array([r.cpu_s for r in implicit]),
-                {
-                    "units": "s",
-                    "long_name": "generalized-alpha wall time to t_end (measured full run)",
-                },
-            ),
-            "implicit_newton_mean": (
-                "mesh",
-                np.array([r.newton_mean for r in implicit]),
-                {"units": "1", "long_name": "Newton iterations per step"},
-            ),
-            "implicit_tip_error_explicit": (
-                "mesh",
-                np.array([r.err_explicit for r in implicit]),
-                {"units": "1", "long_name": "tip error vs the full explicit run (NaN: none)"},
-            ),
-            "implicit_tip_error_fine": (
-                "mesh",
-                np.array([r.err_fine for r in implicit]),
-                {
-                    "units": "1",
-                    "long_name": f"tip error estimated against generalized-alpha "
-                    f"at dt/{fine_factor} (second-order Richardson)",
-                },
-            ),
-            "calibration_tip_error": (
-                "candidate",
-                np.array(cal.tip_error),
-                {
-                    "units": "1",
-                    "long_name": "tip error vs explicit on the calibration mesh (NaN: not needed)",
-                },
-            ),
-            "calibration_wall_s": ("candidate", np.array(cal.cpu_s), {"units": "s"}),
-            "calibration_time": (
-                ("candidate", "sample"),
-                pad_rows([h[0] for h in cal.histories] + [np.zeros(0)] * n_pad),
-                {"units": "s"},
-            ),
-            "calibration_tip_y": (
-                ("candidate", "sample"),
-                pad_rows([h[1] for h in cal.histories] + [np.zeros(0)] * n_pad),
-                {"units": "m"},
-            ),
-            "reference_time": ("ref_sample", reference.t, {"units": "s"}),
-            "reference_tip_y": (
-                "ref_sample",
-                reference.y,
-                {"units": "m", "long_name": "explicit run, calibration mesh"},
-            ),
+            **_explicit_variables([per_mesh[m] for m in meshes], explicit_safety),
+            **_implicit_variables(implicit, fine_factor),
+            **_calibration_variables(cal, reference),
         },
         coords={
             "mesh": ("mesh", np.array(meshes), {"units": "1", "long_name": "number of elements"}),
@@ -389,6 +276,141 @@ def _scaling_dataset(
             ),
         },
     )
+
+
+def _explicit_variables(pm, explicit_safety) -> dict[str, tuple]:
+    """Per mesh (``pm``: the meshes' results), the critical step, the first frequency and the
+    explicit run's step, steps and costs."""
+    ex = [p.explicit for p in pm]
+    return {
+        "dt_critical": (
+            "mesh",
+            np.array([p.dt_cr for p in pm]),
+            {"units": "s", "long_name": "2 / omega_max"},
+        ),
+        "omega_1": ("mesh", np.array([p.omega_1 for p in pm]), {"units": "rad/s"}),
+        "explicit_dt": (
+            "mesh",
+            explicit_safety * np.array([p.dt_cr for p in pm]),
+            {"units": "s"},
+        ),
+        "explicit_steps": (
+            "mesh",
+            np.array([e.steps_total for e in ex], float),
+            {"units": "1", "long_name": "steps to simulate t_end"},
+        ),
+        "explicit_window_steps": (
+            "mesh",
+            np.array([e.window_steps for e in ex], float),
+            {"units": "1", "long_name": "K: steps of the timed window"},
+        ),
+        "explicit_per_step_s": (
+            "mesh",
+            np.array([e.per_step_s for e in ex], float),
+            {"units": "s", "long_name": "wall time per step (window)"},
+        ),
+        "explicit_projected_s": (
+            "mesh",
+            np.array([e.projected_s for e in ex], float),
+            {
+                "units": "s",
+                "long_name": "wall time to t_end projected from a measured "
+                "window of K steps (per-step time x steps)",
+            },
+        ),
+        "explicit_measured_s": (
+            "mesh",
+            np.array([e.measured_s for e in ex], float),
+            {"units": "s", "long_name": "wall time of the full run (NaN: not run to the end)"},
+        ),
+        "explicit_cost_s": (
+            "mesh",
+            np.array([e.cost_s for e in ex]),
+            {
+                "units": "s",
+                "long_name": "explicit wall time to t_end: "
+                "measured full run, else projected from a measured window of "
+                "K steps (see explicit_cost_source)",
+            },
+        ),
+        "explicit_cost_source": ("mesh", np.array([e.source for e in ex], dtype=object)),
+    }
+
+
+def _implicit_variables(implicit, fine_factor) -> dict[str, tuple]:
+    """Per mesh, the implicit run's step, steps, cost, Newton iterations and tip errors."""
+    return {
+        "implicit_dt": (
+            "mesh",
+            np.array([r.dt for r in implicit]),
+            {"units": "s", "long_name": "T1 / N (generalized-alpha)"},
+        ),
+        "implicit_steps": (
+            "mesh",
+            np.array([r.steps for r in implicit], float),
+            {"units": "1"},
+        ),
+        "implicit_cost_s": (
+            "mesh",
+            np.array([r.cpu_s for r in implicit]),
+            {
+                "units": "s",
+                "long_name": "generalized-alpha wall time to t_end (measured full run)",
+            },
+        ),
+        "implicit_newton_mean": (
+            "mesh",
+            np.array([r.newton_mean for r in implicit]),
+            {"units": "1", "long_name": "Newton iterations per step"},
+        ),
+        "implicit_tip_error_explicit": (
+            "mesh",
+            np.array([r.err_explicit for r in implicit]),
+            {"units": "1", "long_name": "tip error vs the full explicit run (NaN: none)"},
+        ),
+        "implicit_tip_error_fine": (
+            "mesh",
+            np.array([r.err_fine for r in implicit]),
+            {
+                "units": "1",
+                "long_name": f"tip error estimated against generalized-alpha "
+                f"at dt/{fine_factor} (second-order Richardson)",
+            },
+        ),
+    }
+
+
+def _calibration_variables(cal: Calibration, reference: ExplicitCost) -> dict[str, tuple]:
+    """The calibration's tip errors, costs and histories per candidate ``N``, and the
+    explicit reference run's history."""
+    n_pad = len(cal.candidates) - len(cal.histories)
+    return {
+        "calibration_tip_error": (
+            "candidate",
+            np.array(cal.tip_error),
+            {
+                "units": "1",
+                "long_name": "tip error vs explicit on the calibration mesh (NaN: not needed)",
+            },
+        ),
+        "calibration_wall_s": ("candidate", np.array(cal.cpu_s), {"units": "s"}),
+        "calibration_time": (
+            ("candidate", "sample"),
+            pad_rows([h[0] for h in cal.histories] + [np.zeros(0)] * n_pad),
+            {"units": "s"},
+        ),
+        "calibration_tip_y": (
+            ("candidate", "sample"),
+            pad_rows([h[1] for h in cal.histories] + [np.zeros(0)] * n_pad),
+            {"units": "m"},
+        ),
+        "reference_time": ("ref_sample", reference.t, {"units": "s"}),
+        "reference_tip_y": (
+            "ref_sample",
+            reference.y,
+            {"units": "m", "long_name": "explicit run, calibration mesh"},
+        ),
+    }
 
 
 def _cost_laws(meshes, per_mesh, implicit, fit_min_elements: int) -> dict[str, float | str]:
