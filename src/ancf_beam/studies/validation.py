@@ -470,52 +470,12 @@ def _elastica_checks(case, static_ds, el, el_loose, large, fs):
     """Nonlinear ANCF statics vs the extensible elastica: tip displacement (vector error
     relative to the elastica's tip displacement), tip rotation and the largest nodal
     distance (same normalisation)."""
-    from ancf_beam.beam.model import BeamModel
-    from ancf_beam.solvers.static import solve_static
-
     q = static_ds["q"].values
     n_el = q.size // 4 - 1
-    model = BeamModel(case.with_overrides({"mesh.n_elements": n_el}))
-    models = [BeamModel(case.with_overrides({"mesh.n_elements": m * n_el})) for m in (2, 4)]
-    q2, q4 = (solve_static(m).q for m in models)
-    m_an = _static_measures(model, q)
-    m2, m4 = _static_measures(models[0], q2), _static_measures(models[1], q4)
-    m_el, m_loose = _elastica_measures(el), _elastica_measures(el_loose)
+    m_an, m_el, est = _elastica_estimates(case, q, n_el, el, el_loose)
     scale = float(np.linalg.norm(m_el["u"]))
-    grads = tip_gradients(model, q)
-    sx, sy, sa = static_solution_error(
-        model, q, [grads["tip_x"], grads["tip_y"], grads["tip_angle"]]
-    )
     what = "elastica (large deflection)" if large else "elastica"
     note = f"|u_tip| = {scale:.4g} m, tip angle {el['tip_angle_deg']:.4g} deg"
-    # the finer meshes' nodes 0, 2, 4, ... and 0, 4, 8, ... are this mesh's nodes
-    shape_est = float(
-        np.max(
-            refinement_estimate(
-                0.0,
-                np.hypot(q[0::4] - q2[0::8], q[1::4] - q2[1::8]),
-                np.hypot(q[0::4] - q4[0::16], q[1::4] - q4[1::16]),
-            )
-        )
-    )
-    shape_el = float(
-        np.max(np.hypot(el["node_x"] - el_loose["node_x"], el["node_y"] - el_loose["node_y"]))
-    )
-    est = {
-        "u": (
-            refinement_estimate(
-                0.0, np.linalg.norm(m_an["u"] - m2["u"]), np.linalg.norm(m_an["u"] - m4["u"])
-            ),
-            float(np.linalg.norm(m_el["u"] - m_loose["u"])),
-            math.hypot(sx, sy),
-        ),
-        "rot": (
-            refinement_estimate(m_an["rot"], m2["rot"], m4["rot"]),
-            abs(m_el["rot"] - m_loose["rot"]),
-            math.degrees(sa),
-        ),
-        "shape": (shape_est, shape_el, math.hypot(sx, sy)),
-    }
     rows = []
     for key, name, ref, val, norm, unit in (
         (
@@ -555,6 +515,55 @@ def _elastica_checks(case, static_ds, el, el_loose, large, fs):
             )
         )
     return rows
+
+
+def _elastica_estimates(case, q, n_el, el, el_loose):
+    """The ANCF and elastica measures (:func:`_static_measures`, :func:`_elastica_measures`)
+    and, per compared quantity (``u``, ``rot``, ``shape``), the ANCF error estimated from the
+    meshes twice and four times finer, the elastica's from its looser solve and the Newton
+    and round-off error from the adjoint."""
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.static import solve_static
+
+    model = BeamModel(case.with_overrides({"mesh.n_elements": n_el}))
+    models = [BeamModel(case.with_overrides({"mesh.n_elements": m * n_el})) for m in (2, 4)]
+    q2, q4 = (solve_static(m).q for m in models)
+    m_an = _static_measures(model, q)
+    m2, m4 = _static_measures(models[0], q2), _static_measures(models[1], q4)
+    m_el, m_loose = _elastica_measures(el), _elastica_measures(el_loose)
+    grads = tip_gradients(model, q)
+    sx, sy, sa = static_solution_error(
+        model, q, [grads["tip_x"], grads["tip_y"], grads["tip_angle"]]
+    )
+    # the finer meshes' nodes 0, 2, 4, ... and 0, 4, 8, ... are this mesh's nodes
+    shape_est = float(
+        np.max(
+            refinement_estimate(
+                0.0,
+                np.hypot(q[0::4] - q2[0::8], q[1::4] - q2[1::8]),
+                np.hypot(q[0::4] - q4[0::16], q[1::4] - q4[1::16]),
+            )
+        )
+    )
+    shape_el = float(
+        np.max(np.hypot(el["node_x"] - el_loose["node_x"], el["node_y"] - el_loose["node_y"]))
+    )
+    est = {
+        "u": (
+            refinement_estimate(
+                0.0, np.linalg.norm(m_an["u"] - m2["u"]), np.linalg.norm(m_an["u"] - m4["u"])
+            ),
+            float(np.linalg.norm(m_el["u"] - m_loose["u"])),
+            math.hypot(sx, sy),
+        ),
+        "rot": (
+            refinement_estimate(m_an["rot"], m2["rot"], m4["rot"]),
+            abs(m_el["rot"] - m_loose["rot"]),
+            math.degrees(sa),
+        ),
+        "shape": (shape_est, shape_el, math.hypot(sx, sy)),
+    }
+    return m_an, m_el, est
 
 
 def _static_measures(model, q) -> dict[str, Any]:
