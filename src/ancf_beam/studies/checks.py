@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -507,10 +507,31 @@ def case_checks(
     tol = report_tolerances("case_report", tolerances)
     fs = float(tol["estimate_factor"])
     scal = {k: float(response[k]) for k in response.data_vars if response[k].ndim == 0}
-    case = run.case
-    rows = []
     if run.large:  # nonlinear vibration: no linear reference frequency or curvature
-        return rows
+        return []
+    rows = [_spectral_peak_check(run, fs)]
+    if run.straight and math.isfinite(run.curvature_estimate):
+        b = Bound().add(f"{fs:g} x 4/3 RMS(kappa_n - kappa_4n)", fs * run.curvature_estimate)
+        if math.isfinite(run.static_nonlinearity):
+            b.add("static geometric nonlinearity", run.static_nonlinearity)
+        rows.append(
+            check(
+                "static curvature: RMS error vs exact -M/EI",
+                0.0,
+                run.curvature_error,
+                b.total,
+                mode="abs",
+                note="relative to RMS exact curvature; " + b.note(),
+                case=run.case,
+            )
+        )
+    if run.families == "uniform":  # no defect: exact concentration metrics of kappa ~ (L - x)^2
+        rows.extend(_uniform_metric_checks(run, scal, fs))
+    return rows
+
+
+def _spectral_peak_check(run: CaseRun, fs: float) -> dict[str, Any]:
+    """The FFT tip peak against the expected ``omega_1`` (see :func:`case_checks`)."""
     w_ref = float(run.omega[0])
     ref_name = "damaged beam, final damage frozen" if run.damaged else "modal"
     tone = abs(spectral_peak(run.t, np.cos(w_ref * run.t), w_ref) - w_ref)
@@ -525,51 +546,39 @@ def case_checks(
         f"{fs:g} x frequency shift (static state, nonlinearity, central differences)",
         fs * shift / run.resolution,
     )
-    rows.append(
-        check(
-            f"spectral peak vs omega_1 ({ref_name})",
-            w_ref,
-            run.peak,
-            b.total * run.resolution / w_ref,
-            note=f"rad/s; in FFT bins of {run.resolution:.3g} rad/s: " + b.note(),
-            case=case,
-        )
+    return check(
+        f"spectral peak vs omega_1 ({ref_name})",
+        w_ref,
+        run.peak,
+        b.total * run.resolution / w_ref,
+        note=f"rad/s; in FFT bins of {run.resolution:.3g} rad/s: " + b.note(),
+        case=run.case,
     )
-    if run.straight and math.isfinite(run.curvature_estimate):
-        b = Bound().add(f"{fs:g} x 4/3 RMS(kappa_n - kappa_4n)", fs * run.curvature_estimate)
+
+
+def _uniform_metric_checks(run: CaseRun, scal: Mapping[str, float], fs: float) -> list[dict]:
+    """The uniform beam's static curvature concentration metrics (response scalars ``scal``)
+    against the exact values of ``kappa ~ (L - x)^2`` (see :func:`case_checks`)."""
+    rows = []
+    for name, key, exact in (
+        ("static curvature peak/mean vs 3 (kappa ~ (L - x)^2)", "peak_to_mean", 3.0),
+        ("static curvature Gini vs 1/2", "gini", 0.5),
+        (
+            "static bending energy share of the clamp-side half vs 31/32",
+            "energy_fraction_inner",
+            31 / 32,
+        ),
+    ):
+        fine = scal.get(f"static_{key}_fine", math.nan)
+        b = Bound().add(
+            f"{fs:g} x 4/3 |mesh n - 4n|",
+            fs * 4.0 / 3.0 * abs(scal[f"static_{key}"] - fine) / exact,
+        )
         if math.isfinite(run.static_nonlinearity):
             b.add("static geometric nonlinearity", run.static_nonlinearity)
         rows.append(
-            check(
-                "static curvature: RMS error vs exact -M/EI",
-                0.0,
-                run.curvature_error,
-                b.total,
-                mode="abs",
-                note="relative to RMS exact curvature; " + b.note(),
-                case=case,
-            )
+            check(name, exact, scal[f"static_{key}"], b.total, note=b.note(), case=run.case)
         )
-    if run.families == "uniform":  # no defect: exact concentration metrics of kappa ~ (L - x)^2
-        for name, key, exact in (
-            ("static curvature peak/mean vs 3 (kappa ~ (L - x)^2)", "peak_to_mean", 3.0),
-            ("static curvature Gini vs 1/2", "gini", 0.5),
-            (
-                "static bending energy share of the clamp-side half vs 31/32",
-                "energy_fraction_inner",
-                31 / 32,
-            ),
-        ):
-            fine = scal.get(f"static_{key}_fine", math.nan)
-            b = Bound().add(
-                f"{fs:g} x 4/3 |mesh n - 4n|",
-                fs * 4.0 / 3.0 * abs(scal[f"static_{key}"] - fine) / exact,
-            )
-            if math.isfinite(run.static_nonlinearity):
-                b.add("static geometric nonlinearity", run.static_nonlinearity)
-            rows.append(
-                check(name, exact, scal[f"static_{key}"], b.total, note=b.note(), case=case)
-            )
     return rows
 
 
@@ -933,29 +942,7 @@ def identification_checks(
     tol = report_tolerances("identification", tolerances)
     fs = float(tol["estimate_factor"])
     a = ds.attrs
-    sigma = float(a["sigma_rel"])
-    rows = []
-    for i in range(ds.sizes["truth"]):
-        tag = f"lam = {float(ds['lam_true'][i]):g}, n = {float(ds['n_true'][i]):g}"
-        ok = "identifiable" if ds["clean_identifiable"].values[i] > 0.5 else "NOT identifiable"
-        disc = float(ds["model_discrepancy"][i]) if "model_discrepancy" in ds else math.nan
-        for p in ("lam", "n"):
-            std = float(ds[f"clean_{p}_std"][i])
-            truth = float(ds[f"{p}_true"][i])
-            bias = fs * std * disc / sigma + OPTIMISER_STEP * max(1.0, abs(truth))
-            rows.append(
-                check(
-                    f"noise-free {tag}: {p} estimate vs truth",
-                    float(ds[f"{p}_true"][i]),
-                    float(ds[f"clean_{p}_est"][i]),
-                    bias,
-                    mode="abs",
-                    note=f"std {std:.2g}; forward-model error {disc:.2g}; tol = {fs:g}"
-                    f" x std x error / sigma_rel + optimiser step; {ok}; data "
-                    f"{a['truth_mesh']} elements, model {a['forward_mesh']}",
-                    case=a["case"],
-                )
-            )
+    rows = _noise_free_checks(ds, fs)
     ident = ds["identifiable"].values > 0.5
     n_ok = int(ident.sum())
     for level, nominal in ((2, 0.954), (1, 0.683)):
@@ -992,6 +979,37 @@ def identification_checks(
                     float(np.sum(ds["control_identifiable"].values[k] > 0.5)),
                     tol["control_identifiable"],
                     mode="abs",
+                    case=a["case"],
+                )
+            )
+    return rows
+
+
+def _noise_free_checks(ds: xr.Dataset, fs: float) -> list[dict[str, Any]]:
+    """Every grid point's noise-free ``lam`` and ``n`` estimates against the truth, within the
+    bias the forward model's discretisation error explains (see
+    :func:`identification_checks`)."""
+    a = ds.attrs
+    sigma = float(a["sigma_rel"])
+    rows = []
+    for i in range(ds.sizes["truth"]):
+        tag = f"lam = {float(ds['lam_true'][i]):g}, n = {float(ds['n_true'][i]):g}"
+        ok = "identifiable" if ds["clean_identifiable"].values[i] > 0.5 else "NOT identifiable"
+        disc = float(ds["model_discrepancy"][i]) if "model_discrepancy" in ds else math.nan
+        for p in ("lam", "n"):
+            std = float(ds[f"clean_{p}_std"][i])
+            truth = float(ds[f"{p}_true"][i])
+            bias = fs * std * disc / sigma + OPTIMISER_STEP * max(1.0, abs(truth))
+            rows.append(
+                check(
+                    f"noise-free {tag}: {p} estimate vs truth",
+                    float(ds[f"{p}_true"][i]),
+                    float(ds[f"clean_{p}_est"][i]),
+                    bias,
+                    mode="abs",
+                    note=f"std {std:.2g}; forward-model error {disc:.2g}; tol = {fs:g}"
+                    f" x std x error / sigma_rel + optimiser step; {ok}; data "
+                    f"{a['truth_mesh']} elements, model {a['forward_mesh']}",
                     case=a["case"],
                 )
             )
@@ -1066,6 +1084,20 @@ def integrators_checks(
     return rows
 
 
+class _RunBound(NamedTuple):
+    """Run ``i`` of an integrator study ``d`` (case ``c``): its label and the shared terms of
+    its bounds (``fs`` estimate factor, ``nl`` geometric nonlinearity, the solver's error)."""
+
+    c: str
+    d: xr.Dataset
+    i: int
+    run: str
+    fs: float
+    nl: float
+    solver: float
+    solver_name: str
+
+
 def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
     rows = []
     a = d.attrs
@@ -1078,100 +1110,127 @@ def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
     steps = float(d["steps"][i])
     solver = steps * (EPS if explicit else newton_tol)
     solver_name = "round-off eps x steps" if explicit else "Newton tol x steps"
+    r = _RunBound(c, d, i, run, fs, nl, solver, solver_name)
     if explicit and not damped:
-        lin = float(d["tip_error_linear"][i])
-        # the nonlinear part of the tip difference history, estimated by halving the load
-        # (tip_error_nonlinear; its order in g: half_load_order), bounds |tip_error - lin|
-        est = float(d["tip_error_nonlinear"][i]) if "tip_error_nonlinear" in d else math.nan
-        if math.isfinite(est):
-            b = Bound().add(f"{fs:g} x nonlinear part (load halving)", fs * est)
-        else:  # a result without the halving runs
-            b = Bound().add(f"{fs:g} x nonlinearity x linear error", fs * nl * lin)
-        b.add(solver_name, solver)
+        rows.extend(_tip_history_rows(r))
+    if not (explicit and damped):  # the damped explicit run is the damped runs' reference
+        rows.extend(_fit_rows(r, damped, tol))
+    if damped:
+        rows.extend(_damped_rows(r, explicit))
+    return rows
+
+
+def _tip_history_rows(r: _RunBound) -> list[dict[str, Any]]:
+    """An undamped explicit run's tip history against the reference's, beyond the linear
+    model's difference by at most its nonlinear part."""
+    c, d, i, run, fs, nl, solver, solver_name = r
+    rows = []
+    lin = float(d["tip_error_linear"][i])
+    # the nonlinear part of the tip difference history, estimated by halving the load
+    # (tip_error_nonlinear; its order in g: half_load_order), bounds |tip_error - lin|
+    est = float(d["tip_error_nonlinear"][i]) if "tip_error_nonlinear" in d else math.nan
+    if math.isfinite(est):
+        b = Bound().add(f"{fs:g} x nonlinear part (load halving)", fs * est)
+    else:  # a result without the halving runs
+        b = Bound().add(f"{fs:g} x nonlinearity x linear error", fs * nl * lin)
+    b.add(solver_name, solver)
+    rows.append(
+        check(
+            f"{run}: tip history vs the reference (explicit at dt/4)",
+            lin,
+            float(d["tip_error"][i]),
+            b.total,
+            mode="abs",
+            note="max |tip - tip_ref| / max |tip_ref|; reference: the linear model's; " + b.note(),
+            case=c,
+        )
+    )
+    if math.isfinite(est) and "tip_difference_vs_linear" in d:
+        # the whole history (the maximum above can hide a change): D - D_lin is the
+        # nonlinear part itself, so the same bound holds without the triangle inequality
         rows.append(
             check(
-                f"{run}: tip history vs the reference (explicit at dt/4)",
-                lin,
-                float(d["tip_error"][i]),
+                f"{run}: tip difference history vs the linear model's (max over t)",
+                0.0,
+                float(d["tip_difference_vs_linear"][i]),
                 b.total,
                 mode="abs",
-                note="max |tip - tip_ref| / max |tip_ref|; reference: the linear "
-                "model's; " + b.note(),
+                note="max |D - D_lin|, D = (tip - tip_ref) / max |tip_ref|; " + b.note(),
                 case=c,
             )
         )
-        if math.isfinite(est) and "tip_difference_vs_linear" in d:
-            # the whole history (the maximum above can hide a change): D - D_lin is the
-            # nonlinear part itself, so the same bound holds without the triangle inequality
-            rows.append(
-                check(
-                    f"{run}: tip difference history vs the linear model's (max over t)",
-                    0.0,
-                    float(d["tip_difference_vs_linear"][i]),
-                    b.total,
-                    mode="abs",
-                    note="max |D - D_lin|, D = (tip - tip_ref) / max |tip_ref|; " + b.note(),
-                    case=c,
-                )
-            )
-    if not (explicit and damped):  # the damped explicit run is the damped runs' reference
-        ref = np.flatnonzero(
-            (d["damped"].values == int(damped)) & (d["run"].values == _reference_of(d, damped))
-        )[0]
-        lin = _linear_measures(d, i, ref)
-        for name, key, std_key in (
-            ("period error", "period_error", "period_error_std"),
-            ("decay per period", "decay_per_period_rel", "decay_per_period_std"),
-        ):
-            sd = float(d[std_key][i])
-            b = Bound().add(f"{tol['fit_sigmas']:g} x fit std", tol["fit_sigmas"] * sd)
-            b.add(f"{fs:g} x nonlinearity", fs * nl * abs(lin[key]))
-            b.add(solver_name, solver).add("floor theory_abs", tol["theory_abs"])
-            note = f"SDOF theory {float(d[f'theory_{key}'][i]):.4g}; " + b.note()
-            if key == "period_error":
-                note = f"omega_1 dt = {float(d['omega_dt'][i]):.3g}; " + note
-            rows.append(
-                check(
-                    f"{run}: {name} vs the linear discrete model",
-                    lin[key],
-                    float(d[key][i]),
-                    b.total,
-                    mode="abs",
-                    note=note,
-                    case=c,
-                )
-            )
-    if damped:
-        lin = float(d["final_tip_linear"][i])
-        st = float(a["static_tip"])
-        b = Bound().add(
-            f"{fs:g} x (nonlinearity x residual + last shortened sample)",
-            fs * (nl * abs(lin) + float(d["final_tip_sample_bound"][i])),
-        )
-        b.add(solver_name, solver)
+    return rows
+
+
+def _fit_rows(r: _RunBound, damped: bool, tol) -> list[dict[str, Any]]:
+    """The fitted period error and decay per period against the linear discrete model's."""
+    c, d, i, run, fs, nl, solver, solver_name = r
+    rows = []
+    ref = np.flatnonzero(
+        (d["damped"].values == int(damped)) & (d["run"].values == _reference_of(d, damped))
+    )[0]
+    lin = _linear_measures(d, i, ref)
+    for name, key, std_key in (
+        ("period error", "period_error", "period_error_std"),
+        ("decay per period", "decay_per_period_rel", "decay_per_period_std"),
+    ):
+        sd = float(d[std_key][i])
+        b = Bound().add(f"{tol['fit_sigmas']:g} x fit std", tol["fit_sigmas"] * sd)
+        b.add(f"{fs:g} x nonlinearity", fs * nl * abs(lin[key]))
+        b.add(solver_name, solver).add("floor theory_abs", tol["theory_abs"])
+        note = f"SDOF theory {float(d[f'theory_{key}'][i]):.4g}; " + b.note()
+        if key == "period_error":
+            note = f"omega_1 dt = {float(d['omega_dt'][i]):.3g}; " + note
         rows.append(
             check(
-                f"{run}: final tip vs static tip + linear residual",
-                st + lin * abs(st),
-                float(d["final_tip"][i]),
+                f"{run}: {name} vs the linear discrete model",
+                lin[key],
+                float(d[key][i]),
                 b.total,
-                note=f"m; linear residual {lin:.3g} of the static tip; " + b.note(),
+                mode="abs",
+                note=note,
                 case=c,
             )
         )
-        if explicit:
-            lin_rate = float(d["decay_rate_linear"][i])
-            b = Bound().add(f"{fs:g} x nonlinearity", fs * nl).add(solver_name, solver)
-            rows.append(
-                check(
-                    f"{run}: decay rate vs the linear discrete model (alpha / 2 = zeta omega_1)",
-                    lin_rate,
-                    float(d["decay_rate"][i]),
-                    b.total,
-                    note=f"1/s; alpha / 2 = {a['damping_alpha'] / 2:.6g}; " + b.note(),
-                    case=c,
-                )
+    return rows
+
+
+def _damped_rows(r: _RunBound, explicit: bool) -> list[dict[str, Any]]:
+    """A damped run's final tip against the static tip plus the linear residual and, for the
+    explicit run, its decay rate against the linear discrete model's."""
+    c, d, i, run, fs, nl, solver, solver_name = r
+    a = d.attrs
+    rows = []
+    lin = float(d["final_tip_linear"][i])
+    st = float(a["static_tip"])
+    b = Bound().add(
+        f"{fs:g} x (nonlinearity x residual + last shortened sample)",
+        fs * (nl * abs(lin) + float(d["final_tip_sample_bound"][i])),
+    )
+    b.add(solver_name, solver)
+    rows.append(
+        check(
+            f"{run}: final tip vs static tip + linear residual",
+            st + lin * abs(st),
+            float(d["final_tip"][i]),
+            b.total,
+            note=f"m; linear residual {lin:.3g} of the static tip; " + b.note(),
+            case=c,
+        )
+    )
+    if explicit:
+        lin_rate = float(d["decay_rate_linear"][i])
+        b = Bound().add(f"{fs:g} x nonlinearity", fs * nl).add(solver_name, solver)
+        rows.append(
+            check(
+                f"{run}: decay rate vs the linear discrete model (alpha / 2 = zeta omega_1)",
+                lin_rate,
+                float(d["decay_rate"][i]),
+                b.total,
+                note=f"1/s; alpha / 2 = {a['damping_alpha'] / 2:.6g}; " + b.note(),
+                case=c,
             )
+        )
     return rows
 
 
@@ -1208,9 +1267,46 @@ def scaling_checks(
     the generalized-alpha step chosen on the calibration mesh meets the tip-error target on
     every other mesh (on the calibration mesh it does by construction); the calibration found
     such a step."""
+    tol = report_tolerances("scaling", tolerances)
+    a = ds.attrs
+    case = a["case"]
+    n = ds["mesh"].values
+    rows = _scaling_timing_rows(ds, tol)
+    for i in range(n.size):
+        if int(n[i]) == int(a["calibration_mesh"]):  # the step was chosen to meet it there
+            continue
+        e_ex = float(ds["implicit_tip_error_explicit"][i])
+        e = e_ex if np.isfinite(e_ex) else float(ds["implicit_tip_error_fine"][i])
+        src = "vs explicit" if np.isfinite(e_ex) else "vs GA dt/4 (Richardson)"
+        rows.append(
+            check(
+                f"GA tip error <= target ({n[i]} elements)",
+                a["tip_error_target"],
+                e,
+                tol["tip_error_rel"],
+                mode="max",
+                note=src,
+                case=case,
+            )
+        )
+    rows.append(
+        check(
+            "calibration found a step meeting the target",
+            1.0,
+            float(a["per_period_met_target"]),
+            0.0,
+            mode="min",
+            case=case,
+        )
+    )
+    return rows
+
+
+def _scaling_timing_rows(ds: xr.Dataset, tol: Mapping[str, float]) -> list[dict[str, Any]]:
+    """The informational rows of the scaling report (measured times; see
+    :func:`scaling_checks`)."""
     from ancf_beam.studies.convergence import fit_slope
 
-    tol = report_tolerances("scaling", tolerances)
     a = ds.attrs
     case = a["case"]
     n = ds["mesh"].values
@@ -1254,31 +1350,4 @@ def scaling_checks(
                 informational=True,
             )
         )
-    for i in range(n.size):
-        if int(n[i]) == int(a["calibration_mesh"]):  # the step was chosen to meet it there
-            continue
-        e_ex = float(ds["implicit_tip_error_explicit"][i])
-        e = e_ex if np.isfinite(e_ex) else float(ds["implicit_tip_error_fine"][i])
-        src = "vs explicit" if np.isfinite(e_ex) else "vs GA dt/4 (Richardson)"
-        rows.append(
-            check(
-                f"GA tip error <= target ({n[i]} elements)",
-                a["tip_error_target"],
-                e,
-                tol["tip_error_rel"],
-                mode="max",
-                note=src,
-                case=case,
-            )
-        )
-    rows.append(
-        check(
-            "calibration found a step meeting the target",
-            1.0,
-            float(a["per_period_met_target"]),
-            0.0,
-            mode="min",
-            case=case,
-        )
-    )
     return rows
