@@ -112,32 +112,31 @@ def audit_frame(rows: list[AuditRow]):
 def run_seed_audit() -> list[AuditRow]:
     """The audit table (see the module docstring), computed now."""
     rows: list[AuditRow] = []
-    rows += _seed000_section_and_frequencies()
-    rows += _seed000_statics()
+    rows += _seed000_section()
+    rows += _seed000_frequencies()
+    rows += _seed000_uniform_statics()
+    rows += _seed000_graded_statics()
     rows += _seed000_time_step()
+    rows += _seed000_energy()
     rows += _seed000_element_and_large_deflection()
+    rows += _seed000_clamp()
     rows += _seed002()
-    rows += _seed003()
-    rows += _seed004()
+    rows += _seed003_contact()
+    rows += _seed003_steps()
+    rows += _seed004_clearance()
+    rows += _seed004_damping()
     return rows
 
 
 # --------------------------------------------------------------------------------------------
 # seed 000: the ANCF cantilever
 # --------------------------------------------------------------------------------------------
-def _seed000_section_and_frequencies() -> list[AuditRow]:
-    from ancf_beam.beam.defects import SectionProfile, gradient_factor
-    from ancf_beam.references.transfer import cantilever_beta_l, uniform_frequencies
-    from ancf_beam.solvers.modal import modal_analysis
+def _seed000_section() -> list[AuditRow]:
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.references.transfer import cantilever_beta_l
 
-    c = _case()
-    p = SectionProfile(c)
+    p = SectionProfile(_case())
     area, inertia = float(p.A(0.0)), float(p.I(0.0))
-    ei, rhoa = float(p.EI(0.0)), float(p.rhoA(0.0))
-    w_cf = float(uniform_frequencies(L, ei, rhoa, 1)[0])
-    w_ancf = float(modal_analysis(_model(), n_modes=1).omega[0])
-    w_graded = float(modal_analysis(_model(**{"defect.lam": 0.5, "defect.n": 2.0}), 1).omega[0])
-    lam_tip = float(gradient_factor(_case(**{"defect.lam": 0.5}).defect.E, 1.0))
     return [
         AuditRow(
             "000 §5.3",
@@ -172,6 +171,21 @@ def _seed000_section_and_frequencies() -> list[AuditRow]:
             "root of 1 + cos(b) cosh(b) = 0",
             "references.transfer.cantilever_beta_l",
         ),
+    ]
+
+
+def _seed000_frequencies() -> list[AuditRow]:
+    from ancf_beam.beam.defects import SectionProfile, gradient_factor
+    from ancf_beam.references.transfer import uniform_frequencies
+    from ancf_beam.solvers.modal import modal_analysis
+
+    p = SectionProfile(_case())
+    ei, rhoa = float(p.EI(0.0)), float(p.rhoA(0.0))
+    w_cf = float(uniform_frequencies(L, ei, rhoa, 1)[0])
+    w_ancf = float(modal_analysis(_model(), n_modes=1).omega[0])
+    w_graded = float(modal_analysis(_model(**{"defect.lam": 0.5, "defect.n": 2.0}), 1).omega[0])
+    lam_tip = float(gradient_factor(_case(**{"defect.lam": 0.5}).defect.E, 1.0))
+    return [
         AuditRow(
             "000 §5.3",
             "omega_1 of the uniform seed beam",
@@ -210,7 +224,7 @@ def _seed000_section_and_frequencies() -> list[AuditRow]:
     ]
 
 
-def _seed000_statics() -> list[AuditRow]:
+def _seed000_uniform_statics() -> list[AuditRow]:
     from ancf_beam.beam.defects import SectionProfile
     from ancf_beam.references.transfer import uniform_static_tip
 
@@ -220,11 +234,6 @@ def _seed000_statics() -> list[AuditRow]:
     ne = {"mesh.n_elements": 40}  # the seed's mesh in 6.2
     w_u = _static_tip(**ne)
     w_lin = -_linear_tip(ne)
-    grad = {
-        (lam, n): _static_tip(**ne, **{"defect.lam": lam, "defect.n": n})
-        for lam, n in ((0.3, 1.0), (0.6, 1.0), (0.6, 2.0))
-    }
-    r03, r06 = grad[0.3, 1.0] / w_u, grad[0.6, 1.0] / w_u
     how = "nonlinear ANCF static equilibrium, 40 elements"
     return [
         AuditRow(
@@ -263,6 +272,19 @@ def _seed000_statics() -> list[AuditRow]:
             "beam deflect slightly less, not 1.7 % more",
             how + " vs the small-deflection model",
         ),
+    ]
+
+
+def _seed000_graded_statics() -> list[AuditRow]:
+    ne = {"mesh.n_elements": 40}  # the seed's mesh in 6.2
+    w_u = _static_tip(**ne)
+    grad = {
+        (lam, n): _static_tip(**ne, **{"defect.lam": lam, "defect.n": n})
+        for lam, n in ((0.3, 1.0), (0.6, 1.0), (0.6, 2.0))
+    }
+    r03, r06 = grad[0.3, 1.0] / w_u, grad[0.6, 1.0] / w_u
+    how = "nonlinear ANCF static equilibrium, 40 elements"
+    return [
         AuditRow(
             "000 §6.2",
             "static tip, lam = 0.3, n = 1",
@@ -341,14 +363,10 @@ def _linear_tip(over) -> float:
 
 def _seed000_time_step() -> list[AuditRow]:
     from ancf_beam.solvers.critical import critical_dt
-    from ancf_beam.solvers.explicit import simulate_explicit
 
     dt20, dt40 = _dt_critical(20), _dt_critical(40)
     dt5, dt10 = _dt_critical(5), _dt_critical(10)
     c_fit = critical_dt(_model(**{"mesh.n_elements": 80})).formula_C
-    m20 = _model()
-    run = simulate_explicit(m20, 0.2, 0.5 * dt20, dt20, progress=False)
-    run08 = simulate_explicit(m20, 0.2, 0.8 * dt20, dt20, progress=False)
     return [
         AuditRow(
             "000 §3.3",
@@ -410,6 +428,17 @@ def _seed000_time_step() -> list[AuditRow]:
             f"{2 * dt20 / dt40:.1f} x (the seed: 8 x) from 20 to 40 elements",
             "2 / omega_max",
         ),
+    ]
+
+
+def _seed000_energy() -> list[AuditRow]:
+    from ancf_beam.solvers.explicit import simulate_explicit
+
+    dt20 = _dt_critical(20)
+    m20 = _model()
+    run = simulate_explicit(m20, 0.2, 0.5 * dt20, dt20, progress=False)
+    run08 = simulate_explicit(m20, 0.2, 0.8 * dt20, dt20, progress=False)
+    return [
         AuditRow(
             "000 §5.2",
             "energy fluctuation at dt <= 0.5 dt_cr",
@@ -440,14 +469,11 @@ def _seed000_time_step() -> list[AuditRow]:
 def _seed000_element_and_large_deflection() -> list[AuditRow]:
     from ancf_beam.beam.defects import SectionProfile
     from ancf_beam.references.elastica import solve_elastica
-    from ancf_beam.solvers.modal import omega_max
 
     m20 = _model()
     ref_force = _seed_element_reference_force(m20)
     p = SectionProfile(_case())
     ea = float(p.EA(0.0))
-    dt_pen = _penalty_clamp_dt(m20)
-    dt_elim = 2.0 / omega_max(m20)[0]
     gauss = np.polynomial.legendre.leggauss(2)[0]
     e45, lin45 = _linear_error_at_angle(-45.0)
     lin63 = _linear_error(2.07e8)
@@ -502,6 +528,16 @@ def _seed000_element_and_large_deflection() -> list[AuditRow]:
             "(E0 = 2.07e6 Pa)",
             "extensible elastica",
         ),
+    ]
+
+
+def _seed000_clamp() -> list[AuditRow]:
+    from ancf_beam.solvers.modal import omega_max
+
+    m20 = _model()
+    dt_pen = _penalty_clamp_dt(m20)
+    dt_elim = 2.0 / omega_max(m20)[0]
+    return [
         AuditRow(
             "000 §4.3",
             "unknowns after eliminating the clamp, 20 elements",
@@ -629,18 +665,18 @@ def _seed002() -> list[AuditRow]:
     ]
 
 
-def _seed003() -> list[AuditRow]:
-    m1, m2, k, c = 2.0, 3.0, 1e7, 200.0
+#: the contact pair of seed 003's example: masses (kg), stiffness (N/m), damping (N s/m)
+_SEED003_PAIR = (2.0, 3.0, 1e7, 200.0)
+_SEED003_HOW = "closed form, m1 = 2 kg, m2 = 3 kg, k = 1e7 N/m, c = 200 N s/m"
+
+
+def _seed003_contact() -> list[AuditRow]:
+    m1, m2, k, c = _SEED003_PAIR
     m_eff = m1 * m2 / (m1 + m2)
     w = math.sqrt(k / m_eff)
     zeta = c / (2.0 * math.sqrt(k * m_eff))
-    dt_cr = 2.0 / w
-    dt_cr_damped = dt_cr * (math.sqrt(1.0 + zeta**2) - zeta)
-    elong = _period_elongation(w * 5e-4)
-    dt_1pc = _step_for_elongation(w, 0.01)
     c_lo, c_hi = (2 * z * math.sqrt(k * m_eff) for z in (0.1, 0.3))
-    k_for_1e7 = m_eff * (2.0 / 1e-7) ** 2
-    how = "closed form, m1 = 2 kg, m2 = 3 kg, k = 1e7 N/m, c = 200 N s/m"
+    how = _SEED003_HOW
     return [
         AuditRow(
             "003 §4",
@@ -687,6 +723,21 @@ def _seed003() -> list[AuditRow]:
             f"0.1-0.3 needs c = {c_lo:.0f}-{c_hi:.0f} N s/m",
             how,
         ),
+    ]
+
+
+def _seed003_steps() -> list[AuditRow]:
+    m1, m2, k, c = _SEED003_PAIR
+    m_eff = m1 * m2 / (m1 + m2)
+    w = math.sqrt(k / m_eff)
+    zeta = c / (2.0 * math.sqrt(k * m_eff))
+    dt_cr = 2.0 / w
+    dt_cr_damped = dt_cr * (math.sqrt(1.0 + zeta**2) - zeta)
+    elong = _period_elongation(w * 5e-4)
+    dt_1pc = _step_for_elongation(w, 0.01)
+    k_for_1e7 = m_eff * (2.0 / 1e-7) ** 2
+    how = _SEED003_HOW
+    return [
         AuditRow(
             "003 §4",
             "explicit step for the contact",
@@ -745,7 +796,7 @@ def _step_for_elongation(omega: float, target: float) -> float:
     )
 
 
-def _seed004() -> list[AuditRow]:
+def _seed004_clearance() -> list[AuditRow]:
     c = 0.25e-3
     phase = math.degrees(math.asin(c / CRANK_L))
     l_for_3 = c / math.sin(math.radians(3.0))
@@ -753,13 +804,6 @@ def _seed004() -> list[AuditRow]:
     r_b = r_j + c
     r_seed = 1.0 / (1.0 / r_j + 1.0 / r_b)
     r_conf = r_b * r_j / (r_b - r_j)
-    gam = 0.7
-    beta = 0.25 * (gam + 0.5) ** 2
-    rho_inf = float(np.abs(np.linalg.eigvals(newmark_amplification(beta, gam, 1e6))).max())
-    wdt = 2 * math.pi / 60
-    decay = (
-        1.0 - float(np.abs(np.linalg.eigvals(newmark_amplification(beta, gam, wdt))).max()) ** 60
-    )
 
     def cd(v, vs=0.001, vd=0.01):
         v = abs(v)
@@ -805,6 +849,18 @@ def _seed004() -> list[AuditRow]:
             "static friction in that zone",
             "the seed's Cd(v_t)",
         ),
+    ]
+
+
+def _seed004_damping() -> list[AuditRow]:
+    gam = 0.7
+    beta = 0.25 * (gam + 0.5) ** 2
+    rho_inf = float(np.abs(np.linalg.eigvals(newmark_amplification(beta, gam, 1e6))).max())
+    wdt = 2 * math.pi / 60
+    decay = (
+        1.0 - float(np.abs(np.linalg.eigvals(newmark_amplification(beta, gam, wdt))).max()) ** 60
+    )
+    return [
         AuditRow(
             "004 §3.2",
             "Newmark gamma = 0.7 as numerical damping",
