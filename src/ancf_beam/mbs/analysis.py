@@ -286,10 +286,49 @@ def run_mechanism(
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
     res = integrate(mech.system, settings, v0=mech.v0, progress=progress)
+    data = _history_data(res)
+    summary = _base_summary(spec, mech, settings, res)
+    coords: dict[str, Any] = {"time": ("time", res.t, {"units": "s"})}
+    if spec.kind == "two-body":
+        _two_body_outputs(mech, res, summary, data)
+    elif spec.kind == "pendulum":
+        _pendulum_outputs(mech, res, summary, data)
+    else:
+        names = _slider_crank_outputs(mech, res, summary, data)
+    contact_names = _contact_data(mech, res, data)
+    if mech.spec.clearance is not None:
+        cs, hist = clearance_outputs(mech, res)
+        summary.update(cs)
+        data["contact_state"] = (("time", "contact"), hist["contact_state"][:, None], {
+            "long_name": "0 free flight, 1 impact, 2 continuous contact"})  # fmt: skip
+    if contact_names:
+        coords["contact"] = ("contact", contact_names)
+    if spec.kind == "slider-crank":
+        coords["joint"] = ("joint", names)
+    ds = xr.Dataset(data, coords=coords)
     system = mech.system
-    t = res.t
-    time_attrs = {"units": "s"}
-    data: dict[str, Any] = {
+    extra = {f"solver.{k}": v for k, v in (res.stats or {}).items()}
+    ds.attrs.update(
+        provenance_attrs(
+            spec,
+            study="mechanism",
+            kind=spec.kind,
+            integrator=settings.integrator,
+            dt=res.dt,
+            steps=res.steps,
+            wall_s=res.wall_s,
+            n_dof=system.n,
+            n_equations=system.m,
+            equations=", ".join(system.row_labels),
+            **extra,
+        )
+    )
+    return summary, ds
+
+
+def _history_data(res: MechanismResult) -> dict[str, Any]:
+    """The Dataset variables every mechanism run has: constraint residuals and energies."""
+    return {
         "constraint_violation": ("time", res.phi_max,
                                  {"units": "m (rad for angle equations)",
                                   "long_name": "largest |Phi| over the constraint equations"}),
@@ -305,13 +344,19 @@ def run_mechanism(
             "units": "J", "long_name": "work fed in by the drives since t = 0 (booked every "
             "step: energy_total - drive_work is conserved)"}),
     }  # fmt: skip
-    drift = res.energy_drift_rel() if system.energy_balance_closes else math.nan
+
+
+def _base_summary(
+    spec: MechanismSpec, mech: Mechanism, settings: IntegratorSettings, res: MechanismResult
+) -> dict[str, Any]:
+    """The summary fields every mechanism run has (case, integrator, steps, residuals, drift)."""
+    drift = res.energy_drift_rel() if mech.system.energy_balance_closes else math.nan
     drift = None if math.isnan(drift) else drift  # a drive feeds work in / round-off only
-    summary: dict[str, Any] = {
+    return {
         "case": spec.name,
         "kind": spec.kind,
         "integrator": settings.integrator,
-        "t_end": float(t[-1]),
+        "t_end": float(res.t[-1]),
         "dt": None if math.isnan(res.dt) else res.dt,
         "steps": res.steps,
         "wall_s": res.wall_s,
@@ -319,80 +364,64 @@ def run_mechanism(
         "max_velocity_violation": float(np.max(res.dphi_max)) if res.dphi_max.size else 0.0,
         "energy_drift_rel": drift,
     }
-    if spec.kind == "two-body":
-        summary.update(_two_body_summary(mech, res, data))
-        o1, o2 = (b.offset for b in mech.bodies)
-        data.update(
-            x1=("time", res.q[:, o1], {"units": "m"}),
-            x2=("time", res.q[:, o2], {"units": "m"}),
-            v1=("time", res.v[:, o1], {"units": "m/s"}),
-            v2=("time", res.v[:, o2], {"units": "m/s"}),
-        )
-    elif spec.kind == "pendulum":
-        tip = mech.beam.node(-1).position(res.q)
-        summary["tip_x"] = float(tip[-1, 0])
-        summary["tip_y"] = float(tip[-1, 1])
-        data["tip_x"] = ("time", tip[:, 0], {"units": "m", "long_name": "free-end x position"})
-        data["tip_y"] = ("time", tip[:, 1], {"units": "m", "long_name": "free-end y position"})
-    else:
-        o = mech.slider.offset
-        x, v, a = res.q[:, o], res.v[:, o], res.a[:, o]
-        torque = -res.lam[:, mech.drive.first_row]
-        names, reac = _reactions(mech, res)
-        summary.update(
-            slider_x=float(x[-1]), slider_v=float(v[-1]), slider_a=float(a[-1]),
-            slider_a_max=float(a.max()), slider_a_min=float(a.min()),
-            drive_torque_max=float(np.max(np.abs(torque))),
-            reaction_max=float(reac.max()) if reac.size else 0.0,
-        )  # fmt: skip
-        data.update(
-            slider_x=("time", x, {"units": "m"}),
-            slider_v=("time", v, {"units": "m/s"}),
-            slider_a=("time", a, {"units": "m/s^2"}),
-            crank_angle=("time", res.q[:, mech.crank.angle_index], {"units": "rad"}),
-            drive_torque=("time", torque, {"units": "N m",
-                                           "long_name": "drive torque on the crank (ccw +)"}),
-            reaction_force=(("time", "joint"), reac, {"units": "N",
-                                                      "long_name": "joint force magnitude"}),
-        )  # fmt: skip
-        if mech.beam is not None:
-            _damage_data(mech, summary, data)
-            mid = midspan_deflection(mech, res.q)
-            summary["midspan_deflection_max"] = float(np.max(np.abs(mid)))
-            data["midspan_deflection"] = (
-                "time",
-                mid,
-                {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
-            )
-    contact_names = _contact_data(mech, res, data)
-    if mech.spec.clearance is not None:
-        cs, hist = clearance_outputs(mech, res)
-        summary.update(cs)
-        data["contact_state"] = (("time", "contact"), hist["contact_state"][:, None], {
-            "long_name": "0 free flight, 1 impact, 2 continuous contact"})  # fmt: skip
-    coords: dict[str, Any] = {"time": ("time", t, time_attrs)}
-    if contact_names:
-        coords["contact"] = ("contact", contact_names)
-    if spec.kind == "slider-crank":
-        coords["joint"] = ("joint", names)
-    ds = xr.Dataset(data, coords=coords)
-    extra = {f"solver.{k}": v for k, v in (res.stats or {}).items()}
-    ds.attrs.update(
-        provenance_attrs(
-            spec,
-            study="mechanism",
-            kind=spec.kind,
-            integrator=settings.integrator,
-            dt=res.dt,
-            steps=res.steps,
-            wall_s=res.wall_s,
-            n_dof=system.n,
-            n_equations=system.m,
-            equations=", ".join(system.row_labels),
-            **extra,
-        )  # fmt: skip
+
+
+def _two_body_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: dict) -> None:
+    """Two-body impact: the impact summary and the bodies' positions and velocities."""
+    summary.update(_two_body_summary(mech, res, data))
+    o1, o2 = (b.offset for b in mech.bodies)
+    data.update(
+        x1=("time", res.q[:, o1], {"units": "m"}),
+        x2=("time", res.q[:, o2], {"units": "m"}),
+        v1=("time", res.v[:, o1], {"units": "m/s"}),
+        v2=("time", res.v[:, o2], {"units": "m/s"}),
     )
-    return summary, ds
+
+
+def _pendulum_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: dict) -> None:
+    """Pendulum: the free end's final position and its history."""
+    tip = mech.beam.node(-1).position(res.q)
+    summary["tip_x"] = float(tip[-1, 0])
+    summary["tip_y"] = float(tip[-1, 1])
+    data["tip_x"] = ("time", tip[:, 0], {"units": "m", "long_name": "free-end x position"})
+    data["tip_y"] = ("time", tip[:, 1], {"units": "m", "long_name": "free-end y position"})
+
+
+def _slider_crank_outputs(
+    mech: Mechanism, res: MechanismResult, summary: dict, data: dict
+) -> list[str]:
+    """Slider-crank: slider motion, drive torque, joint reactions (and, with an ANCF rod, its
+    damage and mid-span deflection); returns the joint names of ``reaction_force``."""
+    o = mech.slider.offset
+    x, v, a = res.q[:, o], res.v[:, o], res.a[:, o]
+    torque = -res.lam[:, mech.drive.first_row]
+    names, reac = _reactions(mech, res)
+    summary.update(
+        slider_x=float(x[-1]), slider_v=float(v[-1]), slider_a=float(a[-1]),
+        slider_a_max=float(a.max()), slider_a_min=float(a.min()),
+        drive_torque_max=float(np.max(np.abs(torque))),
+        reaction_max=float(reac.max()) if reac.size else 0.0,
+    )  # fmt: skip
+    data.update(
+        slider_x=("time", x, {"units": "m"}),
+        slider_v=("time", v, {"units": "m/s"}),
+        slider_a=("time", a, {"units": "m/s^2"}),
+        crank_angle=("time", res.q[:, mech.crank.angle_index], {"units": "rad"}),
+        drive_torque=("time", torque, {"units": "N m",
+                                       "long_name": "drive torque on the crank (ccw +)"}),
+        reaction_force=(("time", "joint"), reac, {"units": "N",
+                                                  "long_name": "joint force magnitude"}),
+    )  # fmt: skip
+    if mech.beam is not None:
+        _damage_data(mech, summary, data)
+        mid = midspan_deflection(mech, res.q)
+        summary["midspan_deflection_max"] = float(np.max(np.abs(mid)))
+        data["midspan_deflection"] = (
+            "time",
+            mid,
+            {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
+        )
+    return names
 
 
 #: refinement of an adaptive run for an error estimate: rtol and atol divided by this
