@@ -95,6 +95,24 @@ class System:
         """Number the coordinates, assemble the constant data and check the constraints."""
         if self._final:
             return self
+        self._number_coordinates()
+        self._assemble_rows()
+        self._assemble_forces()
+        self._assemble_mass()
+        entries = self._assemble_beams()
+        self.const_jac = linear_rows(self.rows)
+        self.data = (
+            self.mlb, self.mfac, self.qg, tuple(entries), self.nonbeam, self.ei, self.ef,
+            self.fei, self.fef, self.const_jac,
+        )  # fmt: skip
+        self._w = self.work()
+        self._final = True
+        if check:
+            self.check_redundancy(self.q0, t0)
+        return self
+
+    def _number_coordinates(self) -> None:
+        """Give each body its offset in ``q``; the initial coordinates and velocity guess."""
         off = 0
         for b in self.bodies:
             b.offset = off
@@ -105,7 +123,8 @@ class System:
         self.q0 = np.concatenate([b.initial_coordinates() for b in self.bodies])
         self.v_guess = np.concatenate([b.initial_velocities() for b in self.bodies])
 
-        # constraint rows
+    def _assemble_rows(self) -> None:
+        """The constraint rows of the joints, numbered (function drivers get their index)."""
         rows: list[Row] = []
         self.function_drivers: list[Driver] = []
         for j in self.joints:
@@ -125,7 +144,8 @@ class System:
         if any(r.dofs() and (max(r.dofs()) >= self.n) for r in rows):
             raise ValueError("a joint refers to a body that is not part of the system")
 
-        # force elements
+    def _assemble_forces(self) -> None:
+        """The force elements' encoded parameters and their (zero) carried state."""
         fi, ff = [], []
         for fe in self.forces:
             if isinstance(fe, SpringDamper):
@@ -147,7 +167,8 @@ class System:
                                 if isinstance(fe, CircleContact)]  # fmt: skip
         self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
 
-        # mass, gravity
+    def _assemble_mass(self) -> None:
+        """The banded mass matrix, its Cholesky factor and the gravity forces."""
         mlb = np.zeros((BANDWIDTH + 1, self.n))
         qg = np.zeros(self.n)
         for b in self.bodies:
@@ -160,7 +181,9 @@ class System:
         if not band_cholesky(self.mlb, self.mfac):
             raise ValueError("the system mass matrix is not positive definite")
 
-        # beams
+    def _assemble_beams(self) -> list[tuple]:
+        """The beams' kernel entries (a dummy entry without beams), their damage states and
+        the coordinates that belong to no beam; returns the entries."""
         self.beams = [b for b in self.bodies if isinstance(b, BeamBody)]
         self.damage_states: dict[str, DamageState] = {}
         entries = []
@@ -182,16 +205,7 @@ class System:
         for b in self.beams:
             beam_dofs[b.offset : b.offset + b.n_dof] = True
         self.nonbeam = np.flatnonzero(~beam_dofs).astype(np.int64)
-        self.const_jac = linear_rows(rows)
-        self.data = (
-            self.mlb, self.mfac, self.qg, tuple(entries), self.nonbeam, self.ei, self.ef,
-            self.fei, self.fef, self.const_jac,
-        )  # fmt: skip
-        self._w = self.work()
-        self._final = True
-        if check:
-            self.check_redundancy(self.q0, t0)
-        return self
+        return entries
 
     # ------------------------------------------------------------------------------------
     # numba work arrays
