@@ -156,11 +156,27 @@ def integrate(
     if settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
         from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 
-        if settings.integrator != "adaptive":
-            res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)
-            return _with_roundoff(system, res)
-    if settings.integrator == "adaptive":
-        return _with_roundoff(system, integrate_adaptive(system, settings, q, v, a, lam))
+        res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)
+    elif settings.integrator == "adaptive":
+        res = integrate_adaptive(system, settings, q, v, a, lam)
+    else:
+        res = _integrate_fixed_step(system, settings, q, v, a, lam, progress, progress_interval_s)
+    return _with_roundoff(system, res)
+
+
+def _integrate_fixed_step(
+    system: System,
+    settings: IntegratorSettings,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    lam: np.ndarray,
+    progress: bool,
+    progress_interval_s: float,
+) -> MechanismResult:
+    """A run at a fixed step ``dt`` without contact elements: central differences
+    (:func:`~ancf_beam.mbs.explicit.run_explicit`) or the index-3 integrators
+    (:func:`~ancf_beam.mbs.index3.run_index3`), sampled every ``sample_dt``."""
     dt = settings.dt if settings.dt is not None else default_dt(system, settings)
     plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.sample_dt)
     check_mechanism(system, settings, plan.n_samples, plan.n_steps)
@@ -180,49 +196,19 @@ def integrate(
     t_start = time.perf_counter()
     c_start = time.process_time()
     stats: dict = {"dt": dt, "sample_every": sample_every}
+    args = (system, settings, dt, plan, q, v, a, lam, W, q_ref, buf, chunk_one, progress,
+            progress_interval_s)  # fmt: skip
     if settings.integrator == "central-difference":
-        k, steps = run_explicit(
-            system,
-            settings,
-            dt,
-            plan,
-            q,
-            v,
-            a,
-            lam,
-            W,
-            q_ref,
-            buf,
-            chunk_one,
-            progress,
-            progress_interval_s,
-        )
+        k, steps = run_explicit(*args)
         iters = None
     else:
-        k, steps, iters = run_index3(
-            system,
-            settings,
-            dt,
-            plan,
-            q,
-            v,
-            a,
-            lam,
-            W,
-            q_ref,
-            buf,
-            chunk_one,
-            progress,
-            progress_interval_s,
-            stats,
-        )
+        k, steps, iters = run_index3(*args, stats)
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     t = np.arange(plan.n_samples) * sample_every * dt
     t[k - 1] = settings.t_end  # the last record is the final state (the last step shortened)
-    res = buf.result(t, k, integrator=settings.integrator, dt=dt, steps=steps, wall_s=wall,
-                     cpu_s=cpu, newton_iterations=iters, stats=stats)  # fmt: skip
-    return _with_roundoff(system, res)
+    return buf.result(t, k, integrator=settings.integrator, dt=dt, steps=steps, wall_s=wall,
+                      cpu_s=cpu, newton_iterations=iters, stats=stats)  # fmt: skip
 
 
 def _with_roundoff(system: System, res: MechanismResult) -> MechanismResult:
