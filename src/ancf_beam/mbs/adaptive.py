@@ -150,9 +150,16 @@ class _AdaptiveRun:
             if system.has_function_drivers:
                 system.update_drivers(tj, W)
             core.accel_index1(
-                np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj, self.data, W,
-                st.alpha, st.beta, self.aw, self.lw,
-            )  # fmt: skip
+                np.ascontiguousarray(yj[:n]),
+                np.ascontiguousarray(yj[n:]),
+                tj,
+                self.data,
+                W,
+                st.alpha,
+                st.beta,
+                self.aw,
+                self.lw,
+            )
             total += wj * drive_power(self.lw, W[7])
         return total
 
@@ -227,8 +234,7 @@ class _AdaptiveRun:
         # sample the step where a contact is active, or where a free one could close
         # within it at its end speeds (a gap that dips below zero between the step ends)
         near = any(fst[e, core.S_FLAG] != 0.0 for e in self.contacts) or any(
-            min(gaps_prev[e], gaps[e]) <= h * max(abs(rates_prev[e]), abs(rates[e]))
-            for e in free
+            min(gaps_prev[e], gaps[e]) <= h * max(abs(rates_prev[e]), abs(rates[e])) for e in free
         )
         profile = self.recorder.profile(dense, t_old, solver.t, fst) if near else None
         onset = None
@@ -314,9 +320,12 @@ class _AdaptiveRun:
             self.diss += step_dissipation(system, dense, t_old, solver.t, system.fst, kinks)
             before = system.fst.copy()
             core.update_force_state(
-                np.ascontiguousarray(y1[:n]), np.ascontiguousarray(y1[n:]), solver.t, self.data,
+                np.ascontiguousarray(y1[:n]),
+                np.ascontiguousarray(y1[n:]),
+                solver.t,
+                self.data,
                 system.fst,
-            )  # fmt: skip
+            )
             self.recorder.step(t_old, solver.t, gaps_prev, self.gaps, before, y1, dense, profile)
 
     def result(self) -> MechanismResult:
@@ -332,9 +341,20 @@ class _AdaptiveRun:
                 qi, vi, self.ts[i], self.data, W, st.alpha, st.beta, self.aw, self.lw
             )
             record_sample(
-                i, qi, vi, self.aw, self.lw, self.data, W, u, p, self.diss_s[i], self.work_s[i],
-                self.q_ref, *self.buf.args(),
-            )  # fmt: skip
+                i,
+                qi,
+                vi,
+                self.aw,
+                self.lw,
+                self.data,
+                W,
+                u,
+                p,
+                self.diss_s[i],
+                self.work_s[i],
+                self.q_ref,
+                *self.buf.args(),
+            )
             self.buf.s[i] = self.states[i].ravel()
         wall = time.perf_counter() - self.t_start
         cpu = time.process_time() - self.c_start
@@ -348,9 +368,16 @@ class _AdaptiveRun:
         }
         contact = None if self.recorder is None else self.recorder.record()
         return self.buf.result(
-            self.ts, self.k, integrator="adaptive", dt=math.nan, steps=self.steps, wall_s=wall,
-            cpu_s=cpu, stats=stats, contact=contact,
-        )  # fmt: skip
+            self.ts,
+            self.k,
+            integrator="adaptive",
+            dt=math.nan,
+            steps=self.steps,
+            wall_s=wall,
+            cpu_s=cpu,
+            stats=stats,
+            contact=contact,
+        )
 
 
 def _contact_step(system) -> float:
@@ -373,8 +400,7 @@ def contact_fn(system, y, n, e):
     pp = np.zeros(8)
     pq = np.zeros(8)
     y = np.ascontiguousarray(y)
-    return core.contact_forces(system.fei[e], system.fef[e], system.fst[e], y[:n], y[n:], pp,
-                               pq)[7]  # fmt: skip
+    return core.contact_forces(system.fei[e], system.fef[e], system.fst[e], y[:n], y[n:], pp, pq)[7]
 
 
 def locate_force_end(system, dense, t0, t1, e, n):
@@ -411,8 +437,9 @@ def locate_onset(system, dense, t0, t1, free, gaps0, gaps1, profile, n):
     best = None
     for e in free:
         if gaps0[e] <= 0.0:  # touching at the start of the step already
-            if gaps1[e] < gaps0[e] or (profile is not None
-                                       and np.any(-profile[1][:, e, 0] < gaps0[e])):  # fmt: skip
+            if gaps1[e] < gaps0[e] or (
+                profile is not None and np.any(-profile[1][:, e, 0] < gaps0[e])
+            ):
                 te = t0
             else:
                 continue

@@ -102,9 +102,17 @@ class System:
         entries = self._assemble_beams()
         self.const_jac = linear_rows(self.rows)
         self.data = (
-            self.mlb, self.mfac, self.qg, tuple(entries), self.nonbeam, self.ei, self.ef,
-            self.fei, self.fef, self.const_jac,
-        )  # fmt: skip
+            self.mlb,
+            self.mfac,
+            self.qg,
+            tuple(entries),
+            self.nonbeam,
+            self.ei,
+            self.ef,
+            self.fei,
+            self.fef,
+            self.const_jac,
+        )
         self._w = self.work()
         self._final = True
         if check:
@@ -163,8 +171,9 @@ class System:
         self.fei = np.array(fi, dtype=np.int64).reshape(-1, N_INT)
         self.fef = np.array(ff, dtype=float).reshape(-1, N_FLT)
         self.fst = np.zeros((len(self.forces), STATE_SIZE))
-        self.contact_indices = [i for i, fe in enumerate(self.forces)
-                                if isinstance(fe, CircleContact)]  # fmt: skip
+        self.contact_indices = [
+            i for i, fe in enumerate(self.forces) if isinstance(fe, CircleContact)
+        ]
         self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
 
     def _assemble_mass(self) -> None:
@@ -197,8 +206,7 @@ class System:
                 dargs = tuple(dargs)
             else:
                 dargs = _dummy_damage_args()
-            entries.append((b.offset, b.n_dof, m.kernel_args(), bool(m.case.damage.enabled),
-                            dargs))  # fmt: skip
+            entries.append((b.offset, b.n_dof, m.kernel_args(), bool(m.case.damage.enabled), dargs))
         if not entries:
             entries.append((0, 0, _dummy_kernel_args(), False, _dummy_damage_args()))
         beam_dofs = np.zeros(self.n, dtype=bool)
@@ -272,8 +280,9 @@ class System:
         q = np.ascontiguousarray(q, float)
         v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
         phi, jc, jv, jn, gam, phit = (w[1], w[3], w[4], w[5], w[6], w[7])
-        core.eval_constraints(q, v, t, self.ei, self.ef, w[19], phi, jc, jv, jn, gam, phit, w[13],
-                              w[14])  # fmt: skip
+        core.eval_constraints(
+            q, v, t, self.ei, self.ef, w[19], phi, jc, jv, jn, gam, phit, w[13], w[14]
+        )
         jac = np.zeros((self.m, self.n))
         for r in range(self.m):
             np.add.at(jac[r], jc[r, : jn[r]], jv[r, : jn[r]])
@@ -294,8 +303,17 @@ class System:
         w = self._prep(t)
         a = np.zeros(self.n)
         lam = np.zeros(self.m)
-        res = core.accel_index1(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
-                                t, self.data, w, alpha, beta, a, lam)  # fmt: skip
+        res = core.accel_index1(
+            np.ascontiguousarray(q, float),
+            np.ascontiguousarray(v, float),
+            t,
+            self.data,
+            w,
+            alpha,
+            beta,
+            a,
+            lam,
+        )
         if res[4] == 0.0:
             raise np.linalg.LinAlgError("constraint Jacobian is rank deficient at this state")
         return a, lam
@@ -322,8 +340,20 @@ class System:
         v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
         lam = np.zeros(self.m) if lam is None else np.ascontiguousarray(lam, float)
         ab = np.zeros((2 * BANDWIDTH + 1, self.n))
-        core.system_tangent(np.ascontiguousarray(q, float), v, t, lam, self.data, self.fst, c_v,
-                            ab, w[13], w[14], w[15], w[16])  # fmt: skip
+        core.system_tangent(
+            np.ascontiguousarray(q, float),
+            v,
+            t,
+            lam,
+            self.data,
+            self.fst,
+            c_v,
+            ab,
+            w[13],
+            w[14],
+            w[15],
+            w[16],
+        )
         return band_to_dense(ab)
 
     def energies(self, q, v) -> dict[str, float]:
@@ -338,8 +368,9 @@ class System:
         """Clear the force elements' carried state and record contacts that already touch at
         ``(q, v, t)`` (:func:`ancf_beam.mbs.core.update_force_state`)."""
         self.fst[:] = 0.0
-        core.update_force_state(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
-                                t, self.data, self.fst)  # fmt: skip
+        core.update_force_state(
+            np.ascontiguousarray(q, float), np.ascontiguousarray(v, float), t, self.data, self.fst
+        )
 
     def contact_gaps(self, q) -> np.ndarray:
         """Signed gap (m) of every force element (``+inf`` for non-contacts); see
@@ -366,8 +397,7 @@ class System:
         """True when kinetic + potential energy + the booked dissipation (damage, contacts) is
         conserved: no driver feeds work in and every force element's work is in its potential
         or in the booked dissipation."""
-        return not any(j.works for j in self.joints) and all(f.energy_booked
-                                                             for f in self.forces)  # fmt: skip
+        return not any(j.works for j in self.joints) and all(f.energy_booked for f in self.forces)
 
     # ------------------------------------------------------------------------------------
     # consistent initial state
@@ -438,8 +468,9 @@ class System:
         mass = self.mass_dense()
         candidates = []
         if rigid_beams and self.beams:
-            t_blocks = [b_.rigid_velocity_modes(q[b_.offset : b_.offset + b_.n_dof])
-                        for b_ in self.bodies]  # fmt: skip
+            t_blocks = [
+                b_.rigid_velocity_modes(q[b_.offset : b_.offset + b_.n_dof]) for b_ in self.bodies
+            ]
             k = sum(tb.shape[1] for tb in t_blocks)
             tmat = np.zeros((self.n, k))
             col = 0
@@ -499,5 +530,21 @@ def _dummy_kernel_args():
 def _dummy_damage_args():
     z = np.zeros((1, 4))
     w = np.zeros((1, 1))
-    return (0, z, z.copy(), w, w.copy(), False, w.copy(), 0.0, 1.0, 0.0, w.copy(), w.copy(),
-            w.copy(), w.copy(), w.copy(), w.copy())  # fmt: skip
+    return (
+        0,
+        z,
+        z.copy(),
+        w,
+        w.copy(),
+        False,
+        w.copy(),
+        0.0,
+        1.0,
+        0.0,
+        w.copy(),
+        w.copy(),
+        w.copy(),
+        w.copy(),
+        w.copy(),
+        w.copy(),
+    )
