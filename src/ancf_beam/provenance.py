@@ -191,35 +191,12 @@ def build_run_crate(
     if parts:
         wf["hasPart"] = parts
     apps = [_add_software(crate, s) for s in [engine, *software]]
-    action = _context(
-        crate,
-        "#run",
-        {
-            "@type": "CreateAction",
-            "name": name,
-            "description": (
-                f"{description} Workflow at git commit {git_commit}; startTime and endTime "
-                "are the first and the last modification time of the outputs."
-            ),
-            "startTime": _iso(start),
-            "endTime": _iso(end),
-            "actionStatus": "http://schema.org/CompletedActionStatus",
-            "instrument": [wf, *apps],
-            "object": in_entities,
-            "result": out_entities,
-        },
+    action = _add_action(
+        crate, name, description, git_commit, start, end, [wf, *apps], in_entities, out_entities
     )
     crate.root_dataset.append_to("mentions", action)
     if readme is not None:
-        (root / "README.md").write_text(readme)
-        crate.add_file(
-            dest_path="README.md",
-            properties={
-                "name": "README.md",
-                "about": {"@id": "./"},
-                "encodingFormat": "text/markdown",
-            },
-        )
+        _add_readme(crate, root, readme)
     _single_values(crate)
     crate.metadata.write(root)
     return root / "ro-crate-metadata.json"
@@ -302,6 +279,41 @@ def _add_software(crate, s: Software):
             "name": s.name,
             "softwareVersion": s.version,
             **({"url": s.url} if s.url else {}),
+        },
+    )
+
+
+def _add_action(crate, name, description, git_commit, start, end, instrument, objects, results):
+    """The run itself, a ``CreateAction`` ``#run`` from the inputs to the outputs."""
+    return _context(
+        crate,
+        "#run",
+        {
+            "@type": "CreateAction",
+            "name": name,
+            "description": (
+                f"{description} Workflow at git commit {git_commit}; startTime and endTime "
+                "are the first and the last modification time of the outputs."
+            ),
+            "startTime": _iso(start),
+            "endTime": _iso(end),
+            "actionStatus": "http://schema.org/CompletedActionStatus",
+            "instrument": instrument,
+            "object": objects,
+            "result": results,
+        },
+    )
+
+
+def _add_readme(crate, root: Path, readme: str) -> None:
+    """Write ``root/README.md`` and describe it as being about the crate."""
+    (root / "README.md").write_text(readme)
+    crate.add_file(
+        dest_path="README.md",
+        properties={
+            "name": "README.md",
+            "about": {"@id": "./"},
+            "encodingFormat": "text/markdown",
         },
     )
 
