@@ -169,7 +169,11 @@ def render(schema: dict) -> str:
         "connecting rod) takes the beam-case sections `beam`, `material`, `defect`, `mesh`, "
         "`imperfection`, `damage` with the keys of the tables above.\n"
     )
+    text.append("### All kinds: `solver` and `baumgarte`\n")
+    common = {"solver": {"$ref": "#/$defs/mech_solver"}, "baumgarte": {"$ref": "#/$defs/baumgarte"}}
+    text.append(table(common, defs))
     beam_sections = {"beam", "material", "defect", "mesh", "imperfection", "damage", "kind"}
+    beam_sections |= set(common)
     for kind, name in (
         ("pendulum", "pendulum"),
         ("slider-crank", "slider_crank"),
