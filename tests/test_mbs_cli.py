@@ -221,3 +221,21 @@ def test_cli_errors_exit_codes_and_no_file(capsys, tmp_path):
     with pytest.raises(SystemExit) as info:  # --case is required
         main(["mechanism", "--json"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--integrator", "central-difference"],  # was: the whole run, then exit 1 (no episodes)
+        ["--set", "integrator=central-difference"],
+    ],
+)
+def test_clearance_with_central_differences_is_refused_before_the_run(capsys, tmp_path, argv):
+    """A clearance joint's outputs are its contact episodes, which central differences do not
+    record: the run is refused up front (exit 2, nothing written), naming the integrator."""
+    out = tmp_path / "m.nc"
+    args = ["mechanism", "--config", str(CONFIGS[1]), "--case", "slider_crank_clearance"]
+    code, _, err = run_cli(capsys, *args, *argv, "--out", str(out), "--quiet")
+    assert code == 2, err
+    assert "'central-difference' is invalid" in err and "generalized-alpha" in err, err
+    assert not list(tmp_path.iterdir())

@@ -34,6 +34,7 @@ from ancf_beam.errors import ConfigError
 __all__ = [
     "BEAM_CASE_SECTIONS",
     "BaumgarteSpec",
+    "CLEARANCE_INTEGRATORS",
     "CLEARANCE_JOINTS",
     "ClearanceSpec",
     "IVP_METHODS",
@@ -42,6 +43,7 @@ __all__ = [
     "MechanismSolverSpec",
     "MechanismSpec",
     "ROD_MODELS",
+    "check_clearance_integrator",
     "RigidLinkSpec",
     "RigidPartSpec",
     "mechanism_from_file",
@@ -57,6 +59,8 @@ ROD_MODELS = ("rigid", "ancf")
 IVP_METHODS = schema.enum("mech_solver", "method")
 BEAM_CASE_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
 CLEARANCE_JOINTS = schema.enum("clearance", "joint")
+#: the integrators that record contact episodes, which a clearance joint's outputs are made of
+CLEARANCE_INTEGRATORS = ("generalized-alpha", "newmark", "adaptive")
 
 
 @dataclass(frozen=True)
@@ -377,6 +381,7 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
     clearance = None
     if merged["clearance"] is not None:
         clearance = _clearance_spec(name, merged["clearance"])
+        check_clearance_integrator(name, merged["integrator"])
     return MechanismSpec(
         **common,
         beam=beam,
@@ -387,6 +392,21 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
         clearance=clearance,
         resolved=merged,
     )
+
+
+def check_clearance_integrator(name: str, integrator: str, override: bool = False) -> None:
+    """A clearance joint's outputs are its contact episodes: refuse an integrator that does not
+    record them (central differences), before any step is taken. ``override``: the integrator
+    was given for one run (CLI ``--integrator``), not by the configuration."""
+    if integrator not in CLEARANCE_INTEGRATORS:
+        what = f"config key 'mechanisms.{name}.integrator'"
+        if override:
+            what = f"the integrator of this run of mechanism '{name}'"
+        raise ConfigError(
+            f"{what} = {integrator!r} is invalid: expected one of "
+            f"{', '.join(CLEARANCE_INTEGRATORS)} (a clearance joint needs an integrator that "
+            "records its contact episodes)"
+        )
 
 
 def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) -> MechanismSpec:

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec
+from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
@@ -299,6 +299,8 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
+    if spec.clearance is not None and integrator is not None:
+        check_clearance_integrator(spec.name, integrator, override=True)
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
     res = integrate(mech.system, settings, v0=mech.v0, progress=progress)
