@@ -26,9 +26,10 @@ if not workflow.overwrite_configfiles:
 use_strict_config()
 
 
+# The library's schema (package data), the one home of every key, range and default.
 # set_default=False: the schema's default: annotations would otherwise be copied into every
-# partial case block and override the top-level sections; defaults come from ancf_beam.config.
-validate(config, "workflow/schemas/config.schema.yaml", set_default=False)
+# partial case block and override the top-level sections; the library fills the defaults.
+validate(config, str(ancf_config.SCHEMA_PATH), set_default=False)
 
 
 include: "workflow/rules/common.smk"

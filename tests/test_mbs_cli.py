@@ -10,17 +10,23 @@ import jsonschema
 import numpy as np
 import pytest
 import xarray as xr
-import yaml
 
 from ancf_beam.cli import main
 from ancf_beam.config import (
+    BEAM_CASE_SECTIONS,
     MECHANISM_KINDS,
+    RULES,
     ConfigError,
+    flatten,
     load_config,
     mechanism_names,
     resolve_case,
     resolve_mechanism,
+    schema,
+    validate_config,
 )
+from ancf_beam.config.mechanisms import KIND_NODES
+from ancf_beam.config.schema import SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = [ROOT / "config" / "config.yaml", ROOT / "config" / "quick.yaml"]
@@ -38,8 +44,8 @@ def run_cli(capsys, *args):
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_configs_with_mechanisms_validate_and_resolve(path):
     cfg = load_config(path)
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-    jsonschema.validate(cfg, schema)
+    jsonschema.validate(cfg, SCHEMA)  # the package's schema, read by jsonschema directly
+    validate_config(cfg)  # the library's reading of it
     assert mechanism_names(cfg)
     for name in mechanism_names(cfg):
         spec = resolve_mechanism(cfg, name)
@@ -48,31 +54,45 @@ def test_configs_with_mechanisms_validate_and_resolve(path):
         resolve_case(cfg, case)
 
 
-def _schema_keys(node, defs, prefix=""):
-    """Leaf keys of a schema node (following $ref, and every branch of a oneOf)."""
-    while "$ref" in node:
-        node = defs[node["$ref"].rsplit("/", 1)[-1]]
-    if "oneOf" in node:
-        return set().union(*(_schema_keys(b, defs, prefix) for b in node["oneOf"]))
-    if node.get("type") != "object" or "properties" not in node:
-        return {prefix[:-1]}
+def _schema_leaves(node, value, prefix=""):
+    """Leaf keys with a default of a schema node, in the branches that apply to ``value``."""
+    node = schema.resolve(node)
+    if node.get("type") != "object" or "default" in node:
+        return {prefix[:-1]} if "default" in node else set()
     keys = set()
-    for k, sub in node["properties"].items():
-        keys |= _schema_keys(sub, defs, f"{prefix}{k}.")
+    for k, sub in schema.properties(node, value).items():
+        keys |= _schema_leaves(sub, (value or {}).get(k), f"{prefix}{k}.")
     return keys
 
 
-def test_schema_mirrors_the_mechanism_rules():
-    from ancf_beam.config import BEAM_CASE_SECTIONS, CLEARANCE_KEYS, MECHANISM_RULES, RULES
+def _in_beam_case(key):
+    parts = key.split(".")
+    return parts[0] in BEAM_CASE_SECTIONS or parts[0] == "rod" and parts[1] in BEAM_CASE_SECTIONS
 
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-    keys = _schema_keys(schema["$defs"]["mechanism"], schema["$defs"])
-    beam = {k for k in RULES if k.split(".")[0] in BEAM_CASE_SECTIONS}
-    rod_beam = {f"rod.{k}" for k in beam}
-    # the two-body contact block is validated by ancf_beam.mbs.contact.ContactLaw, a clearance
-    # block by _clearance_spec
-    clearance = {f"clearance.{k}" for k in CLEARANCE_KEYS}
-    assert keys == set(MECHANISM_RULES) | beam | rod_beam | {"rod.model", "contact.law"} | clearance
+
+@pytest.mark.parametrize("block", [{"kind": "pendulum"}, {"kind": "slider-crank"},
+                                   {"kind": "slider-crank", "rod": {"model": "ancf"}},
+                                   {"kind": "two-body"}])  # fmt: skip
+def test_a_mechanism_resolves_exactly_the_schema_keys_and_defaults(block):
+    """One home: a mechanism given only its kind resolves to the schema's keys and defaults,
+    nothing more; its beam (pendulum, ANCF rod) to the keys of a beam case."""
+    spec = resolve_mechanism({"mechanisms": {"m": block}}, "m")
+    got = {k: v for k, v in flatten(spec.resolved).items() if not _in_beam_case(k)}
+    kind_node = schema.node(KIND_NODES[block["kind"]])
+    leaves = {k for k in _schema_leaves(kind_node, spec.resolved) if not _in_beam_case(k)}
+    assert set(got) - {"kind", "rod.model", "contact.law", "contact.k", "contact.c"} == leaves - {
+        "contact", "rod.model"}
+    for key in leaves - {"contact", "rod.model"}:
+        node = schema.resolve(kind_node)
+        value = spec.resolved
+        for part in key.split("."):
+            node = schema.resolve(schema.properties(node, value)[part])
+            value = value[part]
+        assert got[key] == node["default"], key
+    if spec.beam is not None:
+        case_keys = {k for k in RULES if k.split(".")[0] in BEAM_CASE_SECTIONS}
+        beam_keys = {k.removeprefix("rod.") for k in flatten(spec.resolved) if _in_beam_case(k)}
+        assert beam_keys == case_keys
 
 
 def test_config_yaml_holds_the_issue_cases():
@@ -201,3 +221,21 @@ def test_cli_errors_exit_codes_and_no_file(capsys, tmp_path):
     with pytest.raises(SystemExit) as info:  # --case is required
         main(["mechanism", "--json"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--integrator", "central-difference"],  # was: the whole run, then exit 1 (no episodes)
+        ["--set", "integrator=central-difference"],
+    ],
+)
+def test_clearance_with_central_differences_is_refused_before_the_run(capsys, tmp_path, argv):
+    """A clearance joint's outputs are its contact episodes, which central differences do not
+    record: the run is refused up front (exit 2, nothing written), naming the integrator."""
+    out = tmp_path / "m.nc"
+    args = ["mechanism", "--config", str(CONFIGS[1]), "--case", "slider_crank_clearance"]
+    code, _, err = run_cli(capsys, *args, *argv, "--out", str(out), "--quiet")
+    assert code == 2, err
+    assert "'central-difference' is invalid" in err and "generalized-alpha" in err, err
+    assert not list(tmp_path.iterdir())

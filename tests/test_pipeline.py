@@ -35,7 +35,7 @@ from ancf_beam.config import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
 QUICK = ROOT / "config" / "quick.yaml"
 PER_CASE_RULES = {
     "critical_dt", "static", "modal", "simulate", "mesh_convergence", "validation", "response",
@@ -191,31 +191,72 @@ def test_schema_covers_every_library_key():
     assert case_keys == set(RULES)
 
 
-def _schema_defaults(node: dict, defs: dict, prefix: str = "") -> dict:
-    """``{dotted.key: default}`` of every leaf property of ``node`` that carries one."""
-    out: dict = {}
+def _leaves(node: dict, defs: dict, prefix: str = ""):
+    """``(dotted key, node)`` of every leaf property under ``node`` (through ``$ref``)."""
     for k, sub in node.get("properties", {}).items():
-        key = f"{prefix}{k}"
-        if "default" in sub:
-            out[key] = sub["default"]
         target = sub
         while "$ref" in target:
-            target = defs[target["$ref"].rsplit("/", 1)[-1]]
+            target = {**defs[target["$ref"].rsplit("/", 1)[-1]], **{
+                kk: vv for kk, vv in target.items() if kk != "$ref"}}
         if target.get("type") == "object" and "properties" in target:
-            out.update(_schema_defaults(target, defs, key + "."))
+            yield from _leaves(target, defs, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", target
+
+
+def test_schema_defaults_are_valid_and_every_key_is_described():
+    """The schema is the one home of defaults: each one must pass the schema itself (plain
+    jsonschema, not the library), and every key of a case, a mechanism kind and the pipeline
+    carries a description or a unit for the reference page."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+    v = schema_validator()
+    assert v.is_valid({**DEFAULTS, "pipeline": PIPELINE_DEFAULTS})
+    assert v.is_valid({**DEFAULTS, "pipeline": {}, "cases": {"c": DEFAULTS}})
+    bad = copy.deepcopy(DEFAULTS)
+    bad["defect"]["lam"] = 1.0  # negative control: a default outside its range is caught
+    assert not v.is_valid({**bad, "pipeline": {}})
+    defs = schema["$defs"]
+    names = ("pendulum", "slider_crank", "two_body", "rod_rigid", "clearance", "contact_law",
+             "friction_law")
+    roots = [*(defs[k] for k in names), {"properties": schema["properties"]}]
+    undescribed = [
+        key
+        for root in roots
+        for key, node in _leaves(root, defs)
+        if not (node.get("description") or node.get("unit") or "const" in node)
+    ]
+    assert not undescribed, undescribed
+
+
+#: the keywords a schema node may hold: JSON schema's (those used) and the ``unit`` annotation
+SCHEMA_WORDS = set(
+    "$schema $defs $ref description type additionalProperties required properties propertyNames "
+    "minProperties pattern oneOf anyOf allOf if then else const enum default minimum maximum "
+    "exclusiveMinimum exclusiveMaximum items prefixItems minItems maxItems uniqueItems unit".split()
+)
+
+
+def _strange_words(node, path=()):
+    """Keys of schema nodes that are no schema keyword (a typo, or an unquoted comma in a
+    flow-style description, which YAML reads as a further key)."""
+    if isinstance(node, list):
+        return [w for i, sub in enumerate(node) for w in _strange_words(sub, (*path, i))]
+    if not isinstance(node, dict):
+        return []
+    named = path and path[-1] in ("properties", "$defs")
+    where = "/".join(map(str, path))
+    out = [] if named else [f"{where}: {k!r}" for k in node if k not in SCHEMA_WORDS]
+    for key, sub in node.items():
+        if key != "default":
+            out += _strange_words(sub, (*path, key))
     return out
 
 
-def test_schema_defaults_mirror_the_library_defaults():
-    """config.py is the one home of defaults; the schema's ``default:`` annotations repeat every
-    one of them (case sections and pipeline section), with equal values and nothing extra."""
-    schema = yaml.safe_load(SCHEMA.read_text())
-    got = _schema_defaults(schema, schema["$defs"])
-    want = {k: v for k, v in flatten(DEFAULTS).items()}
-    want.update({f"pipeline.{k}": v for k, v in flatten(PIPELINE_DEFAULTS).items()})
-    assert set(got) == set(want), sorted(set(got) ^ set(want))
-    for key, value in want.items():
-        assert got[key] == value and type(got[key]) is type(value), (key, got[key], value)
+def test_schema_nodes_hold_only_schema_keywords():
+    assert not _strange_words(yaml.safe_load(SCHEMA.read_text()))
+    # negative control: the unquoted comma this test was written for
+    bad = yaml.safe_load("properties: {mapping: {enum: [a], description: x (y, z)}}")
+    assert _strange_words(bad) == ["properties/mapping: 'z)'"]
 
 
 def test_pipeline_settings_merge_over_defaults_and_name_unknown_keys():

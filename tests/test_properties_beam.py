@@ -1,5 +1,5 @@
 """Property-based validation of the beam: cases drawn from the documented input ranges
-(``ancf_beam.config.RULES`` / ``BOUNDS``; docs/reference/_config_notes.md, "Plausibility
+(the ranges of the configuration schema, ``src/ancf_beam/schema/config.schema.yaml``; "Plausibility
 bounds") pass every static and modal validation check of the pipeline
 (:func:`ancf_beam.studies.validation.run_validation`: ANCF against the exact graded
 quadrature, the stepped transfer-matrix beam, the extensible elastica and the closed forms of
@@ -96,7 +96,7 @@ def beam_cases(draw) -> dict:
     rho = draw(_log_uniform(1e3, 2e4))
     g = 9.81
     # E0 from the load parameter: q L^3 / EI = rho g b h L^3 / (E0 b h^3 / 12)
-    e0 = min(max(12.0 * rho * g * L**3 / (load * h * h), 1e3), 1e15)  # BOUNDS of E0
+    e0 = min(max(12.0 * rho * g * L**3 / (load * h * h), 1e3), 1e15)  # the schema's bounds of E0
     over.update({"beam.length": L, "beam.height": h, "beam.width": aspect * h,
                  "material.rho": rho, "material.E0": e0})  # fmt: skip
     e = draw(gradients(0.95))

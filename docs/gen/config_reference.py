@@ -13,8 +13,8 @@ import mkdocs_gen_files
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the one place that names the schema (the Snakefile validates against the same file)
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+#: the schema (package data of ancf_beam; the library and the Snakefile validate with it)
+SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
 PAGE = "reference/config.md"
 #: hand-written part of the page (reading, mechanism kinds), placed after the key tables
 NOTES = Path(__file__).resolve().parents[1] / "reference" / "_config_notes.md"
@@ -102,7 +102,8 @@ def describe(node: dict, defs: dict) -> tuple[str, str]:
 
 
 def rows(props: dict, defs: dict, prefix: str = ""):
-    """Table rows ``(key, type, allowed, default, description)``, nested objects flattened."""
+    """Table rows ``(key, type, allowed, unit, default, description)``, nested objects
+    flattened."""
     for key, raw in props.items():
         node = resolve(raw, defs)
         path = f"{prefix}{key}"
@@ -112,14 +113,14 @@ def rows(props: dict, defs: dict, prefix: str = ""):
         kind, allowed = describe(raw, defs)
         default = f"`{fmt(node['default'])}`" if "default" in node else ""
         text = " ".join(str(node.get("description", "")).split())
-        yield path, kind, allowed, default, text
+        yield path, kind, allowed, node.get("unit", ""), default, text
 
 
 def table(props: dict, defs: dict) -> str:
     """One section's keys, relative to its heading (`solver.dt` under `mechanisms.NAME`)."""
-    out = ["| key | type | allowed | default | description |", "|---|---|---|---|---|"]
-    for key, kind, allowed, default, text in rows(props, defs):
-        cells = [f"`{key}`", kind, allowed, default, re.sub(r"\|", r"\\|", text)]
+    out = ["| key | type | allowed | unit | default | description |", "|---|---|---|---|---|---|"]
+    for key, kind, allowed, unit, default, text in rows(props, defs):
+        cells = [f"`{key}`", kind, allowed, unit, default, re.sub(r"\|", r"\\|", text)]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -130,9 +131,10 @@ def render(schema: dict) -> str:
     rel = SCHEMA.relative_to(ROOT).as_posix()
     text = [
         "# Configuration reference\n",
-        f"Generated from `{rel}` (the JSON schema the pipeline validates every configuration "
-        "against before any job runs) when the site is built. The library validates each "
-        "resolved case and mechanism again, including the checks that span keys (the initial "
+        f"Generated from `{rel}` when the site is built: the one home of every key, its type, "
+        "range, default and description. The library validates with it (and reads its "
+        "defaults), the pipeline checks every configuration against it before any job runs, "
+        "and the library adds the checks that span keys (the initial "
         "curvature's reach, the order of a measured table, clearance radii, the slider-crank's "
         "geometry), and names the key, the value and the allowed range of any error "
         "(exit status 2). SI units throughout.\n",
@@ -159,18 +161,40 @@ def render(schema: dict) -> str:
         "`_ . + -`. Example:\n\n```yaml\ncases:\n  lam0.6_n1:\n    defect: {lam: 0.6, n: 1.0}\n"
         "  fine_mesh:\n    mesh: {n_elements: 80}\n```\n"
     )
-    mech = resolve(defs["mechanism"], defs)
     text.append("## `mechanisms.NAME`\n")
     text.append(
         " ".join(str(resolve(props["mechanisms"], defs).get("description", "")).split())
-        + ". Every block needs `kind`; its other keys default per kind (the library's "
-        "`ancf_beam.config.MECHANISM_DEFAULTS`). A beam inside a mechanism (the pendulum, an "
-        "ANCF connecting rod) takes the beam-case sections `beam`, `material`, `defect`, "
-        "`mesh`, `imperfection`, `damage` with the keys of the tables above.\n"
+        + ". Every block needs `kind`; its other keys and their defaults depend on the kind "
+        "(one table per kind below). A beam inside a mechanism (the pendulum, an ANCF "
+        "connecting rod) takes the beam-case sections `beam`, `material`, `defect`, `mesh`, "
+        "`imperfection`, `damage` with the keys of the tables above.\n"
     )
-    beam_sections = {"beam", "material", "defect", "mesh", "imperfection", "damage"}
-    own = {k: v for k, v in mech["properties"].items() if k not in beam_sections}
-    text.append(table(own, defs))
+    text.append("### All kinds: `solver` and `baumgarte`\n")
+    common = {"solver": {"$ref": "#/$defs/mech_solver"}, "baumgarte": {"$ref": "#/$defs/baumgarte"}}
+    text.append(table(common, defs))
+    beam_sections = {"beam", "material", "defect", "mesh", "imperfection", "damage", "kind"}
+    beam_sections |= set(common)
+    for kind, name in (
+        ("pendulum", "pendulum"),
+        ("slider-crank", "slider_crank"),
+        ("two-body", "two_body"),
+    ):
+        node = resolve(defs[name], defs)
+        text.append(f"### `kind: {kind}`\n")
+        text.append(" ".join(str(node.get("description", "")).split()) + ".\n")
+        own = {k: v for k, v in node["properties"].items() if k not in beam_sections}
+        text.append(table(own, defs))
+    for name, title in (
+        ("rod_rigid", "`rod` with `model: rigid` (slider-crank)"),
+        ("clearance", "`clearance` (slider-crank)"),
+        ("contact_law", "`contact` blocks (two-body, clearance)"),
+        ("friction_law", "`friction` blocks (clearance)"),
+    ):
+        node = resolve(defs[name], defs)
+        text.append(f"### {title}\n")
+        if node.get("description"):
+            text.append(" ".join(str(node["description"]).split()) + ".\n")
+        text.append(table({k: v for k, v in node["properties"].items() if k != "model"}, defs))
     text.append("## `pipeline`\n")
     text.append(
         "Workflow settings, read by the Snakefile's rules only. Every report's acceptance "

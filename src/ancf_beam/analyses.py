@@ -137,8 +137,10 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
     segments = case.stepped.segments if segments is None else segments
     n_modes = case.modal.n_modes if n_modes is None else n_modes
     if not 1 <= segments <= MAX_SEGMENTS:  # --segments as the key (it had no upper bound)
-        raise ConfigError(f"stepped.segments (--segments) = {segments} is invalid: expected an "
-                          f"integer in [1, {MAX_SEGMENTS}]")  # fmt: skip
+        raise ConfigError(
+            f"stepped.segments (--segments) = {segments} is invalid: expected an "
+            f"integer in [1, {MAX_SEGMENTS}]"
+        )
     check_stepped(segments, n_modes)  # time and memory before anything is allocated
     p = SectionProfile(case)
     L = case.beam.length
@@ -212,8 +214,11 @@ def run_critical_dt(case: CaseSpec, measure: bool = False):
             "omega_max_variation": (
                 (),
                 c.omega_max_variation if c.omega_max_variation is not None else nan,
-                {"units": "1", "long_name": "max |omega_max(q(t)) / omega_max - 1| along the "
-                 "run at dt_measured (NaN: not measured)"},
+                {
+                    "units": "1",
+                    "long_name": "max |omega_max(q(t)) / omega_max - 1| along the "
+                    "run at dt_measured (NaN: not measured)",
+                },
             ),
             "dt_axial": ((), c.dt_axial, {"units": "s"}),
             "dt_bending": ((), c.dt_bending, {"units": "s"}),
@@ -228,7 +233,7 @@ def run_critical_dt(case: CaseSpec, measure: bool = False):
             governing_mode=c.governing_mode,
             measured=measure,
             wall_s=wall,
-        )  # fmt: skip
+        )
     )
     check_finite(summary, ds, optional=("dt_measured", "omega_max_variation"))
     return summary, ds
@@ -263,10 +268,21 @@ def run_simulate(
     and the Newton iteration statistics (total, mean, max per step).
     """
     settings = DynamicsSettings.from_case(
-        case, integrator=integrator, t_end=t_end, dt=dt, dt_safety=dt_safety, damping=damping,
-        force=force, beta=beta, gamma=gamma, rho_inf=rho_inf, max_iter=max_iter, tol=tol,
-        max_halvings=max_halvings, newton=newton,
-    )  # fmt: skip
+        case,
+        integrator=integrator,
+        t_end=t_end,
+        dt=dt,
+        dt_safety=dt_safety,
+        damping=damping,
+        force=force,
+        beta=beta,
+        gamma=gamma,
+        rho_inf=rho_inf,
+        max_iter=max_iter,
+        tol=tol,
+        max_halvings=max_halvings,
+        newton=newton,
+    )
     model = BeamModel(case)
     if dt_critical is None:
         dt_critical = critical_step(model)

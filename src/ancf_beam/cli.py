@@ -197,8 +197,13 @@ def cmd_modal(args):
 def cmd_stepped(args):
     from ancf_beam.analyses import run_stepped
 
-    case = _with_options(_case(args), {"--segments": ("stepped.segments", args.segments),
-                                       "--modes": ("modal.n_modes", args.modes)})  # fmt: skip
+    case = _with_options(
+        _case(args),
+        {
+            "--segments": ("stepped.segments", args.segments),
+            "--modes": ("modal.n_modes", args.modes),
+        },
+    )
     return run_stepped(case)
 
 
@@ -243,8 +248,9 @@ def cmd_simulate(args):
     options = {k: getattr(args, k) for k in SIMULATE_FLAGS if k != "damping"}
     damping = _float_pair(args.damping) if args.damping is not None else None
     try:
-        return run_simulate(case, dt_critical=args.dt_critical, damping=damping,
-                            progress=not args.quiet, **options)  # fmt: skip
+        return run_simulate(
+            case, dt_critical=args.dt_critical, damping=damping, progress=not args.quiet, **options
+        )
     except SettingsError as exc:
         raise UsageError(exc.render(lambda option: MESSAGE_FLAGS.get(option, option))) from exc
     except ValueError as exc:
@@ -290,8 +296,9 @@ def cmd_mechanism(args):
         except ConfigError as exc:
             raise UsageError(f"--t-end {args.t_end}: {exc}") from None
     try:
-        return run_mechanism(spec, t_end=args.t_end, integrator=args.integrator,
-                             progress=not args.quiet)  # fmt: skip
+        return run_mechanism(
+            spec, t_end=args.t_end, integrator=args.integrator, progress=not args.quiet
+        )
     except RedundantConstraintError as exc:  # a modelling error in the input, not a solver one
         raise UsageError(str(exc)) from exc
 
@@ -406,7 +413,7 @@ def _add_implicit_options(p: argparse.ArgumentParser) -> None:
         choices=NEWTON_VARIANTS,
         help=f"Newton variant (default: {nd['newton']}): modified reuses the factorisation "
         "while the residual contracts, full assembles a new tangent every iteration",
-    )  # fmt: skip
+    )
 
 
 def _add_critical_dt_identify(sub) -> None:

@@ -140,10 +140,27 @@ class IdentificationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields (NaN/inf -> None, arrays -> lists)."""
         keys = (
-            "lam", "n", "E0", "lam_std", "n_std", "E0_std", "residual", "identifiable", "cond",
-            "message", "method", "params", "sigma", "sigma_source", "omega_measured",
-            "omega_fit", "n_data", "n_starts", "nfev", "wall_s",
-        )  # fmt: skip
+            "lam",
+            "n",
+            "E0",
+            "lam_std",
+            "n_std",
+            "E0_std",
+            "residual",
+            "identifiable",
+            "cond",
+            "message",
+            "method",
+            "params",
+            "sigma",
+            "sigma_source",
+            "omega_measured",
+            "omega_fit",
+            "n_data",
+            "n_starts",
+            "nfev",
+            "wall_s",
+        )
         out = {k: json_ready(getattr(self, k)) for k in keys}
         out["covariance"] = json_ready(np.asarray(self.covariance))
         return out
@@ -505,8 +522,9 @@ def _estimate(
         chosen += [np.clip(np.array([*s[:2], 1.0]), lo, hi) for s in starts]
     jacs = [None] * len(pre_stages) + [jac]
     best, nfev = _best_fit(stages, chosen, lo, hi, fit_E0, jacs)
-    est = _assess(fun, best.x.copy(), lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max,
-                  e0_case, jac)  # fmt: skip
+    est = _assess(
+        fun, best.x.copy(), lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max, e0_case, jac
+    )
     est.update(n_starts=len(chosen), nfev=len(cands) + nfev + len(cands))
     return est
 
@@ -531,7 +549,7 @@ def _best_fit(stages, chosen, lo, hi, fit_E0: bool, jacs):
             try:
                 sol = optimize.least_squares(
                     f, x, bounds=(lo, hi), x_scale=x_scale, method="trf", **opts
-                )  # fmt: skip
+                )
             except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover
                 log.debug("start %s failed: %s", p0, exc)
                 sol = None
@@ -545,8 +563,9 @@ def _best_fit(stages, chosen, lo, hi, fit_E0: bool, jacs):
     return best, nfev
 
 
-def _assess(fun, p, lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max, e0_case,
-            jac_fun=None):  # fmt: skip
+def _assess(
+    fun, p, lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max, e0_case, jac_fun=None
+):
     """Covariance, noise level and identifiability decision at the optimum ``p``
     (``jac_fun``: analytic Jacobian of ``fun``; None: central differences)."""
     if jac_fun is not None:
@@ -582,10 +601,20 @@ def _assess(fun, p, lo, hi, fit_E0, sigma, sigma_floor, cond_max, rel_std_max, e
         else "not identifiable: " + "; ".join(problems)
     )
     return {
-        "p": p, "std": std, "e0": e0, "e0_std": e0_std, "r": r, "rnorm": rnorm, "cond": cond,
-        "cov": cov, "sigma": sig, "source": source, "identifiable": identifiable,
-        "message": msg, "names": names,
-    }  # fmt: skip
+        "p": p,
+        "std": std,
+        "e0": e0,
+        "e0_std": e0_std,
+        "r": r,
+        "rnorm": rnorm,
+        "cond": cond,
+        "cov": cov,
+        "sigma": sig,
+        "source": source,
+        "identifiable": identifiable,
+        "message": msg,
+        "names": names,
+    }
 
 
 def _conditioning(jac: np.ndarray, cond_max: float) -> tuple[list[str], float]:
@@ -691,6 +720,36 @@ def identify_from_frequencies(
     if fm is None:
         fm = FrequencyModel(case, om.size, eigen=model.eigen if model is not None else None)
 
+    fun, jac, e0_guess = _frequency_residuals(fm, om, fit_E0)
+    limits = {"sigma_floor": sigma_floor, "cond_max": cond_max, "rel_std_max": rel_std_max}
+    est = _estimate(
+        fun,
+        fit_E0,
+        [_case_start(case)],
+        n_starts,
+        sigma_rel,
+        **limits,
+        e0_case=case.material.E0,
+        e0_guess=e0_guess,
+        jac=jac,
+    )
+    return _result(
+        est,
+        fm,
+        fit_E0,
+        t0,
+        residual=est["rnorm"],
+        method="frequencies",
+        sigma=est["sigma"],
+        omega_measured=om,
+        n_data=int(om.size),
+    )
+
+
+def _frequency_residuals(fm: FrequencyModel, om: np.ndarray, fit_E0: bool):
+    """Residuals ``omega_fit / omega_measured - 1`` of the parameters ``(lam, n[, E0
+    factor])``, their Jacobian and the best E0 factor for a fixed ``(lam, n)``."""
+
     def fun(p):
         return fm.omega(p[0], p[1], p[2] if fit_E0 else 1.0) / om - 1.0
 
@@ -703,13 +762,7 @@ def identify_from_frequencies(
         a = fm.omega(p2[0], p2[1]) / om
         return (a.sum() / (a @ a)) ** 2
 
-    start = _case_start(case)
-    est = _estimate(
-        fun, fit_E0, [start], n_starts, sigma_rel, sigma_floor, cond_max, rel_std_max,
-        case.material.E0, e0_guess, jac=jac,
-    )  # fmt: skip
-    return _result(est, fm, fit_E0, t0, residual=est["rnorm"], method="frequencies",
-                   sigma=est["sigma"], omega_measured=om, n_data=int(om.size))  # fmt: skip
+    return fun, jac, e0_guess
 
 
 def _measured_frequencies(omega_measured, n_modes, sigma_rel) -> np.ndarray:
@@ -796,24 +849,55 @@ def identify_from_tip_history(
     e0_guess = _tip_e0_guess(tm, t, y, fit_E0)
     start = _case_start(case)
     sig = None if sigma_y is None else sigma_y / scale
+    limits = {"sigma_floor": sigma_floor, "cond_max": cond_max, "rel_std_max": rel_std_max}
     starts = [start]
     if fit_E0:
         # continuation in the parameter set: the fit at the nominal E0 is a start of the full
         # fit (the 3-parameter landscape has long valleys rippled by higher-mode phases)
-        e_fixed = _estimate(
-            lambda p: fun([p[0], p[1], 1.0]), False, [start], n_starts, sig, sigma_floor,
-            cond_max, rel_std_max, case.material.E0, e0_guess,
-            pre_stages=[lambda p, f=f: f([p[0], p[1], 1.0]) for f in pre],
-        )  # fmt: skip
-        starts.append(tuple(e_fixed["p"][:2]))
+        starts.append(
+            _nominal_e0_fit(fun, pre, start, n_starts, sig, limits, case.material.E0, e0_guess)
+        )
     est = _estimate(
-        fun, fit_E0, starts, n_starts, sig, sigma_floor, cond_max, rel_std_max,
-        case.material.E0, e0_guess, pre_stages=pre, fixed_starts=fit_E0,
-    )  # fmt: skip
+        fun,
+        fit_E0,
+        starts,
+        n_starts,
+        sig,
+        **limits,
+        e0_case=case.material.E0,
+        e0_guess=e0_guess,
+        pre_stages=pre,
+        fixed_starts=fit_E0,
+    )
     fm = FrequencyModel(case, min(3, eig.n_free // 2), eigen=eig)
-    return _result(est, fm, fit_E0, t0, residual=est["rnorm"] / math.sqrt(t.size),
-                   method="tip_history", sigma=est["sigma"] * scale, omega_measured=None,
-                   n_data=int(t.size))  # fmt: skip
+    return _result(
+        est,
+        fm,
+        fit_E0,
+        t0,
+        residual=est["rnorm"] / math.sqrt(t.size),
+        method="tip_history",
+        sigma=est["sigma"] * scale,
+        omega_measured=None,
+        n_data=int(t.size),
+    )
+
+
+def _nominal_e0_fit(fun, pre, start, n_starts, sig, limits, e0_case, e0_guess):
+    """``(lam, n)`` fitted with the E0 factor held at 1 (the residuals ``fun`` and the
+    continuation stages ``pre`` of the three-parameter fit, restricted)."""
+    e_fixed = _estimate(
+        lambda p: fun([p[0], p[1], 1.0]),
+        False,
+        [start],
+        n_starts,
+        sig,
+        **limits,
+        e0_case=e0_case,
+        e0_guess=e0_guess,
+        pre_stages=[lambda p, f=f: f([p[0], p[1], 1.0]) for f in pre],
+    )
+    return tuple(e_fixed["p"][:2])
 
 
 def _tip_residuals(tm: TipHistoryModel, t, y, scale: float, fit_E0: bool):

@@ -270,8 +270,12 @@ def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
 def log_to_file(path: str | os.PathLike, level: int = logging.INFO) -> None:
     """Send this process's log records to ``path`` and record an uncaught exception there too
     (its traceback still goes to stderr): a script that fails leaves its error in its log."""
-    logging.basicConfig(filename=os.fspath(path), level=level, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    logging.basicConfig(
+        filename=os.fspath(path),
+        level=level,
+        force=True,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     previous = sys.excepthook
 
     def _hook(kind, value, tb):

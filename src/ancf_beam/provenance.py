@@ -164,18 +164,56 @@ def build_run_crate(
     ``crate_dir/README.md`` and described as being about the crate (Workflow RO-Crate).
     ``name`` names the crate and its ``CreateAction``, ``workflow_name`` the workflow.
     """
-    from rocrate.model.contextentity import ContextEntity
     from rocrate.rocrate import ROCrate
 
     root = Path(crate_dir)
     crate = ROCrate(version=RO_CRATE_VERSION)
     crate.name = name
     crate.description = description
-    crate.license = crate.add(
-        ContextEntity(crate, license, properties={"@type": "CreativeWork", "name": license})
+    crate.license = _context(crate, license, {"@type": "CreativeWork", "name": license})
+    wf = _add_workflow(crate, root, workflow, engine, git_commit, workflow_name)
+    for profile, (title, version) in CRATE_PROFILES.items():
+        crate.root_dataset.append_to(
+            "conformsTo",
+            _context(crate, profile, {"@type": "CreativeWork", "name": title, "version": version}),
+        )
+    params = _add_parameters(crate, parameters)
+    in_entities = _add_files(crate, root, params, inputs)
+    out_entities = _add_files(crate, root, params, outputs)
+    wf["input"] = [params[p] for p in dict.fromkeys(f.param for f in inputs)]
+    wf["output"] = [params[p] for p in dict.fromkeys(f.param for f in outputs)]
+    parts = [
+        crate.add_file(
+            dest_path=_inside(root, p), properties={"name": p, "encodingFormat": media_type(p)}
+        )
+        for p in workflow_parts
+    ]
+    if parts:
+        wf["hasPart"] = parts
+    apps = [_add_software(crate, s) for s in [engine, *software]]
+    action = _add_action(
+        crate, name, description, git_commit, start, end, [wf, *apps], in_entities, out_entities
     )
+    crate.root_dataset.append_to("mentions", action)
+    if readme is not None:
+        _add_readme(crate, root, readme)
+    _single_values(crate)
+    crate.metadata.write(root)
+    return root / "ro-crate-metadata.json"
 
-    wf = crate.add_workflow(
+
+def _context(crate, identifier: str, properties: dict):
+    """Add a contextual entity ``identifier`` with ``properties`` to ``crate``; return it."""
+    from rocrate.model.contextentity import ContextEntity
+
+    return crate.add(ContextEntity(crate, identifier, properties=properties))
+
+
+def _add_workflow(
+    crate, root: Path, workflow: str, engine: Software, git_commit: str, workflow_name: str
+):
+    """The main workflow file as a ``ComputationalWorkflow`` in the engine's language."""
+    return crate.add_workflow(
         dest_path=_inside(root, workflow),
         main=True,
         lang="snakemake",
@@ -189,117 +227,95 @@ def build_run_crate(
             },
         },
     )
-    for profile, (title, version) in CRATE_PROFILES.items():
-        crate.root_dataset.append_to(
-            "conformsTo",
-            crate.add(
-                ContextEntity(
-                    crate,
-                    profile,
-                    properties={"@type": "CreativeWork", "name": title, "version": version},
-                )
-            ),
-        )
 
-    params = {}
-    for pid, (pname, ptype) in parameters.items():
-        params[pid] = crate.add(
-            ContextEntity(
-                crate,
-                f"#param-{pid}",
-                properties={
-                    "@type": "FormalParameter",
-                    "name": pname,
-                    "additionalType": ptype,
-                    "conformsTo": {
-                        "@id": "https://bioschemas.org/profiles/FormalParameter/1.0-RELEASE"
-                    },
-                },
-            )
-        )
 
-    def add_files(files: Sequence[RunFile]) -> list:
-        entities = []
-        for f in files:
-            if f.param not in params:
-                raise ValueError(f"crate file '{f.path}' names unknown parameter '{f.param}'")
-            props = {
-                "name": f.name,
-                "exampleOfWork": {"@id": params[f.param].id},
-                "encodingFormat": f.encoding_format or media_type(f.path),
-            }
-            if f.description:
-                props["description"] = f.description
-            props.update(f.extra)
-            entity = crate.add_file(dest_path=_inside(root, f.path), properties=props)
-            params[f.param].append_to("workExample", entity)
-            entities.append(entity)
-        return entities
-
-    in_entities = add_files(inputs)
-    out_entities = add_files(outputs)
-    wf["input"] = [params[p] for p in dict.fromkeys(f.param for f in inputs)]
-    wf["output"] = [params[p] for p in dict.fromkeys(f.param for f in outputs)]
-
-    parts = [
-        crate.add_file(
-            dest_path=_inside(root, p), properties={"name": p, "encodingFormat": media_type(p)}
-        )
-        for p in workflow_parts
-    ]
-    if parts:
-        wf["hasPart"] = parts
-
-    apps = [
-        crate.add(
-            ContextEntity(
-                crate,
-                s.id,
-                properties={
-                    "@type": "SoftwareApplication",
-                    "name": s.name,
-                    "softwareVersion": s.version,
-                    **({"url": s.url} if s.url else {}),
-                },
-            )
-        )
-        for s in [engine, *software]
-    ]
-
-    action = crate.add(
-        ContextEntity(
+def _add_parameters(crate, parameters: Mapping[str, tuple[str, str]]) -> dict:
+    """One ``FormalParameter`` ``#param-<id>`` per entry of ``parameters``, by id."""
+    return {
+        pid: _context(
             crate,
-            "#run",
-            properties={
-                "@type": "CreateAction",
-                "name": name,
-                "description": (
-                    f"{description} Workflow at git commit {git_commit}; startTime and endTime "
-                    "are the first and the last modification time of the outputs."
-                ),
-                "startTime": _iso(start),
-                "endTime": _iso(end),
-                "actionStatus": "http://schema.org/CompletedActionStatus",
-                "instrument": [wf, *apps],
-                "object": in_entities,
-                "result": out_entities,
+            f"#param-{pid}",
+            {
+                "@type": "FormalParameter",
+                "name": pname,
+                "additionalType": ptype,
+                "conformsTo": {
+                    "@id": "https://bioschemas.org/profiles/FormalParameter/1.0-RELEASE"
+                },
             },
         )
+        for pid, (pname, ptype) in parameters.items()
+    }
+
+
+def _add_files(crate, root: Path, params: dict, files: Sequence[RunFile]) -> list:
+    """The ``files`` as file entities, each an ``exampleOfWork`` of its parameter (and listed
+    in that parameter's ``workExample``); a file naming an unknown parameter is a ValueError."""
+    entities = []
+    for f in files:
+        if f.param not in params:
+            raise ValueError(f"crate file '{f.path}' names unknown parameter '{f.param}'")
+        props = {
+            "name": f.name,
+            "exampleOfWork": {"@id": params[f.param].id},
+            "encodingFormat": f.encoding_format or media_type(f.path),
+        }
+        if f.description:
+            props["description"] = f.description
+        props.update(f.extra)
+        entity = crate.add_file(dest_path=_inside(root, f.path), properties=props)
+        params[f.param].append_to("workExample", entity)
+        entities.append(entity)
+    return entities
+
+
+def _add_software(crate, s: Software):
+    """``s`` as a ``SoftwareApplication`` (name, version, url if known)."""
+    return _context(
+        crate,
+        s.id,
+        {
+            "@type": "SoftwareApplication",
+            "name": s.name,
+            "softwareVersion": s.version,
+            **({"url": s.url} if s.url else {}),
+        },
     )
-    crate.root_dataset.append_to("mentions", action)
-    if readme is not None:
-        (root / "README.md").write_text(readme)
-        crate.add_file(
-            dest_path="README.md",
-            properties={
-                "name": "README.md",
-                "about": {"@id": "./"},
-                "encodingFormat": "text/markdown",
-            },
-        )
-    _single_values(crate)
-    crate.metadata.write(root)
-    return root / "ro-crate-metadata.json"
+
+
+def _add_action(crate, name, description, git_commit, start, end, instrument, objects, results):
+    """The run itself, a ``CreateAction`` ``#run`` from the inputs to the outputs."""
+    return _context(
+        crate,
+        "#run",
+        {
+            "@type": "CreateAction",
+            "name": name,
+            "description": (
+                f"{description} Workflow at git commit {git_commit}; startTime and endTime "
+                "are the first and the last modification time of the outputs."
+            ),
+            "startTime": _iso(start),
+            "endTime": _iso(end),
+            "actionStatus": "http://schema.org/CompletedActionStatus",
+            "instrument": instrument,
+            "object": objects,
+            "result": results,
+        },
+    )
+
+
+def _add_readme(crate, root: Path, readme: str) -> None:
+    """Write ``root/README.md`` and describe it as being about the crate."""
+    (root / "README.md").write_text(readme)
+    crate.add_file(
+        dest_path="README.md",
+        properties={
+            "name": "README.md",
+            "about": {"@id": "./"},
+            "encodingFormat": "text/markdown",
+        },
+    )
 
 
 def _single_values(crate) -> None:

@@ -118,19 +118,33 @@ def check_dynamics(model, settings, plan, dt: float, implicit: bool) -> None:
         return
     room = MEMORY_BUDGET - parts["model"]
     worst = max(("samples", "snapshots", "steps"), key=parts.get)
-    what = (f"a run of {steps:.3g} steps with {plan.n_samples:.3g} samples and "
-            f"{plan.n_snaps:.3g} snapshots of {fmt_bytes(per_snap)}")  # fmt: skip
+    what = (
+        f"a run of {steps:.3g} steps with {plan.n_samples:.3g} samples and "
+        f"{plan.n_snaps:.3g} snapshots of {fmt_bytes(per_snap)}"
+    )
     if worst == "samples":
         lo = BYTES_PER_SAMPLE * t_end / max(room - parts["snapshots"] - parts["steps"], 1.0)
-        check_memory(total, what, f"dynamics.sample_dt = {settings.sample_dt:g} s",
-                     f"sample_dt >= {lo:.3g} s for t_end = {t_end:g} s")  # fmt: skip
+        check_memory(
+            total,
+            what,
+            f"dynamics.sample_dt = {settings.sample_dt:g} s",
+            f"sample_dt >= {lo:.3g} s for t_end = {t_end:g} s",
+        )
     if worst == "snapshots":
         lo = per_snap * t_end / max(room - parts["samples"] - parts["steps"], 1.0)
-        check_memory(total, what, f"dynamics.snapshot_dt = {settings.snapshot_dt:g} s",
-                     f"snapshot_dt >= {lo:.3g} s for t_end = {t_end:g} s")  # fmt: skip
+        check_memory(
+            total,
+            what,
+            f"dynamics.snapshot_dt = {settings.snapshot_dt:g} s",
+            f"snapshot_dt >= {lo:.3g} s for t_end = {t_end:g} s",
+        )
     hi = max(room - parts["samples"] - parts["snapshots"], 0.0) / 8.0 * dt
-    check_memory(total, what, f"dynamics.t_end (--t-end) = {t_end:g} s",
-                 f"t_end <= {hi:.3g} s at dt = {dt:.3g} s")  # fmt: skip
+    check_memory(
+        total,
+        what,
+        f"dynamics.t_end (--t-end) = {t_end:g} s",
+        f"t_end <= {hi:.3g} s at dt = {dt:.3g} s",
+    )
 
 
 def check_mechanism(system, settings, n_samples: int, steps: int | None) -> None:
@@ -150,10 +164,12 @@ def check_mechanism(system, settings, n_samples: int, steps: int | None) -> None
     per = 16 * (3 * n + m + 6 + s) + (8 * (2 * n + s) if steps is None else 0)
     total = per * n_samples + 8 * (steps or 0)
     room = MEMORY_BUDGET - 8 * (steps or 0)
-    check_memory(total, f"a run with {n_samples:.3g} samples of {fmt_bytes(per)}",
-                 f"sample_dt = {st.sample_dt:g} s",
-                 f"sample_dt >= {per * st.t_end / max(room, 1.0):.3g} s for t_end = "
-                 f"{st.t_end:g} s")  # fmt: skip
+    check_memory(
+        total,
+        f"a run with {n_samples:.3g} samples of {fmt_bytes(per)}",
+        f"sample_dt = {st.sample_dt:g} s",
+        f"sample_dt >= {per * st.t_end / max(room, 1.0):.3g} s for t_end = {st.t_end:g} s",
+    )
 
 
 def check_stepped(segments: int, n_modes: int) -> None:
@@ -168,10 +184,12 @@ def check_stepped(segments: int, n_modes: int) -> None:
             f"segments <= {MAX_SEGMENT_MODES // n_modes:.0f} for {n_modes} modes"
         )
     most = (MEMORY_BUDGET - _STEPPED_FIXED) // BYTES_PER_SEGMENT
-    check_memory(_STEPPED_FIXED + BYTES_PER_SEGMENT * segments,
-                 f"the stepped beam of {segments} segments",
-                 f"stepped.segments (--segments) = {segments}",
-                 f"segments <= {most:.0f}")  # fmt: skip
+    check_memory(
+        _STEPPED_FIXED + BYTES_PER_SEGMENT * segments,
+        f"the stepped beam of {segments} segments",
+        f"stepped.segments (--segments) = {segments}",
+        f"segments <= {most:.0f}",
+    )
 
 
 def modal_bytes(n_free: int, n_modes: int) -> float:
@@ -190,6 +208,9 @@ def check_modal(n_free: int, n_modes: int, n_elements: int) -> None:
     k = n_modes
     while k > 1 and modal_bytes(n_free, k) + BYTES_PER_ELEMENT * n_elements > MEMORY_BUDGET:
         k = max(1, math.floor(k * 0.9))
-    check_memory(need, f"modal analysis of {n_modes} modes of {n_free} DOFs",
-                 f"modal.n_modes (--modes) = {n_modes}",
-                 f"n_modes <= {k} at mesh.n_elements = {n_elements}")  # fmt: skip
+    check_memory(
+        need,
+        f"modal analysis of {n_modes} modes of {n_free} DOFs",
+        f"modal.n_modes (--modes) = {n_modes}",
+        f"n_modes <= {k} at mesh.n_elements = {n_elements}",
+    )

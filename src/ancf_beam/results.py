@@ -148,8 +148,20 @@ class DynamicsResult:
         return self.kinetic + self.strain + self.gravity + self.damping_work
 
     @classmethod
-    def from_buffers(cls, tip_out, en_out, snap_out, dsnap_out, i_sample, i_snap, sample_every,
-                     snap_every, dt, t_end=None, **fields) -> DynamicsResult:  # fmt: skip
+    def from_buffers(
+        cls,
+        tip_out,
+        en_out,
+        snap_out,
+        dsnap_out,
+        i_sample,
+        i_snap,
+        sample_every,
+        snap_every,
+        dt,
+        t_end=None,
+        **fields,
+    ) -> DynamicsResult:
         """Trim the preallocated output buffers of a time loop (``tip_out`` (n, 2): x, y;
         ``en_out`` (n, 4): T, U, V, W_d; full-coordinate and damage snapshots) into a result.
         With ``t_end`` the last sample and snapshot hold the final state at ``t_end``."""
@@ -176,8 +188,9 @@ class DynamicsResult:
     def energy_drift_rel(self) -> float:
         """``max |E(t) - E(0)| / max T`` (with the damping work included in E); NaN (not
         available) when nothing but round-off moves the beam (:func:`energy_drift_rel`)."""
-        return energy_drift_rel(self.kinetic, self.strain, self.gravity, self.total,
-                                self.energy_roundoff)  # fmt: skip
+        return energy_drift_rel(
+            self.kinetic, self.strain, self.gravity, self.total, self.energy_roundoff
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -228,5 +241,6 @@ class MechanismResult:
     def energy_drift_rel(self) -> float:
         """``max |E - E0| / max T`` (damage work included in E); NaN (not available) when
         nothing but round-off moves the system (:func:`energy_drift_rel`)."""
-        return energy_drift_rel(self.kinetic, self.strain, self.gravity, self.total,
-                                self.energy_roundoff)  # fmt: skip
+        return energy_drift_rel(
+            self.kinetic, self.strain, self.gravity, self.total, self.energy_roundoff
+        )

@@ -43,9 +43,24 @@ def half_heights(model: BeamModel) -> np.ndarray:
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def update_damage(
-    q, n_el, spb, sppb, eps0, kap0, linear, half_h, threshold, softening, d_max,
-    hist, dmg, ea_w0, ei_w0, ea_w, ei_w,
-):  # fmt: skip
+    q,
+    n_el,
+    spb,
+    sppb,
+    eps0,
+    kap0,
+    linear,
+    half_h,
+    threshold,
+    softening,
+    d_max,
+    hist,
+    dmg,
+    ea_w0,
+    ei_w0,
+    ea_w,
+    ei_w,
+):
     """Update history, damage and effective stiffness weights in place; return the energy
     released by the damage growth (J)."""
     released = 0.0
@@ -105,10 +120,23 @@ class DamageState:
         m = self.model
         s = self.spec
         return (
-            m.n_el, m.spb, m.sppb, m.eps0, m.kap0, m.linear, self.half_h,
-            s.threshold, s.softening, s.d_max, self.hist, m.damage, m.ea_w0, m.ei_w0,
-            m.ea_w, m.ei_w,
-        )  # fmt: skip
+            m.n_el,
+            m.spb,
+            m.sppb,
+            m.eps0,
+            m.kap0,
+            m.linear,
+            self.half_h,
+            s.threshold,
+            s.softening,
+            s.d_max,
+            self.hist,
+            m.damage,
+            m.ea_w0,
+            m.ei_w0,
+            m.ea_w,
+            m.ei_w,
+        )
 
     def save(self) -> tuple[np.ndarray, np.ndarray]:
         return self.hist.copy(), self.model.damage.copy()

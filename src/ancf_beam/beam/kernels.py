@@ -466,10 +466,16 @@ def _soa_point(k, t, el, e, acc, en):
     ay = ca * ry - c * (ddx + k2 * ry)
     bx = -c * ry
     by = c * rx
-    acc = (g0x + s0 * ax + t0 * bx, g0y + s0 * ay + t0 * by,
-           g1x + s1 * ax + t1 * bx, g1y + s1 * ay + t1 * by,
-           g2x + s2 * ax + t2 * bx, g2y + s2 * ay + t2 * by,
-           g3x + s3 * ax + t3 * bx, g3y + s3 * ay + t3 * by)  # fmt: skip
+    acc = (
+        g0x + s0 * ax + t0 * bx,
+        g0y + s0 * ay + t0 * by,
+        g1x + s1 * ax + t1 * bx,
+        g1y + s1 * ay + t1 * by,
+        g2x + s2 * ax + t2 * bx,
+        g2y + s2 * ay + t2 * by,
+        g3x + s3 * ax + t3 * bx,
+        g3y + s3 * ay + t3 * by,
+    )
     return acc, en + wa * eps * eps + wb * kap * kap
 
 
@@ -488,8 +494,16 @@ def _soa_pass(k0, n, first, t, x, g):
         if first:
             acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         else:
-            acc = (g[o], g[o + _U1], g[o + _U2], g[o + _U3],
-                   g[o + _U4], g[o + _U5], g[o + _U6], g[o + _U7])  # fmt: skip
+            acc = (
+                g[o],
+                g[o + _U1],
+                g[o + _U2],
+                g[o + _U3],
+                g[o + _U4],
+                g[o + _U5],
+                g[o + _U6],
+                g[o + _U7],
+            )
         acc, en = _soa_point(k0, t, el, e, acc, 0.0)
         if n > 1:
             acc, en = _soa_point(k0 + 1, t, el, e, acc, en)
@@ -775,8 +789,9 @@ def soa_force_arrays(q, n_el, spa, spb, sppb, le, ea_t, ei_t, eps0_t, kap0_t, x,
 def elastic_force_soa(q, n_el, spa, spb, sppb, sa, f):
     """:func:`elastic_force` (nonlinear measures) restructured as structure of arrays: the
     same force and strain energy up to the order of summation. ``sa``: :class:`SoaArgs`."""
-    return soa_force_arrays(q, n_el, spa, spb, sppb, sa.le, sa.ea_t, sa.ei_t, sa.eps0_t,
-                            sa.kap0_t, sa.x, sa.g, sa.gb, f)  # fmt: skip
+    return soa_force_arrays(
+        q, n_el, spa, spb, sppb, sa.le, sa.ea_t, sa.ei_t, sa.eps0_t, sa.kap0_t, sa.x, sa.g, sa.gb, f
+    )
 
 
 @njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")

@@ -203,9 +203,16 @@ class BeamModel:
     def kernel_args(self):
         """Arguments of the numba element kernels after ``q`` (:mod:`ancf_beam.beam.kernels`)."""
         return (
-            self.n_el, self.spa, self.spb, self.sppb, self.ea_w, self.ei_w,
-            self.eps0, self.kap0, self.linear,
-        )  # fmt: skip
+            self.n_el,
+            self.spa,
+            self.spb,
+            self.sppb,
+            self.ea_w,
+            self.ei_w,
+            self.eps0,
+            self.kap0,
+            self.linear,
+        )
 
     def roundoff_floor(self, factor: float = 10.0) -> float:
         """Round-off level of the elastic force (N): ``factor`` x the largest ``||Q_e||`` over
@@ -229,8 +236,9 @@ class BeamModel:
         available)."""
         worst = 0.0
         for state in self._strain_free_states():
-            worst = max(worst, abs(float(kernels.elastic_force(state, *self.kernel_args(),
-                                                               self._work))))  # fmt: skip
+            worst = max(
+                worst, abs(float(kernels.elastic_force(state, *self.kernel_args(), self._work)))
+            )
         return factor * worst
 
     def _strain_free_states(self) -> list[np.ndarray]:
@@ -269,9 +277,18 @@ class BeamModel:
         z_a = np.zeros_like(self.ea_w0)
         z_b = np.zeros_like(self.ei_w0)
         kernels.assemble_tangent_banded(
-            self.straight(), self.n_el, self.spa, self.spb, self.sppb, self.ea_w0, self.ei_w0,
-            z_a, z_b, self.linear, ab,
-        )  # fmt: skip
+            self.straight(),
+            self.n_el,
+            self.spa,
+            self.spb,
+            self.sppb,
+            self.ea_w0,
+            self.ei_w0,
+            z_a,
+            z_b,
+            self.linear,
+            ab,
+        )
         return np.ascontiguousarray(ab[:, CLAMP:])
 
     def elastic_force(self, q: np.ndarray) -> np.ndarray:
@@ -315,9 +332,14 @@ class BeamModel:
         w = self.__dict__.get("_tangent_work")
         if w is None:
             nf, bw = self.n_free, BANDWIDTH
-            w = (np.empty((2 * bw + 1, self.n_dof)), np.empty((bw + 1, nf)),
-                 np.empty((2, nf, bw + 1)), np.empty((3 * bw + 1, nf)),
-                 np.zeros(nf, dtype=np.int64), np.zeros(nf + 2 * bw))  # fmt: skip
+            w = (
+                np.empty((2 * bw + 1, self.n_dof)),
+                np.empty((bw + 1, nf)),
+                np.empty((2, nf, bw + 1)),
+                np.empty((3 * bw + 1, nf)),
+                np.zeros(nf, dtype=np.int64),
+                np.zeros(nf + 2 * bw),
+            )
             self._tangent_work = w
         q = np.ascontiguousarray(q, dtype=float)
         return int(kernels.tangent_solve(q, self.kernel_args(), CLAMP, *w, x))

@@ -58,9 +58,25 @@ _EXPORTS: dict[str, str] = {
 }
 
 #: submodules, imported on first attribute access (``ancf_beam.mbs.core`` ...)
-_SUBMODULES = ("adaptive", "analysis", "bodies", "contact", "core", "events", "explicit",
-               "forces", "index3", "integrators", "joints", "mechanisms", "settings", "statics",
-               "stepping", "system", "timeloop")  # fmt: skip
+_SUBMODULES = (
+    "adaptive",
+    "analysis",
+    "bodies",
+    "contact",
+    "core",
+    "events",
+    "explicit",
+    "forces",
+    "index3",
+    "integrators",
+    "joints",
+    "mechanisms",
+    "settings",
+    "statics",
+    "stepping",
+    "system",
+    "timeloop",
+)
 
 __all__ = [
     "BeamBody",

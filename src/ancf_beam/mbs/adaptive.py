@@ -15,6 +15,13 @@ from numba import njit
 from ancf_beam.errors import ConstraintSingularityError, InstabilityError
 from ancf_beam.mbs import core
 from ancf_beam.mbs.settings import CONTACT_STEP_FRACTION
+from ancf_beam.mbs.stepping import (
+    AdaptiveRecorder,
+    contact_gap_rates,
+    dissipation_kinks,
+    gauss_nodes,
+    step_dissipation,
+)
 from ancf_beam.mbs.timeloop import (
     SampleBuffers,
     drive_power,
@@ -61,220 +68,316 @@ def integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
 
 
 def _adaptive_run(system, st, q, v, a, lam) -> MechanismResult:
-    import scipy.integrate as si
+    run = _AdaptiveRun(system, st, q, v)
+    run.march()
+    return run.result()
 
-    n, m = system.n, system.m
-    W = system.work()
-    aw = np.zeros(n)
-    lw = np.zeros(m)
-    data = system.data
 
-    def fun(t, y):
+class _AdaptiveRun:
+    """One adaptive run: the scipy integrator (re-created at every contact event, so that each
+    piece it integrates is smooth), the samples filled from its dense output, the work of the
+    drives and of the contacts booked per step, and the contact bookkeeping."""
+
+    def __init__(self, system, st, q, v):
+        import scipy.integrate as si
+
+        self.system, self.st = system, st
+        self.n = n = system.n
+        self.W = system.work()
+        self.aw = np.zeros(n)
+        self.lw = np.zeros(system.m)
+        self.data = system.data
+        check_mechanism(system, st, n_sample_times(st.t_end, st.sample_dt), None)
+        self.ts = sample_times(st.t_end, st.sample_dt)
+        n_samples = len(self.ts)
+        self.buf = SampleBuffers(n_samples, n, system.m, system.fst.size)
+        self.q_ref = system.q0.copy()
+        self.method = getattr(si, st.method)
+        self.solver = self.method(
+            self.fun, 0.0, np.concatenate([q, v]), st.t_end, rtol=st.rtol, atol=st.atol
+        )
+        self.ys = np.zeros((n_samples, 2 * n))
+        self.ys[0] = np.concatenate([q, v])
+        self.states = np.zeros((n_samples, *system.fst.shape))
+        self.states[0] = system.fst
+        self.contacts = system.contact_indices
+        self.gaps = np.zeros(len(system.forces))
+        self.rates = np.zeros(len(system.forces))
+        core.contact_gaps(q, self.data, self.gaps)
+        self.fn_prev = np.zeros(len(system.forces))
+        for e in self.contacts:
+            self.fn_prev[e] = contact_fn(system, np.concatenate([q, v]), n, e)
+        self.intervals = []  # (element, onset time, time the normal force returns to zero)
+        self.recorder = None
+        if self.contacts:
+            self.recorder = AdaptiveRecorder(system)
+            self.recorder.open_initial(q, v)
+            contact_gap_rates(q, v, self.data, self.gaps, self.rates)
+        self.k = 1  # samples filled
+        self.steps = 0
+        self.events = 0
+        self.stalls = 0
+        self.nfev = 0  # of the integrators before the last restart
+        self.diss = 0.0  # work dissipated by the contacts up to the start of the current step
+        self.work = 0.0  # work fed in by the drives, likewise
+        self.diss_s = np.zeros(n_samples)
+        self.work_s = np.zeros(n_samples)
+        self.drives = any(j.works for j in system.joints)
+        self.h_contact = _contact_step(system)
+
+    def fun(self, t, y):
+        """The index-1 right-hand side for scipy; a singular constraint Jacobian raises."""
+        system, st = self.system, self.st
         if system.has_function_drivers:
-            system.update_drivers(t, W)
-        out = np.empty(2 * n)
-        if _ivp_rhs(t, y, data, W, st.alpha, st.beta, aw, lw, out) == 0.0:
+            system.update_drivers(t, self.W)
+        out = np.empty(2 * self.n)
+        if _ivp_rhs(t, y, self.data, self.W, st.alpha, st.beta, self.aw, self.lw, out) == 0.0:
             raise ConstraintSingularityError(
                 f"adaptive: the constraint Jacobian is singular at t = {t:.6g} s"
             )
         return out
 
-    check_mechanism(system, st, n_sample_times(st.t_end, st.sample_dt), None)
-    ts = sample_times(st.t_end, st.sample_dt)
-    n_samples = len(ts)
-    buf = SampleBuffers(n_samples, n, m, system.fst.size)
-    q_ref = system.q0.copy()
-    method = getattr(si, st.method)
-    solver = method(fun, 0.0, np.concatenate([q, v]), st.t_end, rtol=st.rtol, atol=st.atol)
-    ys = np.zeros((n_samples, 2 * n))
-    ys[0] = np.concatenate([q, v])
-    states = np.zeros((n_samples, *system.fst.shape))
-    states[0] = system.fst
-    contacts = system.contact_indices
-    gaps = np.zeros(len(system.forces))
-    rates = np.zeros(len(system.forces))
-    contact_gap_rates = None
-    core.contact_gaps(q, data, gaps)
-    fn_prev = np.zeros(len(system.forces))
-    for e in contacts:
-        fn_prev[e] = contact_fn(system, np.concatenate([q, v]), n, e)
-    intervals = []  # (element, onset time, time the normal force returns to zero)
-    recorder = None
-    if contacts:
-        from ancf_beam.mbs.stepping import (
-            AdaptiveRecorder,
-            contact_gap_rates,
-            dissipation_kinks,
-            step_dissipation,
-        )
-
-        recorder = AdaptiveRecorder(system)
-        recorder.open_initial(q, v)
-        contact_gap_rates(q, v, data, gaps, rates)
-    k = 1
-    steps = 0
-    events = 0
-    stalls = 0
-    nfev = 0  # of the integrators before the last restart
-    t_start = time.perf_counter()
-    c_start = time.process_time()
-
-    diss = 0.0  # work dissipated by the contacts up to the start of the current step
-    work = 0.0  # work fed in by the drives, likewise
-    diss_s = np.zeros(n_samples)
-    work_s = np.zeros(n_samples)
-    drives = any(j.works for j in system.joints)
-
-    def step_work(dense, a, b, kinks=()):
+    def step_work(self, dense, a, b, kinks=()):
         """Work (J) of the drives over ``[a, b]`` inside a step: Gauss-Legendre on the dense
         output (the power ``lam . Phi_t`` from the index-1 solve at each node)."""
-        if not (drives and b > a):
+        if not (self.drives and b > a):
             return 0.0
-        from ancf_beam.mbs.stepping import gauss_nodes
-
+        system, st, n, W = self.system, self.st, self.n, self.W
         tq, wq = gauss_nodes(a, b, kinks)
         yq = np.asarray(dense(tq)).T
         total = 0.0
         for tj, wj, yj in zip(tq, wq, yq, strict=True):
             if system.has_function_drivers:
                 system.update_drivers(tj, W)
-            core.accel_index1(np.ascontiguousarray(yj[:n]), np.ascontiguousarray(yj[n:]), tj,
-                              data, W, st.alpha, st.beta, aw, lw)  # fmt: skip
-            total += wj * drive_power(lw, W[7])
+            core.accel_index1(
+                np.ascontiguousarray(yj[:n]),
+                np.ascontiguousarray(yj[n:]),
+                tj,
+                self.data,
+                W,
+                st.alpha,
+                st.beta,
+                self.aw,
+                self.lw,
+            )
+            total += wj * drive_power(self.lw, W[7])
         return total
 
-    def fill(dense, t_stop, t_from=0.0, kinks=()):
-        nonlocal k
-        while k < n_samples and ts[k] <= t_stop + 1e-12 * st.t_end:
-            ys[k] = dense(min(ts[k], t_stop))
-            states[k] = system.fst
+    def fill(self, dense, t_stop, t_from=0.0, kinks=()):
+        """Fill the samples up to ``t_stop`` from ``dense`` (a step that began at ``t_from``),
+        with the work booked before the step plus that of the step up to each sample."""
+        system, ts, t_end = self.system, self.ts, self.st.t_end
+        while self.k < len(ts) and ts[self.k] <= t_stop + 1e-12 * t_end:
+            k = self.k
+            self.ys[k] = dense(min(ts[k], t_stop))
+            self.states[k] = system.fst
             t_k = min(ts[k], t_stop)
-            if contacts:
-                diss_s[k] = diss + step_dissipation(system, dense, t_from, t_k, system.fst,
-                                                    kinks)  # fmt: skip
-            work_s[k] = work + step_work(dense, t_from, t_k, kinks)
-            k += 1
+            if self.contacts:
+                self.diss_s[k] = self.diss + step_dissipation(
+                    system, dense, t_from, t_k, system.fst, kinks
+                )
+            self.work_s[k] = self.work + self.step_work(dense, t_from, t_k, kinks)
+            self.k += 1
 
-    h_contact = _contact_step(system)
-    while solver.status == "running":
-        t_old = solver.t
+    def march(self) -> None:
+        """Step to ``t_end``; a step in which a contact starts or its force ends is cut at the
+        located event and the integrator restarted there."""
+        self.t_start = time.perf_counter()
+        self.c_start = time.process_time()
+        while self.solver.status == "running":
+            t_old = self.solver.t
+            self._step(t_old)
+            y1 = self.solver.y
+            onset, profile, dense, gaps_prev = self._scan_contacts(t_old, y1)
+            cut = self._event(onset, dense, t_old, y1)
+            if cut is not None:
+                self._restart(cut, onset, dense, profile, t_old, gaps_prev)
+            else:
+                self._accept(t_old, y1, dense, profile, gaps_prev)
+
+    def _step(self, t_old) -> None:
+        """One step of the scipy integrator; a failed step or a run of more than
+        ``MAX_ADAPTIVE_STEPS`` steps raises :class:`InstabilityError`."""
+        solver, st = self.solver, self.st
         msg = solver.step()
         if solver.status == "failed":
-            raise InstabilityError(f"adaptive ({st.method}), system '{system.name}': {msg} at "
-                                   f"t = {solver.t:.6g} s")  # fmt: skip
-        steps += 1
-        if steps > MAX_ADAPTIVE_STEPS:  # its step count is only known as it runs
+            raise InstabilityError(
+                f"adaptive ({st.method}), system '{self.system.name}': {msg} at "
+                f"t = {solver.t:.6g} s"
+            )
+        self.steps += 1
+        if self.steps > MAX_ADAPTIVE_STEPS:  # its step count is only known as it runs
             raise InstabilityError(
                 f"adaptive ({st.method}): more than {MAX_ADAPTIVE_STEPS:.0e} steps by t = "
                 f"{solver.t:.6g} s of t_end = {st.t_end:g} s (steps of {solver.t - t_old:.3g} s"
                 "): the run would not end in the time a mechanism run may take (docs/design.md, "
                 "'Memory and time'); shorten t_end or loosen solver.rtol"
             )
-        y1 = solver.y
+
+    def _scan_contacts(self, t_old, y1):
+        """After a step to ``y1``: the new gaps and their rates, the contact profile of the
+        step where needed and the earliest contact onset inside it. Returns ``(onset, profile,
+        dense, gaps_prev)`` (all None without contact elements)."""
+        if not self.contacts:
+            return None, None, None, None
+        system, solver, n = self.system, self.solver, self.n
+        fst = system.fst
+        dense = solver.dense_output()
+        gaps_prev = self.gaps.copy()
+        rates_prev = self.rates.copy()
+        gaps, rates = self.gaps, self.rates
+        contact_gap_rates(
+            np.ascontiguousarray(y1[:n]), np.ascontiguousarray(y1[n:]), self.data, gaps, rates
+        )
+        h = solver.t - t_old
+        free = [e for e in self.contacts if fst[e, core.S_FLAG] == 0.0]
+        # sample the step where a contact is active, or where a free one could close
+        # within it at its end speeds (a gap that dips below zero between the step ends)
+        near = any(fst[e, core.S_FLAG] != 0.0 for e in self.contacts) or any(
+            min(gaps_prev[e], gaps[e]) <= h * max(abs(rates_prev[e]), abs(rates[e])) for e in free
+        )
+        profile = self.recorder.profile(dense, t_old, solver.t, fst) if near else None
         onset = None
-        profile = None
-        dense = None
-        if contacts:
-            dense = solver.dense_output()
-            gaps_prev = gaps.copy()
-            rates_prev = rates.copy()
-            contact_gap_rates(np.ascontiguousarray(y1[:n]), np.ascontiguousarray(y1[n:]), data,
-                              gaps, rates)  # fmt: skip
-            h = solver.t - t_old
-            free = [e for e in contacts if system.fst[e, core.S_FLAG] == 0.0]
-            # sample the step where a contact is active, or where a free one could close
-            # within it at its end speeds (a gap that dips below zero between the step ends)
-            near = any(system.fst[e, core.S_FLAG] != 0.0 for e in contacts) or any(
-                min(gaps_prev[e], gaps[e]) <= h * max(abs(rates_prev[e]), abs(rates[e]))
-                for e in free)  # fmt: skip
-            if near:
-                profile = recorder.profile(dense, t_old, solver.t, system.fst)
-            if free:
-                onset = locate_onset(
-                    system, dense, t_old, solver.t, free, gaps_prev, gaps, profile, n
-                )
-        cut = None  # (time, element, kind): the step ends early at an event
+        if free:
+            onset = locate_onset(system, dense, t_old, solver.t, free, gaps_prev, gaps, profile, n)
+        return onset, profile, dense, gaps_prev
+
+    def _event(self, onset, dense, t_old, y1):
+        """The event that ends the step early, ``(time, element, kind)`` with kind "onset" or
+        "end" (the end of positive contact force, located on the dense output), or None."""
         if onset is not None:
-            cut = (onset[0], onset[2], "onset")
-        elif contacts:  # the end of positive contact force, located on the dense output
-            fn1 = np.array([contact_fn(system, y1, n, e) for e in contacts])
-            ended = [(locate_force_end(system, dense, t_old, solver.t, e, n), e)
-                     for e, f1 in zip(contacts, fn1, strict=True)
-                     if fn_prev[e] > 0.0 and f1 <= 0.0]  # fmt: skip
-            if ended:
-                t_fe, e = min(ended)
-                cut = (t_fe, e, "end")
-            else:
-                fn_prev[contacts] = fn1
-        if cut is not None:  # restart the integrator at the event: each piece is smooth
-            tc, e, kind = cut
-            stalls = stalls + 1 if tc <= t_old else 0
-            if stalls > _STALL_RESTARTS * len(contacts):
-                raise InstabilityError(
-                    f"adaptive ({st.method}), system '{system.name}': {stalls} contact events "
-                    f"at t = {tc:.9g} s without progress (contact element "
-                    f"'{system.forces[e].name}')"
-                )
-            yc = onset[1] if kind == "onset" else dense(tc)
-            kinks = dissipation_kinks(system, dense, profile, tc, system.fst)
-            fill(dense, tc, t_old, kinks)
-            diss += step_dissipation(system, dense, t_old, tc, system.fst, kinks)
-            work += step_work(dense, t_old, tc, kinks)
-            qc = np.ascontiguousarray(yc[:n])
-            vc = np.ascontiguousarray(yc[n:])
-            before = system.fst.copy()
-            if profile is not None:
-                profile = recorder.profile(dense, t_old, tc, before)
-            if kind == "onset":
-                ddot = system.contact_forces[e].evaluate(qc, vc)["delta_dot"]
-                core.contact_onset(e, float(ddot), tc, system.fef, system.fst)
-                events += 1
-            else:
-                intervals.append((e, float(system.fst[e, core.S_T0]), float(tc)))
-            core.update_force_state(qc, vc, tc, data, system.fst)
-            gaps_start = gaps_prev
-            contact_gap_rates(qc, vc, data, gaps, rates)
-            recorder.step(t_old, tc, gaps_start, gaps, before, yc, dense, profile)
-            for e2 in contacts:
-                fn_prev[e2] = contact_fn(system, yc, n, e2)
-            if st.t_end - tc > 4.0 * _EPS * st.t_end:  # else the old solver ended at t_end
-                nfev += solver.nfev
-                first = None
-                if kind == "onset" and math.isfinite(h_contact):
-                    first = min(h_contact, st.t_end - tc)
-                solver = method(fun, tc, yc, st.t_end, rtol=st.rtol, atol=st.atol,
-                                first_step=first)  # fmt: skip
-            continue
+            return (onset[0], onset[2], "onset")
+        if not self.contacts:
+            return None
+        system, n, contacts = self.system, self.n, self.contacts
+        fn1 = np.array([contact_fn(system, y1, n, e) for e in contacts])
+        ended = [
+            (locate_force_end(system, dense, t_old, self.solver.t, e, n), e)
+            for e, f1 in zip(contacts, fn1, strict=True)
+            if self.fn_prev[e] > 0.0 and f1 <= 0.0
+        ]
+        if ended:
+            t_fe, e = min(ended)
+            return (t_fe, e, "end")
+        self.fn_prev[contacts] = fn1
+        return None
+
+    def _restart(self, cut, onset, dense, profile, t_old, gaps_prev) -> None:
+        """End the step at the event ``cut``: fill the samples and book the work up to it,
+        update the contact state there and restart the integrator (each piece is smooth)."""
+        system, st, n, data = self.system, self.st, self.n, self.data
+        tc, e, kind = cut
+        self.stalls = self.stalls + 1 if tc <= t_old else 0
+        if self.stalls > _STALL_RESTARTS * len(self.contacts):
+            raise InstabilityError(
+                f"adaptive ({st.method}), system '{system.name}': {self.stalls} contact events "
+                f"at t = {tc:.9g} s without progress (contact element "
+                f"'{system.forces[e].name}')"
+            )
+        yc = onset[1] if kind == "onset" else dense(tc)
+        kinks = dissipation_kinks(system, dense, profile, tc, system.fst)
+        self.fill(dense, tc, t_old, kinks)
+        self.diss += step_dissipation(system, dense, t_old, tc, system.fst, kinks)
+        self.work += self.step_work(dense, t_old, tc, kinks)
+        qc = np.ascontiguousarray(yc[:n])
+        vc = np.ascontiguousarray(yc[n:])
+        before = system.fst.copy()
+        if profile is not None:
+            profile = self.recorder.profile(dense, t_old, tc, before)
+        if kind == "onset":
+            ddot = system.contact_forces[e].evaluate(qc, vc)["delta_dot"]
+            core.contact_onset(e, float(ddot), tc, system.fef, system.fst)
+            self.events += 1
+        else:
+            self.intervals.append((e, float(system.fst[e, core.S_T0]), float(tc)))
+        core.update_force_state(qc, vc, tc, data, system.fst)
+        contact_gap_rates(qc, vc, data, self.gaps, self.rates)
+        self.recorder.step(t_old, tc, gaps_prev, self.gaps, before, yc, dense, profile)
+        for e2 in self.contacts:
+            self.fn_prev[e2] = contact_fn(system, yc, n, e2)
+        if st.t_end - tc > 4.0 * _EPS * st.t_end:  # else the old solver ended at t_end
+            self.nfev += self.solver.nfev
+            first = None
+            if kind == "onset" and math.isfinite(self.h_contact):
+                first = min(self.h_contact, st.t_end - tc)
+            self.solver = self.method(
+                self.fun, tc, yc, st.t_end, rtol=st.rtol, atol=st.atol, first_step=first
+            )
+
+    def _accept(self, t_old, y1, dense, profile, gaps_prev) -> None:
+        """Take the whole step to ``y1``: fill the samples inside it, book the drives' and the
+        contacts' work and update the contact state."""
+        system, solver, n = self.system, self.solver, self.n
+        contacts = self.contacts
         kinks = dissipation_kinks(system, dense, profile, solver.t, system.fst) if contacts else []
-        if k < n_samples and ts[k] <= solver.t + 1e-12 * st.t_end:
-            fill(solver.dense_output(), solver.t, t_old, kinks)
-        if drives:
-            work += step_work(solver.dense_output() if dense is None else dense, t_old,
-                              solver.t, kinks)  # fmt: skip
+        if self.k < len(self.ts) and self.ts[self.k] <= solver.t + 1e-12 * self.st.t_end:
+            self.fill(solver.dense_output(), solver.t, t_old, kinks)
+        if self.drives:
+            self.work += self.step_work(
+                solver.dense_output() if dense is None else dense, t_old, solver.t, kinks
+            )
         if contacts:
-            diss += step_dissipation(system, dense, t_old, solver.t, system.fst, kinks)
+            self.diss += step_dissipation(system, dense, t_old, solver.t, system.fst, kinks)
             before = system.fst.copy()
-            core.update_force_state(np.ascontiguousarray(y1[:n]),
-                                    np.ascontiguousarray(y1[n:]), solver.t, data,
-                                    system.fst)  # fmt: skip
-            recorder.step(t_old, solver.t, gaps_prev, gaps, before, y1, dense, profile)
-    for i in range(k):
-        qi = np.ascontiguousarray(ys[i, :n])
-        vi = np.ascontiguousarray(ys[i, n:])
-        if system.has_function_drivers:
-            system.update_drivers(ts[i], W)
-        W[20][:] = states[i]  # the approach speeds valid at this sample
-        u, p, *_ = core.accel_index1(qi, vi, ts[i], data, W, st.alpha, st.beta, aw, lw)
-        record_sample(i, qi, vi, aw, lw, data, W, u, p, diss_s[i], work_s[i], q_ref, *buf.args())
-        buf.s[i] = states[i].ravel()
-    wall = time.perf_counter() - t_start
-    cpu = time.process_time() - c_start
-    return buf.result(ts, k, integrator="adaptive", dt=math.nan, steps=steps, wall_s=wall,
-                      cpu_s=cpu, stats={"method": st.method, "rtol": st.rtol, "atol": st.atol,
-                                        "nfev": int(nfev + solver.nfev),
-                                        "contact_events": events,
-                                        "contact_intervals": intervals},
-                      contact=None if recorder is None else recorder.record())  # fmt: skip
+            core.update_force_state(
+                np.ascontiguousarray(y1[:n]),
+                np.ascontiguousarray(y1[n:]),
+                solver.t,
+                self.data,
+                system.fst,
+            )
+            self.recorder.step(t_old, solver.t, gaps_prev, self.gaps, before, y1, dense, profile)
+
+    def result(self) -> MechanismResult:
+        """The samples re-evaluated (accelerations, multipliers, energies) into the result."""
+        system, st, n, W = self.system, self.st, self.n, self.W
+        for i in range(self.k):
+            qi = np.ascontiguousarray(self.ys[i, :n])
+            vi = np.ascontiguousarray(self.ys[i, n:])
+            if system.has_function_drivers:
+                system.update_drivers(self.ts[i], W)
+            W[20][:] = self.states[i]  # the approach speeds valid at this sample
+            u, p, *_ = core.accel_index1(
+                qi, vi, self.ts[i], self.data, W, st.alpha, st.beta, self.aw, self.lw
+            )
+            record_sample(
+                i,
+                qi,
+                vi,
+                self.aw,
+                self.lw,
+                self.data,
+                W,
+                u,
+                p,
+                self.diss_s[i],
+                self.work_s[i],
+                self.q_ref,
+                *self.buf.args(),
+            )
+            self.buf.s[i] = self.states[i].ravel()
+        wall = time.perf_counter() - self.t_start
+        cpu = time.process_time() - self.c_start
+        stats = {
+            "method": st.method,
+            "rtol": st.rtol,
+            "atol": st.atol,
+            "nfev": int(self.nfev + self.solver.nfev),
+            "contact_events": self.events,
+            "contact_intervals": self.intervals,
+        }
+        contact = None if self.recorder is None else self.recorder.record()
+        return self.buf.result(
+            self.ts,
+            self.k,
+            integrator="adaptive",
+            dt=math.nan,
+            steps=self.steps,
+            wall_s=wall,
+            cpu_s=cpu,
+            stats=stats,
+            contact=contact,
+        )
 
 
 def _contact_step(system) -> float:
@@ -297,8 +400,7 @@ def contact_fn(system, y, n, e):
     pp = np.zeros(8)
     pq = np.zeros(8)
     y = np.ascontiguousarray(y)
-    return core.contact_forces(system.fei[e], system.fef[e], system.fst[e], y[:n], y[n:], pp,
-                               pq)[7]  # fmt: skip
+    return core.contact_forces(system.fei[e], system.fef[e], system.fst[e], y[:n], y[n:], pp, pq)[7]
 
 
 def locate_force_end(system, dense, t0, t1, e, n):
@@ -335,8 +437,9 @@ def locate_onset(system, dense, t0, t1, free, gaps0, gaps1, profile, n):
     best = None
     for e in free:
         if gaps0[e] <= 0.0:  # touching at the start of the step already
-            if gaps1[e] < gaps0[e] or (profile is not None
-                                       and np.any(-profile[1][:, e, 0] < gaps0[e])):  # fmt: skip
+            if gaps1[e] < gaps0[e] or (
+                profile is not None and np.any(-profile[1][:, e, 0] < gaps0[e])
+            ):
                 te = t0
             else:
                 continue

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec
+from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
@@ -160,14 +160,20 @@ def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str
     dims = ("time", "contact")
     data.update(
         contact_force_normal=(dims, stack("F_n"), {"units": "N"}),
-        contact_force_tangential=(dims, stack("F_t"), {
-            "units": "N", "long_name": "friction force on the second body along t"}),
+        contact_force_tangential=(
+            dims,
+            stack("F_t"),
+            {"units": "N", "long_name": "friction force on the second body along t"},
+        ),
         penetration=(dims, stack("delta"), {"units": "m", "long_name": "penetration (> 0)"}),
         eccentricity_x=(dims, stack("e_x"), {"units": "m"}),
         eccentricity_y=(dims, stack("e_y"), {"units": "m"}),
-        contact_state=(dims, stack("state").astype(np.int8), {
-            "long_name": "1 while the normal force is positive, else 0"}),
-    )  # fmt: skip
+        contact_state=(
+            dims,
+            stack("state").astype(np.int8),
+            {"long_name": "1 while the normal force is positive, else 0"},
+        ),
+    )
     return names
 
 
@@ -228,8 +234,11 @@ def _damage_data(mech: Mechanism, summary: dict, data: dict) -> None:
         return
     d = np.array(model.damage, dtype=float)
     summary["damage_max"] = float(d.max())
-    data["damage_final"] = (("element", "gauss"), d, {
-        "units": "1", "long_name": "damage of the rod at t_end per integration point"})  # fmt: skip
+    data["damage_final"] = (
+        ("element", "gauss"),
+        d,
+        {"units": "1", "long_name": "damage of the rod at t_end per integration point"},
+    )
 
 
 def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict]:
@@ -246,8 +255,15 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
     t = res.t
     t_end = float(t[-1])
     law = cl.contact
-    states = classify_episodes(eps, t_end, mech.contact_m_eff, law.stiffness, law.exponent,
-                               cl.continuous_factor, law.v0_min)  # fmt: skip
+    states = classify_episodes(
+        eps,
+        t_end,
+        mech.contact_m_eff,
+        law.stiffness,
+        law.exponent,
+        cl.continuous_factor,
+        law.v0_min,
+    )
     hist = dict(system.contact_history(res.q, res.v, res.force_state)[mech.contact.name])
     delta = np.asarray(hist["delta"], float)
     ecc = np.hypot(hist["e_x"], hist["e_y"])
@@ -283,99 +299,35 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
+    if spec.clearance is not None and integrator is not None:
+        check_clearance_integrator(spec.name, integrator, override=True)
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
     res = integrate(mech.system, settings, v0=mech.v0, progress=progress)
-    system = mech.system
-    t = res.t
-    time_attrs = {"units": "s"}
-    data: dict[str, Any] = {
-        "constraint_violation": ("time", res.phi_max,
-                                 {"units": "m (rad for angle equations)",
-                                  "long_name": "largest |Phi| over the constraint equations"}),
-        "velocity_violation": ("time", res.dphi_max,
-                               {"units": "m/s (rad/s for angle equations)",
-                                "long_name": "largest |Phi_q v + Phi_t|"}),
-        "kinetic_energy": ("time", res.kinetic, {"units": "J"}),
-        "potential_energy": ("time", res.strain + res.gravity,
-                             {"units": "J", "long_name": "strain + gravity + force elements"}),
-        "energy_total": ("time", res.total, {"units": "J",
-                                             "long_name": "kinetic + potential + dissipated"}),
-        "drive_work": ("time", res.drive_work, {
-            "units": "J", "long_name": "work fed in by the drives since t = 0 (booked every "
-            "step: energy_total - drive_work is conserved)"}),
-    }  # fmt: skip
-    drift = res.energy_drift_rel() if system.energy_balance_closes else math.nan
-    drift = None if math.isnan(drift) else drift  # a drive feeds work in / round-off only
-    summary: dict[str, Any] = {
-        "case": spec.name,
-        "kind": spec.kind,
-        "integrator": settings.integrator,
-        "t_end": float(t[-1]),
-        "dt": None if math.isnan(res.dt) else res.dt,
-        "steps": res.steps,
-        "wall_s": res.wall_s,
-        "max_constraint_violation": float(np.max(res.phi_max)) if res.phi_max.size else 0.0,
-        "max_velocity_violation": float(np.max(res.dphi_max)) if res.dphi_max.size else 0.0,
-        "energy_drift_rel": drift,
-    }
+    data = _history_data(res)
+    summary = _base_summary(spec, mech, settings, res)
+    coords: dict[str, Any] = {"time": ("time", res.t, {"units": "s"})}
     if spec.kind == "two-body":
-        summary.update(_two_body_summary(mech, res, data))
-        o1, o2 = (b.offset for b in mech.bodies)
-        data.update(
-            x1=("time", res.q[:, o1], {"units": "m"}),
-            x2=("time", res.q[:, o2], {"units": "m"}),
-            v1=("time", res.v[:, o1], {"units": "m/s"}),
-            v2=("time", res.v[:, o2], {"units": "m/s"}),
-        )
+        _two_body_outputs(mech, res, summary, data)
     elif spec.kind == "pendulum":
-        tip = mech.beam.node(-1).position(res.q)
-        summary["tip_x"] = float(tip[-1, 0])
-        summary["tip_y"] = float(tip[-1, 1])
-        data["tip_x"] = ("time", tip[:, 0], {"units": "m", "long_name": "free-end x position"})
-        data["tip_y"] = ("time", tip[:, 1], {"units": "m", "long_name": "free-end y position"})
+        _pendulum_outputs(mech, res, summary, data)
     else:
-        o = mech.slider.offset
-        x, v, a = res.q[:, o], res.v[:, o], res.a[:, o]
-        torque = -res.lam[:, mech.drive.first_row]
-        names, reac = _reactions(mech, res)
-        summary.update(
-            slider_x=float(x[-1]), slider_v=float(v[-1]), slider_a=float(a[-1]),
-            slider_a_max=float(a.max()), slider_a_min=float(a.min()),
-            drive_torque_max=float(np.max(np.abs(torque))),
-            reaction_max=float(reac.max()) if reac.size else 0.0,
-        )  # fmt: skip
-        data.update(
-            slider_x=("time", x, {"units": "m"}),
-            slider_v=("time", v, {"units": "m/s"}),
-            slider_a=("time", a, {"units": "m/s^2"}),
-            crank_angle=("time", res.q[:, mech.crank.angle_index], {"units": "rad"}),
-            drive_torque=("time", torque, {"units": "N m",
-                                           "long_name": "drive torque on the crank (ccw +)"}),
-            reaction_force=(("time", "joint"), reac, {"units": "N",
-                                                      "long_name": "joint force magnitude"}),
-        )  # fmt: skip
-        if mech.beam is not None:
-            _damage_data(mech, summary, data)
-            mid = midspan_deflection(mech, res.q)
-            summary["midspan_deflection_max"] = float(np.max(np.abs(mid)))
-            data["midspan_deflection"] = (
-                "time",
-                mid,
-                {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
-            )
+        names = _slider_crank_outputs(mech, res, summary, data)
     contact_names = _contact_data(mech, res, data)
     if mech.spec.clearance is not None:
         cs, hist = clearance_outputs(mech, res)
         summary.update(cs)
-        data["contact_state"] = (("time", "contact"), hist["contact_state"][:, None], {
-            "long_name": "0 free flight, 1 impact, 2 continuous contact"})  # fmt: skip
-    coords: dict[str, Any] = {"time": ("time", t, time_attrs)}
+        data["contact_state"] = (
+            ("time", "contact"),
+            hist["contact_state"][:, None],
+            {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
+        )
     if contact_names:
         coords["contact"] = ("contact", contact_names)
     if spec.kind == "slider-crank":
         coords["joint"] = ("joint", names)
     ds = xr.Dataset(data, coords=coords)
+    system = mech.system
     extra = {f"solver.{k}": v for k, v in (res.stats or {}).items()}
     ds.attrs.update(
         provenance_attrs(
@@ -390,9 +342,135 @@ def run_mechanism(
             n_equations=system.m,
             equations=", ".join(system.row_labels),
             **extra,
-        )  # fmt: skip
+        )
     )
     return summary, ds
+
+
+def _history_data(res: MechanismResult) -> dict[str, Any]:
+    """The Dataset variables every mechanism run has: constraint residuals and energies."""
+    return {
+        "constraint_violation": (
+            "time",
+            res.phi_max,
+            {
+                "units": "m (rad for angle equations)",
+                "long_name": "largest |Phi| over the constraint equations",
+            },
+        ),
+        "velocity_violation": (
+            "time",
+            res.dphi_max,
+            {"units": "m/s (rad/s for angle equations)", "long_name": "largest |Phi_q v + Phi_t|"},
+        ),
+        "kinetic_energy": ("time", res.kinetic, {"units": "J"}),
+        "potential_energy": (
+            "time",
+            res.strain + res.gravity,
+            {"units": "J", "long_name": "strain + gravity + force elements"},
+        ),
+        "energy_total": (
+            "time",
+            res.total,
+            {"units": "J", "long_name": "kinetic + potential + dissipated"},
+        ),
+        "drive_work": (
+            "time",
+            res.drive_work,
+            {
+                "units": "J",
+                "long_name": "work fed in by the drives since t = 0 (booked every "
+                "step: energy_total - drive_work is conserved)",
+            },
+        ),
+    }
+
+
+def _base_summary(
+    spec: MechanismSpec, mech: Mechanism, settings: IntegratorSettings, res: MechanismResult
+) -> dict[str, Any]:
+    """The summary fields every mechanism run has (case, integrator, steps, residuals, drift)."""
+    drift = res.energy_drift_rel() if mech.system.energy_balance_closes else math.nan
+    drift = None if math.isnan(drift) else drift  # a drive feeds work in / round-off only
+    return {
+        "case": spec.name,
+        "kind": spec.kind,
+        "integrator": settings.integrator,
+        "t_end": float(res.t[-1]),
+        "dt": None if math.isnan(res.dt) else res.dt,
+        "steps": res.steps,
+        "wall_s": res.wall_s,
+        "max_constraint_violation": float(np.max(res.phi_max)) if res.phi_max.size else 0.0,
+        "max_velocity_violation": float(np.max(res.dphi_max)) if res.dphi_max.size else 0.0,
+        "energy_drift_rel": drift,
+    }
+
+
+def _two_body_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: dict) -> None:
+    """Two-body impact: the impact summary and the bodies' positions and velocities."""
+    summary.update(_two_body_summary(mech, res, data))
+    o1, o2 = (b.offset for b in mech.bodies)
+    data.update(
+        x1=("time", res.q[:, o1], {"units": "m"}),
+        x2=("time", res.q[:, o2], {"units": "m"}),
+        v1=("time", res.v[:, o1], {"units": "m/s"}),
+        v2=("time", res.v[:, o2], {"units": "m/s"}),
+    )
+
+
+def _pendulum_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: dict) -> None:
+    """Pendulum: the free end's final position and its history."""
+    tip = mech.beam.node(-1).position(res.q)
+    summary["tip_x"] = float(tip[-1, 0])
+    summary["tip_y"] = float(tip[-1, 1])
+    data["tip_x"] = ("time", tip[:, 0], {"units": "m", "long_name": "free-end x position"})
+    data["tip_y"] = ("time", tip[:, 1], {"units": "m", "long_name": "free-end y position"})
+
+
+def _slider_crank_outputs(
+    mech: Mechanism, res: MechanismResult, summary: dict, data: dict
+) -> list[str]:
+    """Slider-crank: slider motion, drive torque, joint reactions (and, with an ANCF rod, its
+    damage and mid-span deflection); returns the joint names of ``reaction_force``."""
+    o = mech.slider.offset
+    x, v, a = res.q[:, o], res.v[:, o], res.a[:, o]
+    torque = -res.lam[:, mech.drive.first_row]
+    names, reac = _reactions(mech, res)
+    summary.update(
+        slider_x=float(x[-1]),
+        slider_v=float(v[-1]),
+        slider_a=float(a[-1]),
+        slider_a_max=float(a.max()),
+        slider_a_min=float(a.min()),
+        drive_torque_max=float(np.max(np.abs(torque))),
+        reaction_max=float(reac.max()) if reac.size else 0.0,
+    )
+    data.update(
+        slider_x=("time", x, {"units": "m"}),
+        slider_v=("time", v, {"units": "m/s"}),
+        slider_a=("time", a, {"units": "m/s^2"}),
+        crank_angle=("time", res.q[:, mech.crank.angle_index], {"units": "rad"}),
+        drive_torque=(
+            "time",
+            torque,
+            {"units": "N m", "long_name": "drive torque on the crank (ccw +)"},
+        ),
+        reaction_force=(
+            ("time", "joint"),
+            reac,
+            {"units": "N", "long_name": "joint force magnitude"},
+        ),
+    )
+    if mech.beam is not None:
+        _damage_data(mech, summary, data)
+        mid = midspan_deflection(mech, res.q)
+        summary["midspan_deflection_max"] = float(np.max(np.abs(mid)))
+        data["midspan_deflection"] = (
+            "time",
+            mid,
+            {"units": "m", "long_name": "mid-span distance from the chord (left of A->B +)"},
+        )
+    return names
 
 
 #: refinement of an adaptive run for an error estimate: rtol and atol divided by this
@@ -401,8 +479,7 @@ ADAPTIVE_REFINE = 100.0
 _RTOL_MIN = 100.0 * float(np.finfo(float).eps)
 
 
-def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1
-               ) -> tuple[dict[str, Any], float]:  # fmt: skip
+def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1) -> tuple[dict[str, Any], float]:
     """Overrides that refine the run ``ds`` of ``spec`` ``level`` times for an error estimate,
     and ``kappa``, the factor by which each refinement at least shrinks the error (Richardson:
     the run's error is then about ``|x - x_fine| kappa / (kappa - 1)``):
@@ -427,8 +504,14 @@ def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1
         return over, min(10.0, math.sqrt(per_level)) if per_level > 1.0 else 1.0
     f = 2.0**level
     dt = float(ds.attrs["dt"])
-    over.update({"solver.dt": dt / f, "solver.onset_tol": sol.onset_tol / f**2,
-                 "solver.tol": sol.tol / f**2, "sample_dt": spec.sample_dt / f})  # fmt: skip
+    over.update(
+        {
+            "solver.dt": dt / f,
+            "solver.onset_tol": sol.onset_tol / f**2,
+            "solver.tol": sol.tol / f**2,
+            "sample_dt": spec.sample_dt / f,
+        }
+    )
     dtc = ds.attrs.get("solver.dt_contact")
     if dtc is not None and math.isfinite(float(dtc)):
         over["solver.dt_contact"] = float(dtc) / f
@@ -450,8 +533,7 @@ def refined_levels(spec: MechanismSpec, ds: xr.Dataset) -> int:
     return 2 if fixed and has_contacts(spec) else 1
 
 
-def refined_run(spec: MechanismSpec, ds: xr.Dataset, level: int = 1
-                ) -> tuple[xr.Dataset, float]:  # fmt: skip
+def refined_run(spec: MechanismSpec, ds: xr.Dataset, level: int = 1) -> tuple[xr.Dataset, float]:
     """The run ``ds`` of ``spec`` again with the :func:`refinement` overrides of ``level``
     (same ``t_end``); returns its Dataset on the run's sample times (summary, from all its
     samples, in ``summary.*`` attributes, ``kappa`` and ``level`` in attributes) and
@@ -463,8 +545,7 @@ def refined_run(spec: MechanismSpec, ds: xr.Dataset, level: int = 1
     if "sample_dt" in over:  # back on the run's sample times (every 2^level-th sample)
         fine = fine.isel(time=slice(None, None, 2**level))
     for k, v in summary.items():
-        fine.attrs[f"summary.{k}"] = "null" if v is None else (int(v) if isinstance(v, bool)
-                                                               else v)  # fmt: skip
+        fine.attrs[f"summary.{k}"] = "null" if v is None else (int(v) if isinstance(v, bool) else v)
     fine.attrs["kappa"] = kappa
     fine.attrs["level"] = level
     return fine, kappa
@@ -503,6 +584,9 @@ def mechanism_critical_dt(spec: MechanismSpec) -> tuple[dict[str, Any], xr.Datas
     for name, b in bounds.items():
         data[f"dt_bound_{name}"] = ((), b, {"units": "s", "long_name": f"2/omega, {name} mode"})
     ds = xr.Dataset(data)
-    ds.attrs.update(provenance_attrs(spec, study="mechanism-critical-dt", kind=spec.kind,
-                                     governing_mode=mode or "none"))  # fmt: skip
+    ds.attrs.update(
+        provenance_attrs(
+            spec, study="mechanism-critical-dt", kind=spec.kind, governing_mode=mode or "none"
+        )
+    )
     return summary, ds

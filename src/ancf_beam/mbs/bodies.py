@@ -268,8 +268,9 @@ class BeamBody(Body):
     def slope(self, k: int) -> Point:
         """Slope vector ``r'`` of node ``k`` (dimensionless)."""
         k = self._check_node(k)
-        return Point(self, PT_LINEAR, 4 * k + 2, (1.0,), node=k, slope=True,
-                     label=f"{self.name}.slope{k}")  # fmt: skip
+        return Point(
+            self, PT_LINEAR, 4 * k + 2, (1.0,), node=k, slope=True, label=f"{self.name}.slope{k}"
+        )
 
     def point(self, X: float) -> Point:
         """Point at reference arc coordinate ``X`` (m, 0 at node 0) through the element's cubic
@@ -284,8 +285,9 @@ class BeamBody(Body):
         el = min(int(pos), m.n_el - 1)
         xi = pos - el
         s, _, _ = kernels.shape_tables(np.array([xi]), m.le)
-        return Point(self, PT_LINEAR, 4 * el, tuple(float(x) for x in s[0]),
-                     label=f"{self.name}@{X:g}")  # fmt: skip
+        return Point(
+            self, PT_LINEAR, 4 * el, tuple(float(x) for x in s[0]), label=f"{self.name}@{X:g}"
+        )
 
     def initial_coordinates(self) -> np.ndarray:
         q = self.model.reference().reshape(-1, 2)  # rows: r_k, r'_k

@@ -183,9 +183,11 @@ def eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq):
                 ddy = pp[3] - pq[3]
                 phi[r] = nx * dx + ny * dy
                 gam[r] = -(
-                    nx * (pp[4] - pq[4]) + ny * (pp[5] - pq[5])
-                    + 2.0 * om * (-ny * ddx + nx * ddy) - om * om * phi[r]
-                )  # fmt: skip
+                    nx * (pp[4] - pq[4])
+                    + ny * (pp[5] - pq[5])
+                    + 2.0 * om * (-ny * ddx + nx * ddy)
+                    - om * om * phi[r]
+                )
                 cx = nx
                 cy = ny
                 if lo >= 0:
@@ -193,8 +195,7 @@ def eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq):
                     vals[k] = -ny * dx + nx * dy  # (dn/dtheta) . d
                     k += 1
             k = point_jac(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], pp, cx, cy, 1.0, cols, vals, k)
-            k = point_jac(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], pq, cx, cy, -1.0, cols, vals,
-                          k)  # fmt: skip
+            k = point_jac(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], pq, cx, cy, -1.0, cols, vals, k)
         elif et == _E_ANGLE:
             i = ei[r, 9]
             j = ei[r, 10]
@@ -333,10 +334,12 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
             point_eval(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], q, v, pp)
             fx = fef[e, 8]
             fy = fef[e, 9]
-            k = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, fx, cols,
-                          vals, 0)  # fmt: skip
-            k = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, fy, cols,
-                          vals, k)  # fmt: skip
+            k = point_jac(
+                fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 1.0, 0.0, fx, cols, vals, 0
+            )
+            k = point_jac(
+                fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, 0.0, 1.0, fy, cols, vals, k
+            )
             for i in range(k):
                 f[cols[i]] += vals[i]
             energy -= fx * pp[0] + fy * pp[1]
@@ -347,17 +350,18 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
         elif kind == FE_SPRING:
             ux, uy, ln, _, fs = _spring_state(fei[e], fef[e], q, v, pp, pq)
             # force on P: -fs u, on Q: +fs u
-            k = point_jac(fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, ux, uy, -fs, cols,
-                          vals, 0)  # fmt: skip
-            k = point_jac(fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, ux, uy, fs, cols,
-                          vals, k)  # fmt: skip
+            k = point_jac(
+                fei[e, 1], fei[e, 2], fei[e, 3], fef[e, 0:4], pp, ux, uy, -fs, cols, vals, 0
+            )
+            k = point_jac(
+                fei[e, 4], fei[e, 5], fei[e, 6], fef[e, 4:8], pq, ux, uy, fs, cols, vals, k
+            )
             for i in range(k):
                 f[cols[i]] += vals[i]
             stretch = ln - fef[e, 10]
             energy += 0.5 * fef[e, 8] * stretch * stretch
         elif kind == FE_CONTACT:
-            delta, _, nx, ny, _, _, s, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp,
-                                                               pq)  # fmt: skip
+            delta, _, nx, ny, _, _, s, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp, pq)
             if fn != 0.0 or ft != 0.0:
                 _contact_apply(fei[e], fef[e], nx, ny, s, fn, ft, f, pp, pq, cols, vals)
             if fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0:  # not held off (C_EVENTS)
@@ -412,8 +416,9 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
                 i = fei[e, 5] + 2
                 ab[_BW, i] += fx * pq[7] - fy * pq[6]
         elif kind == FE_CONTACT:
-            delta, ddot, nx, ny, el, _, s, fn, _ = contact_forces(fei[e], fef[e], fst[e], q, v,
-                                                                  pp, pq)  # fmt: skip
+            delta, ddot, nx, ny, el, _, s, fn, _ = contact_forces(
+                fei[e], fef[e], fst[e], q, v, pp, pq
+            )
             if fn <= 0.0:
                 continue
             # normal part only (friction and the damping force's geometric share are left out):
@@ -611,8 +616,9 @@ def contact_samples(fei_r, fef_r, qs, vs, states, out):
     pp = np.empty(8)
     pq = np.empty(8)
     for i in range(qs.shape[0]):
-        d, dd, nx, ny, el, vt, _, fn, ft = contact_forces(fei_r, fef_r, states[i], qs[i], vs[i],
-                                                          pp, pq)  # fmt: skip
+        d, dd, nx, ny, el, vt, _, fn, ft = contact_forces(
+            fei_r, fef_r, states[i], qs[i], vs[i], pp, pq
+        )
         out[i, 0] = d
         out[i, 1] = dd
         out[i, 2] = nx * el
@@ -649,8 +655,7 @@ def contact_dissipation(q, v, S, fst, pp, pq):
     for e in range(fei.shape[0]):
         if fei[e, 0] != FE_CONTACT:
             continue
-        delta, ddot, _, _, _, vt, _, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp,
-                                                             pq)  # fmt: skip
+        delta, ddot, _, _, _, vt, _, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp, pq)
         if delta <= 0.0 or not (fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0):
             continue
         k = fef[e, C_NPAR + P_STIFF]
@@ -830,8 +835,30 @@ def accel_index1(q, v, t, S, W, alpha, beta, a, lam):
     ei = S[5]
     ef = S[6]
     const_jac = S[9]
-    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
-     piv_d, dext, fst, flags) = W  # fmt: skip
+    (
+        f,
+        phi,
+        dphi,
+        jc,
+        jv,
+        jn,
+        gam,
+        phit,
+        y,
+        smat,
+        spiv,
+        bm,
+        xp,
+        pp,
+        pq,
+        cols,
+        vals,
+        lu_d,
+        piv_d,
+        dext,
+        fst,
+        flags,
+    ) = W
     energy, pot = system_forces(q, v, t, S, fst, f, pp, pq, cols, vals)
     for i in range(a.shape[0]):
         a[i] = f[i]
@@ -871,8 +898,30 @@ def project_velocity(q, v, t, S, W):
     """Mass-orthogonal projection of ``v`` onto ``Phi_q v + Phi_t = 0`` (Jacobian and Schur
     factors from the last :func:`accel_index1` / :func:`eval_constraints` at ``q``)."""
     ei = S[5]
-    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
-     piv_d, dext, fst, flags) = W  # fmt: skip
+    (
+        f,
+        phi,
+        dphi,
+        jc,
+        jv,
+        jn,
+        gam,
+        phit,
+        y,
+        smat,
+        spiv,
+        bm,
+        xp,
+        pp,
+        pq,
+        cols,
+        vals,
+        lu_d,
+        piv_d,
+        dext,
+        fst,
+        flags,
+    ) = W
     m = ei.shape[0]
     if m == 0:
         return
@@ -895,8 +944,30 @@ def project_position(q, t, S, W, tol, max_iter):
     mfac = S[1]
     ei = S[5]
     ef = S[6]
-    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
-     piv_d, dext, fst, flags) = W  # fmt: skip
+    (
+        f,
+        phi,
+        dphi,
+        jc,
+        jv,
+        jn,
+        gam,
+        phit,
+        y,
+        smat,
+        spiv,
+        bm,
+        xp,
+        pp,
+        pq,
+        cols,
+        vals,
+        lu_d,
+        piv_d,
+        dext,
+        fst,
+        flags,
+    ) = W
     m = ei.shape[0]
     if m == 0:
         return 0.0

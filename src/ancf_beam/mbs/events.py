@@ -51,13 +51,17 @@ def time_tolerance(t0: float, t1: float) -> float:
     """Width (s) at which a bracket inside the step ``[t0, t1]`` counts as located:
     ``TIME_RTOL (t1 - t0) + ROUNDOFF_ULPS eps max(|t0|, |t1|)`` (at least the smallest
     positive spacing of doubles)."""
-    return max(TIME_RTOL * abs(t1 - t0) + ROUNDOFF_ULPS * _EPS * max(abs(t0), abs(t1)),
-               5e-324)  # fmt: skip
+    return max(TIME_RTOL * abs(t1 - t0) + ROUNDOFF_ULPS * _EPS * max(abs(t0), abs(t1)), 5e-324)
 
 
-def bracket_root(f: Callable[[float], float], a: float, b: float, fa: float | None = None,
-                 fb: float | None = None, xtol: float | None = None
-                 ) -> tuple[float, float, float, float, int]:  # fmt: skip
+def bracket_root(
+    f: Callable[[float], float],
+    a: float,
+    b: float,
+    fa: float | None = None,
+    fb: float | None = None,
+    xtol: float | None = None,
+) -> tuple[float, float, float, float, int]:
     """Bracket of a sign change of ``f`` in ``[a, b]`` (``f(a)`` and ``f(b)`` of opposite
     signs, or one of them zero) narrowed to ``xtol`` (default :func:`time_tolerance`) by the
     Illinois method with a bisection safeguard. Returns ``(lo, hi, f(lo), f(hi), evaluations)``
@@ -72,8 +76,9 @@ def bracket_root(f: Callable[[float], float], a: float, b: float, fa: float | No
     if fb == 0.0:
         return b, b, fb, fb, n_eval
     if (fa > 0.0) == (fb > 0.0) or not (math.isfinite(fa) and math.isfinite(fb)):
-        raise ValueError(f"bracket_root: f({a!r}) = {fa!r} and f({b!r}) = {fb!r} do not "
-                         "bracket a sign change")  # fmt: skip
+        raise ValueError(
+            f"bracket_root: f({a!r}) = {fa!r} and f({b!r}) = {fb!r} do not bracket a sign change"
+        )
     tol = time_tolerance(a, b) if xtol is None else xtol
     lo, hi, flo, fhi = a, b, fa, fb
     wlo, whi = flo, fhi  # Illinois weights (the value at a stale end is halved)
@@ -108,8 +113,9 @@ def bracket_root(f: Callable[[float], float], a: float, b: float, fa: float | No
     return lo, hi, flo, fhi, n_eval
 
 
-def last_positive(positive: Callable[[float], bool], a: float, b: float,
-                  xtol: float | None = None) -> tuple[float, float, int]:  # fmt: skip
+def last_positive(
+    positive: Callable[[float], bool], a: float, b: float, xtol: float | None = None
+) -> tuple[float, float, int]:
     """For ``positive(a)`` true and ``positive(b)`` false: a bracket ``(lo, hi)`` with
     ``positive(lo)`` and not ``positive(hi)``, ``hi - lo <= xtol`` (default
     :func:`time_tolerance`), by bisection on the predicate alone (the quantity may end at a
@@ -131,8 +137,9 @@ def last_positive(positive: Callable[[float], bool], a: float, b: float,
     return lo, hi, n_eval
 
 
-def bracket_max(f: Callable[[float], float], ts: np.ndarray, fs: np.ndarray,
-                xrtol: float = TIME_RTOL) -> tuple[float, float]:  # fmt: skip
+def bracket_max(
+    f: Callable[[float], float], ts: np.ndarray, fs: np.ndarray, xrtol: float = TIME_RTOL
+) -> tuple[float, float]:
     """Largest value of ``f`` near the largest of its samples ``fs`` at the increasing times
     ``ts``: :func:`maximise` between the neighbours of the best sample. Returns ``(t, f(t))``;
     a best sample at either end is returned as it is (the caller brackets it with the samples
@@ -143,8 +150,14 @@ def bracket_max(f: Callable[[float], float], ts: np.ndarray, fs: np.ndarray,
     return maximise(f, float(ts[j - 1]), float(ts[j + 1]), float(ts[j]), float(fs[j]), xrtol)
 
 
-def maximise(f: Callable[[float], float], a: float, b: float, t_best: float, f_best: float,
-             xrtol: float = TIME_RTOL) -> tuple[float, float]:  # fmt: skip
+def maximise(
+    f: Callable[[float], float],
+    a: float,
+    b: float,
+    t_best: float,
+    f_best: float,
+    xrtol: float = TIME_RTOL,
+) -> tuple[float, float]:
     """Bounded Brent search (:func:`scipy.optimize.minimize_scalar`, golden section with
     parabolic steps; at most ``MAX_ITER`` evaluations) for the largest value of ``f`` in
     ``[a, b]``, which brackets a maximum (``f(t_best) = f_best`` with ``a < t_best < b`` at
@@ -154,8 +167,12 @@ def maximise(f: Callable[[float], float], a: float, b: float, t_best: float, f_b
     from scipy.optimize import minimize_scalar
 
     xatol = max(xrtol * (b - a), ROUNDOFF_ULPS * _EPS * max(abs(a), abs(b)))
-    res = minimize_scalar(lambda t: -f(t), bounds=(a, b), method="bounded",
-                          options={"xatol": xatol, "maxiter": MAX_ITER})  # fmt: skip
+    res = minimize_scalar(
+        lambda t: -f(t),
+        bounds=(a, b),
+        method="bounded",
+        options={"xatol": xatol, "maxiter": MAX_ITER},
+    )
     if np.isfinite(res.fun) and -res.fun > f_best:
         return float(res.x), float(-res.fun)
     return t_best, f_best

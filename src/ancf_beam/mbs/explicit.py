@@ -132,8 +132,11 @@ def cd_chunk(
 
 def run_explicit(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress, interval):
     if st.beta * dt > 0.5 or st.alpha * dt > 0.5:
-        log.warning("Baumgarte alpha dt = %.3g, beta dt = %.3g: explicit stability needs both "
-                    "well below 1", st.alpha * dt, st.beta * dt)  # fmt: skip
+        log.warning(
+            "Baumgarte alpha dt = %.3g, beta dt = %.3g: explicit stability needs both well below 1",
+            st.alpha * dt,
+            st.beta * dt,
+        )
     n_steps = plan.n_steps
     vs = np.zeros(system.n)
     lref = max(1e-3, float(np.max(np.abs(q))))

@@ -194,8 +194,9 @@ class CircleContact(ForceElement):
         if not (self.r_p >= 0.0 and self.r_q >= 0.0):
             raise ValueError(f"contact '{self.name}': radii must be >= 0")
         if self.inside and not self.r_p > self.r_q:
-            raise ValueError(f"contact '{self.name}': the bearing radius r_p must exceed the "
-                             "journal radius r_q")  # fmt: skip
+            raise ValueError(
+                f"contact '{self.name}': the bearing radius r_p must exceed the journal radius r_q"
+            )
 
     def encode(self):
         fi, ff = self._rows(FE_CONTACT, self.p, self.q)
@@ -218,8 +219,7 @@ class CircleContact(ForceElement):
 
     @property
     def conservative(self) -> bool:
-        return (self.law.damping == 0.0 and self.law.chi == 0.0
-                and self.friction.law == "none")  # fmt: skip
+        return self.law.damping == 0.0 and self.law.chi == 0.0 and self.friction.law == "none"
 
     @property
     def energy_booked(self) -> bool:

@@ -76,10 +76,31 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
     ei = S[5]
     ef = S[6]
     m = ei.shape[0]
-    (f, phi, dphi, jc, jv, jn, gam, phit, y, smat, spiv, bm, xp, pp, pq, cols, vals, lu_d,
-     piv_d, dext, fstate, flags) = W  # fmt: skip
-    (d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk,
-     bk) = G  # fmt: skip
+    (
+        f,
+        phi,
+        dphi,
+        jc,
+        jv,
+        jn,
+        gam,
+        phit,
+        y,
+        smat,
+        spiv,
+        bm,
+        xp,
+        pp,
+        pq,
+        cols,
+        vals,
+        lu_d,
+        piv_d,
+        dext,
+        fstate,
+        flags,
+    ) = W
+    (d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk) = G
     beta = par[P_BETA]
     af = par[P_AF]
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
@@ -337,17 +358,43 @@ class Index3Run:
         self.fst[F_H] = -1.0
         self.fst[F_POWER] = drive_power(lam, W[7])  # W[7]: Phi_t at the initial state
         self.G = (
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(m),
-            np.zeros((2 * _BW + 1, n)), np.zeros((_BW + 1, n)), np.zeros((2, n, _BW + 1)),
-            np.zeros((3 * _BW + 1, n)), np.zeros(n, dtype=np.int64), np.zeros(n + 2 * _BW),
-            np.zeros((m, n)), np.zeros((m, m)), np.zeros(m, dtype=np.int64), np.zeros(m),
-        )  # fmt: skip
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(m),
+            np.zeros((2 * _BW + 1, n)),
+            np.zeros((_BW + 1, n)),
+            np.zeros((2, n, _BW + 1)),
+            np.zeros((3 * _BW + 1, n)),
+            np.zeros(n, dtype=np.int64),
+            np.zeros(n + 2 * _BW),
+            np.zeros((m, n)),
+            np.zeros((m, m)),
+            np.zeros(m, dtype=np.int64),
+            np.zeros(m),
+        )
         self.halvings = 0
 
     def args(self):
-        return (self.q, self.v, self.a, self.at, self.lam, self.par, self.ist, self.fst,
-                self.system.data, self.W, self.G)  # fmt: skip
+        return (
+            self.q,
+            self.v,
+            self.a,
+            self.at,
+            self.lam,
+            self.par,
+            self.ist,
+            self.fst,
+            self.system.data,
+            self.W,
+            self.G,
+        )
 
     def advance(self, h: float, t: float, step: int, depth: int = 0) -> int:
         """Step ``h`` from ``t`` with halving on failure; returns Newton iterations."""
@@ -375,9 +422,13 @@ class Index3Run:
                 f"t = {t:.6g} s (dt = {h:.4e} s after {depth} halvings): residual {rn:.3e} N, "
                 f"max|Phi| = {self.fst[F_FAIL_PHI]:.3e} after {int(self.ist[I_FAIL_IT])} "
                 "iterations; reduce dt or raise max_iter / max_halvings",
-                t=t, step=step + 1, dt=h, iterations=int(self.ist[I_FAIL_IT]), residual=rn,
+                t=t,
+                step=step + 1,
+                dt=h,
+                iterations=int(self.ist[I_FAIL_IT]),
+                residual=rn,
                 tolerance=float(self.par[P_TOL]),
-            )  # fmt: skip
+            )
         self.halvings += 1
         total = failed_it
         for k in range(2):
@@ -444,7 +495,11 @@ def run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress,
             chunk = min(
                 max(50, report_progress(st.integrator, step, n_steps, dt, t0, state)), 100000
             )
-    stats.update(factorizations=int(run.ist[I_FACT]), halvings=run.halvings,
-                 increment_converged=int(run.ist[I_INCR]), newton=st.newton,
-                 mean_iterations=float(iters.mean()) if n_steps else 0.0)  # fmt: skip
+    stats.update(
+        factorizations=int(run.ist[I_FACT]),
+        halvings=run.halvings,
+        increment_converged=int(run.ist[I_INCR]),
+        newton=st.newton,
+        mean_iterations=float(iters.mean()) if n_steps else 0.0,
+    )
     return i_sample, step, iters

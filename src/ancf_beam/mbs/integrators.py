@@ -127,8 +127,10 @@ def initial_state(system: System, q0=None, v0=None, t0: float = 0.0):
     if system.m:
         phi = system.constraints(q, None, t0)["phi"]
         if np.max(np.abs(phi)) > 1e-12 * scale:
-            log.info("initial positions violate the constraints by %.3e: projecting",
-                     float(np.max(np.abs(phi))))  # fmt: skip
+            log.info(
+                "initial positions violate the constraints by %.3e: projecting",
+                float(np.max(np.abs(phi))),
+            )
             q = system.project_positions(q, t0, tol=1e-14 * scale)
     v = system.consistent_velocities(q, t0, v0)
     a, lam = system.accelerations(q, v, t0)
@@ -156,73 +158,88 @@ def integrate(
     if settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
         from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 
-        if settings.integrator != "adaptive":
-            res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)
-            return _with_roundoff(system, res)
-    if settings.integrator == "adaptive":
-        return _with_roundoff(system, integrate_adaptive(system, settings, q, v, a, lam))
+        res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)
+    elif settings.integrator == "adaptive":
+        res = integrate_adaptive(system, settings, q, v, a, lam)
+    else:
+        res = _integrate_fixed_step(system, settings, q, v, a, lam, progress, progress_interval_s)
+    return _with_roundoff(system, res)
+
+
+def _integrate_fixed_step(
+    system: System,
+    settings: IntegratorSettings,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    lam: np.ndarray,
+    progress: bool,
+    progress_interval_s: float,
+) -> MechanismResult:
+    """A run at a fixed step ``dt`` without contact elements: central differences
+    (:func:`~ancf_beam.mbs.explicit.run_explicit`) or the index-3 integrators
+    (:func:`~ancf_beam.mbs.index3.run_index3`), sampled every ``sample_dt``."""
     dt = settings.dt if settings.dt is not None else default_dt(system, settings)
     plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.sample_dt)
     check_mechanism(system, settings, plan.n_samples, plan.n_steps)
     sample_every = plan.sample_every
     if abs(sample_every * dt - settings.sample_dt) > 1e-9 * settings.sample_dt:
-        log.warning("sample_dt = %g s is not a multiple of dt = %g s: sampling every %d steps "
-                    "(%g s)", settings.sample_dt, dt, sample_every, sample_every * dt)  # fmt: skip
+        log.warning(
+            "sample_dt = %g s is not a multiple of dt = %g s: sampling every %d steps (%g s)",
+            settings.sample_dt,
+            dt,
+            sample_every,
+            sample_every * dt,
+        )
     buf = SampleBuffers(plan.n_samples, system.n, system.m, system.fst.size)
     W = system.work()
     q_ref = system.q0.copy()
     _, u, p = system.forces_at(q, v, 0.0)
     system.update_drivers(0.0, W)
-    core.eval_constraints(q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6],
-                          W[7], W[13], W[14])  # fmt: skip
+    core.eval_constraints(
+        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
+    )
     record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
     chunk_one = system.has_function_drivers  # user functions are evaluated in Python per step
     t_start = time.perf_counter()
     c_start = time.process_time()
     stats: dict = {"dt": dt, "sample_every": sample_every}
+    args = (
+        system,
+        settings,
+        dt,
+        plan,
+        q,
+        v,
+        a,
+        lam,
+        W,
+        q_ref,
+        buf,
+        chunk_one,
+        progress,
+        progress_interval_s,
+    )
     if settings.integrator == "central-difference":
-        k, steps = run_explicit(
-            system,
-            settings,
-            dt,
-            plan,
-            q,
-            v,
-            a,
-            lam,
-            W,
-            q_ref,
-            buf,
-            chunk_one,
-            progress,
-            progress_interval_s,
-        )
+        k, steps = run_explicit(*args)
         iters = None
     else:
-        k, steps, iters = run_index3(
-            system,
-            settings,
-            dt,
-            plan,
-            q,
-            v,
-            a,
-            lam,
-            W,
-            q_ref,
-            buf,
-            chunk_one,
-            progress,
-            progress_interval_s,
-            stats,
-        )
+        k, steps, iters = run_index3(*args, stats)
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     t = np.arange(plan.n_samples) * sample_every * dt
     t[k - 1] = settings.t_end  # the last record is the final state (the last step shortened)
-    res = buf.result(t, k, integrator=settings.integrator, dt=dt, steps=steps, wall_s=wall,
-                     cpu_s=cpu, newton_iterations=iters, stats=stats)  # fmt: skip
-    return _with_roundoff(system, res)
+    return buf.result(
+        t,
+        k,
+        integrator=settings.integrator,
+        dt=dt,
+        steps=steps,
+        wall_s=wall,
+        cpu_s=cpu,
+        newton_iterations=iters,
+        stats=stats,
+    )
 
 
 def _with_roundoff(system: System, res: MechanismResult) -> MechanismResult:

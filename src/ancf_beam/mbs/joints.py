@@ -147,15 +147,24 @@ class Prismatic(Joint):
             raise ValueError(f"prismatic '{self.name}': direction must be non-zero")
         normal = (-dy / nrm, dx / nrm)
         lb = self.through.body if self.through.kind == PT_RIGID else None
-        rows = [Row(E_LINE, f"{self.name}.normal", self.p, self.through, line_body=lb,
-                    normal=normal)]  # fmt: skip
+        rows = [
+            Row(E_LINE, f"{self.name}.normal", self.p, self.through, line_body=lb, normal=normal)
+        ]
         body = self.p.body
         if self.lock_rotation and isinstance(body, RigidBody):
             th0 = self.initial_angle
             if th0 is None:
                 th0 = body.angle - (lb.angle if lb is not None else 0.0)
-            rows.append(Row(E_ANGLE, f"{self.name}.angle", angle_i=body, angle_j=lb,
-                            theta0=float(th0), kind="angle"))  # fmt: skip
+            rows.append(
+                Row(
+                    E_ANGLE,
+                    f"{self.name}.angle",
+                    angle_i=body,
+                    angle_j=lb,
+                    theta0=float(th0),
+                    kind="angle",
+                )
+            )
         return rows
 
     def reaction_force(self, lam, q):
@@ -201,8 +210,10 @@ class Weld(Joint):
                     sb = Point(None, PT_GROUND, 0, (float(r0[0]), float(r0[1])))
                 else:
                     sb = bb.slope(b.node)
-                rows += [Row(E_POS, f"{self.name}.slope_{c}", sa, sb, comp=i, kind="slope")
-                         for i, c in enumerate("xy")]  # fmt: skip
+                rows += [
+                    Row(E_POS, f"{self.name}.slope_{c}", sa, sb, comp=i, kind="slope")
+                    for i, c in enumerate("xy")
+                ]
                 return rows
             if isinstance(bb, RigidBody):
                 return rows + [self._tangent_row(ba, a.node, bb)]
@@ -210,8 +221,9 @@ class Weld(Joint):
             return rows + [self._tangent_row(bb, b.node, ba)]
         if isinstance(ba, RigidBody) and (bb is None or isinstance(bb, RigidBody)):
             th0 = ba.angle - (bb.angle if bb is not None else 0.0)
-            rows.append(Row(E_ANGLE, f"{self.name}.angle", angle_i=ba, angle_j=bb,
-                            theta0=th0, kind="angle"))  # fmt: skip
+            rows.append(
+                Row(E_ANGLE, f"{self.name}.angle", angle_i=ba, angle_j=bb, theta0=th0, kind="angle")
+            )
             return rows
         raise ValueError(
             f"weld '{self.name}': unsupported pair {a.label} / {b.label} (weld beam nodes, "
@@ -222,8 +234,15 @@ class Weld(Joint):
         r = beam.initial_coordinates()[4 * node + 2 : 4 * node + 4]
         phi = math.atan2(r[1], r[0]) - body.angle  # tangent angle in the body frame
         normal = (-math.sin(phi), math.cos(phi))
-        return Row(E_LINE, f"{self.name}.tangent", beam.slope(node), Point(None, PT_GROUND, 0,
-                   (0.0, 0.0)), line_body=body, normal=normal, kind="slope")  # fmt: skip
+        return Row(
+            E_LINE,
+            f"{self.name}.tangent",
+            beam.slope(node),
+            Point(None, PT_GROUND, 0, (0.0, 0.0)),
+            line_body=body,
+            normal=normal,
+            kind="slope",
+        )
 
     def reaction_force(self, lam, q):
         return -np.asarray(lam, dtype=float)[..., :2]
@@ -243,8 +262,16 @@ class Driver(Joint):
         if not isinstance(self.body, RigidBody):
             raise ValueError(f"driver '{self.name}' needs a rigid body")
         th0 = self.body.angle if self.theta0 is None else float(self.theta0)
-        return [Row(E_DRIVER, f"{self.name}.angle", angle_i=self.body, theta0=th0,
-                    omega=float(self.omega), kind="angle")]  # fmt: skip
+        return [
+            Row(
+                E_DRIVER,
+                f"{self.name}.angle",
+                angle_i=self.body,
+                theta0=th0,
+                omega=float(self.omega),
+                kind="angle",
+            )
+        ]
 
     def torque(self, lam: np.ndarray) -> float:
         """Torque (N m, counter-clockwise positive) the driver applies to its body."""

@@ -99,8 +99,10 @@ def _slider_crank_system(spec: MechanismSpec, crank, rod_body, slider, end_a, en
     system.add(crank, rod_body, slider)
     drive = Driver("drive", body=crank, omega=spec.omega)
     # revolute (p, q) as in the ideal mechanism, and which of them is the bearing (rod end)
-    pins = {"crank_pin": (crank.marker(0.5 * r, 0.0), end_a, 1),
-            "wrist_pin": (end_b, slider.marker(), 0)}  # fmt: skip
+    pins = {
+        "crank_pin": (crank.marker(0.5 * r, 0.0), end_a, 1),
+        "wrist_pin": (end_b, slider.marker(), 0),
+    }
     system.add(Revolute("pivot", p=crank.marker(-0.5 * r, 0.0), q=ground(0.0, 0.0)), drive)
     contact = None
     for name, (p, q, b) in pins.items():
@@ -109,26 +111,38 @@ def _slider_crank_system(spec: MechanismSpec, crank, rod_body, slider, end_a, en
             # for the explicit bound: the two bodies' reduced mass and the crank pin's speed
             # (above the journal's relative speeds, so the bound errs on the safe side)
             m = [_body_mass(x.body) for x in (bearing, journal)]
-            contact = CircleContact(name, p=bearing, q=journal, inside=True,
-                                    r_p=clearance.bearing_radius, r_q=clearance.journal_radius,
-                                    law=clearance.contact, friction=clearance.friction,
-                                    m_eff=m[0] * m[1] / (m[0] + m[1]),
-                                    v_impact=abs(spec.omega) * r)  # fmt: skip
+            contact = CircleContact(
+                name,
+                p=bearing,
+                q=journal,
+                inside=True,
+                r_p=clearance.bearing_radius,
+                r_q=clearance.journal_radius,
+                law=clearance.contact,
+                friction=clearance.friction,
+                m_eff=m[0] * m[1] / (m[0] + m[1]),
+                v_impact=abs(spec.omega) * r,
+            )
             system.add(contact)
         else:
             system.add(Revolute(name, p=p, q=q))
     system.add(
         Prismatic(
             "slider_guide", p=slider.marker(), through=ground(0.0, 0.0), direction=(1.0, 0.0)
-        ),  # fmt: skip
+        ),
     )
     return system, drive, contact
 
 
 def build_slider_crank(spec: MechanismSpec) -> Mechanism:
     r = spec.crank.length
-    crank = RigidBody("crank", mass=spec.crank.mass, inertia=spec.crank.inertia,
-                      position=(0.5 * r, 0.0), angular_velocity=spec.omega)  # fmt: skip
+    crank = RigidBody(
+        "crank",
+        mass=spec.crank.mass,
+        inertia=spec.crank.inertia,
+        position=(0.5 * r, 0.0),
+        angular_velocity=spec.omega,
+    )
     beam = rod = None
     if spec.beam is not None:
         model = BeamModel(spec.beam)
@@ -140,12 +154,14 @@ def build_slider_crank(spec: MechanismSpec) -> Mechanism:
         rod_body = beam
     else:
         chord = spec.rod.length
-        rod = RigidBody("rod", mass=spec.rod.mass, inertia=spec.rod.inertia,
-                        position=(r + 0.5 * chord, 0.0))  # fmt: skip
+        rod = RigidBody(
+            "rod", mass=spec.rod.mass, inertia=spec.rod.inertia, position=(r + 0.5 * chord, 0.0)
+        )
         end_a, end_b = rod.marker(-0.5 * chord, 0.0), rod.marker(0.5 * chord, 0.0)
         rod_body = rod
-    slider = RigidBody("slider", mass=spec.slider.mass, inertia=spec.slider.inertia,
-                       position=(r + chord, 0.0))  # fmt: skip
+    slider = RigidBody(
+        "slider", mass=spec.slider.mass, inertia=spec.slider.inertia, position=(r + chord, 0.0)
+    )
     parts = (crank, rod_body, slider, end_a, end_b)
     v0 = None
     if spec.clearance is not None:
@@ -154,8 +170,17 @@ def build_slider_crank(spec: MechanismSpec) -> Mechanism:
         ideal, _, _ = _slider_crank_system(spec, *parts, None)
         v0 = ideal.finalize().consistent_velocities()
     system, drive, contact = _slider_crank_system(spec, *parts, spec.clearance)
-    return Mechanism(spec, system.finalize(), beam=beam, crank=crank, rod=rod, slider=slider,
-                     drive=drive, contact=contact, v0=v0)  # fmt: skip
+    return Mechanism(
+        spec,
+        system.finalize(),
+        beam=beam,
+        crank=crank,
+        rod=rod,
+        slider=slider,
+        drive=drive,
+        contact=contact,
+        v0=v0,
+    )
 
 
 def build_two_body(spec: MechanismSpec) -> Mechanism:
@@ -164,8 +189,17 @@ def build_two_body(spec: MechanismSpec) -> Mechanism:
     system = System(g=spec.g, name=spec.name)
     b1 = PointMass("body1", mass=m1, position=(0.0, 0.0), velocity=(spec.v_rel, 0.0))
     b2 = PointMass("body2", mass=m2, position=(r1 + r2 + spec.gap, 0.0))
-    contact = CircleContact("contact", p=b1.point(), q=b2.point(), inside=False, r_p=r1, r_q=r2,
-                            law=spec.contact, m_eff=spec.m_eff, v_impact=spec.v_rel)  # fmt: skip
+    contact = CircleContact(
+        "contact",
+        p=b1.point(),
+        q=b2.point(),
+        inside=False,
+        r_p=r1,
+        r_q=r2,
+        law=spec.contact,
+        m_eff=spec.m_eff,
+        v_impact=spec.v_rel,
+    )
     system.add(b1, b2, contact)
     return Mechanism(spec, system.finalize(), bodies=(b1, b2), contact=contact)
 

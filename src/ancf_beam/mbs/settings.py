@@ -76,8 +76,9 @@ class IntegratorSettings:
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
-            raise ValueError(f"unknown integrator {self.integrator!r}; choose one of "
-                             + ", ".join(INTEGRATORS))  # fmt: skip
+            raise ValueError(
+                f"unknown integrator {self.integrator!r}; choose one of " + ", ".join(INTEGRATORS)
+            )
         for key in ("t_end", "sample_dt", "tol", "rtol", "atol"):
             x = getattr(self, key)
             if not (math.isfinite(x) and x > 0):
@@ -92,8 +93,9 @@ class IntegratorSettings:
             raise ValueError(f"method must be one of {', '.join(IVP_METHODS)}")
         if self.newton not in NEWTON_VARIANTS:
             raise ValueError(f"newton must be one of {', '.join(NEWTON_VARIANTS)}")
-        if self.dt_contact is not None and not (math.isfinite(self.dt_contact)
-                                                and self.dt_contact > 0):  # fmt: skip
+        if self.dt_contact is not None and not (
+            math.isfinite(self.dt_contact) and self.dt_contact > 0
+        ):
             raise ValueError(f"dt_contact must be > 0, got {self.dt_contact!r}")
         if not (math.isfinite(self.onset_tol) and self.onset_tol > 0):
             raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")

@@ -145,10 +145,14 @@ def record_from_arrays(system, diag, ep, cnt) -> ContactRecord:
     els = contact_elements(system)
     k = int(cnt[_C_EP])
     return ContactRecord(
-        elements=els, max_force=diag[els, _D_FMAX].copy(), t_max_force=diag[els, _D_TFMAX].copy(),
-        contact_time=diag[els, _D_TC].copy(), episodes=ep[:k].copy(),
-        steps_small=int(cnt[_C_SMALL]), locate_trials=int(cnt[_C_LOCATE]),
-    )  # fmt: skip
+        elements=els,
+        max_force=diag[els, _D_FMAX].copy(),
+        t_max_force=diag[els, _D_TFMAX].copy(),
+        contact_time=diag[els, _D_TC].copy(),
+        episodes=ep[:k].copy(),
+        steps_small=int(cnt[_C_SMALL]),
+        locate_trials=int(cnt[_C_LOCATE]),
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -356,9 +360,36 @@ def _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sc_chunk(t, t_stop, h_free, h_small, control, margin, onset_tol,
-             max_halvings, q, v, a, at, lam, par, ist, fst, S, W, G, save, gap0, gap1, qp,
-             diag, ep, cnt, diss, max_steps):  # fmt: skip
+def sc_chunk(
+    t,
+    t_stop,
+    h_free,
+    h_small,
+    control,
+    margin,
+    onset_tol,
+    max_halvings,
+    q,
+    v,
+    a,
+    at,
+    lam,
+    par,
+    ist,
+    fst,
+    S,
+    W,
+    G,
+    save,
+    gap0,
+    gap1,
+    qp,
+    diag,
+    ep,
+    cnt,
+    diss,
+    max_steps,
+):
     """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). Returns
     ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
     after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
@@ -523,8 +554,15 @@ def hertz_duration(m_eff: float, stiffness: float, exponent: float, v0: float) -
     return 2.0 * x_max / v0 * integral
 
 
-def classify_episodes(episodes: np.ndarray, t_end: float, m_eff: float, stiffness: float,
-                      exponent: float, factor: float, v0_min: float) -> np.ndarray:  # fmt: skip
+def classify_episodes(
+    episodes: np.ndarray,
+    t_end: float,
+    m_eff: float,
+    stiffness: float,
+    exponent: float,
+    factor: float,
+    v0_min: float,
+) -> np.ndarray:
     """1 (impact) or 2 (continuous contact) per episode: continuous when it lasts longer than
     ``factor`` times the undamped impact duration of mass ``m_eff`` at its approach speed
     (:func:`hertz_duration`); an episode still open at ``t_end`` counts up to ``t_end``."""
@@ -563,8 +601,9 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
         dt = st.dt if st.dt is not None else contact_dt
         h_small = dt
     # at least t_end / dt steps (dt_contact ones in contact come on top)
-    check_mechanism(system, st, n_sample_times(st.t_end, st.sample_dt),
-                    max(1, math.ceil(st.t_end / dt - 1e-9)))  # fmt: skip
+    check_mechanism(
+        system, st, n_sample_times(st.t_end, st.sample_dt), max(1, math.ceil(st.t_end / dt - 1e-9))
+    )
     ts = sample_times(st.t_end, st.sample_dt)  # t = 0, every sample_dt, t_end
     n_samples = len(ts)
     buf = SampleBuffers(n_samples, system.n, system.m, system.fst.size)
@@ -573,8 +612,9 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     q_ref = system.q0.copy()
     _, u, p = system.forces_at(q, v, 0.0)
     system.update_drivers(0.0, W)
-    core.eval_constraints(q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6],
-                          W[7], W[13], W[14])  # fmt: skip
+    core.eval_constraints(
+        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
+    )
     core.update_force_state(q, v, 0.0, data, W[20])
     record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
     run = Index3Run(system, st, W, q, v, a, lam)
@@ -592,10 +632,35 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     k = 1
     while k < n_samples:
         t, status, h, diss = sc_chunk(
-            t, ts[k], dt, h_small, st.step_control, st.contact_margin, st.onset_tol,
-            st.max_halvings, q, v, a, run.at, lam, run.par, run.ist, run.fst, data, W, run.G,
-            save, gap0, gap1, qp, diag, ep, cnt, diss, _max_steps(ts[k] - t, h_small),
-        )  # fmt: skip
+            t,
+            ts[k],
+            dt,
+            h_small,
+            st.step_control,
+            st.contact_margin,
+            st.onset_tol,
+            st.max_halvings,
+            q,
+            v,
+            a,
+            run.at,
+            lam,
+            run.par,
+            run.ist,
+            run.fst,
+            data,
+            W,
+            run.G,
+            save,
+            gap0,
+            gap1,
+            qp,
+            diag,
+            ep,
+            cnt,
+            diss,
+            _max_steps(ts[k] - t, h_small),
+        )
         if status == EP_FULL:
             ep = np.concatenate([ep, np.full_like(ep, np.nan)])
             continue
@@ -611,26 +676,57 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
                 f"{st.integrator}: Newton did not converge in the step from t = {t:.6g} s "
                 f"(dt = {h:.4e} s after {st.max_halvings} halvings): residual {rn:.3e} N; "
                 "reduce dt / dt_contact or raise max_iter / max_halvings",
-                t=t, step=int(cnt[_C_STEPS]) + 1, dt=h, iterations=int(run.ist[I_FAIL_IT]),
-                residual=rn, tolerance=st.tol,
-            )  # fmt: skip
+                t=t,
+                step=int(cnt[_C_STEPS]) + 1,
+                dt=h,
+                iterations=int(run.ist[I_FAIL_IT]),
+                residual=rn,
+                tolerance=st.tol,
+            )
         t = float(ts[k])  # exact sample time (the loop lands on it)
-        record_sample(k, q, v, a, lam, data, W, run.fst[F_ENERGY], run.fst[F_POT], diss,
-                      run.fst[F_WORK], q_ref, *buf.args())  # fmt: skip
+        record_sample(
+            k,
+            q,
+            v,
+            a,
+            lam,
+            data,
+            W,
+            run.fst[F_ENERGY],
+            run.fst[F_POT],
+            diss,
+            run.fst[F_WORK],
+            q_ref,
+            *buf.args(),
+        )
         k += 1
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     rec = record_from_arrays(system, diag, ep, cnt)
     steps = int(cnt[_C_STEPS])
     stats = {
-        "dt": dt, "dt_contact": h_small, "step_control": bool(st.step_control),
-        "steps_small": rec.steps_small, "locate_trials": rec.locate_trials,
+        "dt": dt,
+        "dt_contact": h_small,
+        "step_control": bool(st.step_control),
+        "steps_small": rec.steps_small,
+        "locate_trials": rec.locate_trials,
         "onsets_at_roundoff": int(cnt[_C_ROUNDOFF]),
-        "halvings": int(cnt[_C_HALVE]), "factorizations": int(run.ist[I_FACT]),
-        "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1), "newton": st.newton,
-    }  # fmt: skip
-    return buf.result(ts, n_samples, integrator=st.integrator, dt=dt, steps=steps, wall_s=wall,
-                      cpu_s=cpu, stats=stats, contact=rec)  # fmt: skip
+        "halvings": int(cnt[_C_HALVE]),
+        "factorizations": int(run.ist[I_FACT]),
+        "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1),
+        "newton": st.newton,
+    }
+    return buf.result(
+        ts,
+        n_samples,
+        integrator=st.integrator,
+        dt=dt,
+        steps=steps,
+        wall_s=wall,
+        cpu_s=cpu,
+        stats=stats,
+        contact=rec,
+    )
 
 
 class AdaptiveRecorder:
@@ -699,8 +795,9 @@ class AdaptiveRecorder:
 
         def value(dense_, fs_, e, col, t):
             y = np.ascontiguousarray(dense_(t))
-            return core.contact_forces(system.fei[e], system.fef[e], fs_[e], y[:n], y[n:],
-                                       self.pp, self.pq)[col]  # fmt: skip
+            return core.contact_forces(
+                system.fei[e], system.fef[e], fs_[e], y[:n], y[n:], self.pp, self.pq
+            )[col]
 
         for e in system.contact_indices:
             if not (np.any(prof[:, e, 1] > 0.0) or np.any(prof[:, e, 0] > 0.0)):
@@ -711,8 +808,13 @@ class AdaptiveRecorder:
                 t, x = float(ts[j]), float(samples[j])
                 if 0 < j < len(ts) - 1:
                     self.searches += 1
-                    t, x = maximise(lambda t, e=e, col=col: value(dense, fs, e, col, t),
-                                    float(ts[j - 1]), float(ts[j + 1]), t, x)  # fmt: skip
+                    t, x = maximise(
+                        lambda t, e=e, col=col: value(dense, fs, e, col, t),
+                        float(ts[j - 1]),
+                        float(ts[j + 1]),
+                        t,
+                        x,
+                    )
                 elif j == len(ts) - 1:
                     at_end.add((e, col))
                 elif prev is not None and (e, col) in prev[3]:

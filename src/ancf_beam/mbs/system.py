@@ -95,6 +95,32 @@ class System:
         """Number the coordinates, assemble the constant data and check the constraints."""
         if self._final:
             return self
+        self._number_coordinates()
+        self._assemble_rows()
+        self._assemble_forces()
+        self._assemble_mass()
+        entries = self._assemble_beams()
+        self.const_jac = linear_rows(self.rows)
+        self.data = (
+            self.mlb,
+            self.mfac,
+            self.qg,
+            tuple(entries),
+            self.nonbeam,
+            self.ei,
+            self.ef,
+            self.fei,
+            self.fef,
+            self.const_jac,
+        )
+        self._w = self.work()
+        self._final = True
+        if check:
+            self.check_redundancy(self.q0, t0)
+        return self
+
+    def _number_coordinates(self) -> None:
+        """Give each body its offset in ``q``; the initial coordinates and velocity guess."""
         off = 0
         for b in self.bodies:
             b.offset = off
@@ -105,7 +131,8 @@ class System:
         self.q0 = np.concatenate([b.initial_coordinates() for b in self.bodies])
         self.v_guess = np.concatenate([b.initial_velocities() for b in self.bodies])
 
-        # constraint rows
+    def _assemble_rows(self) -> None:
+        """The constraint rows of the joints, numbered (function drivers get their index)."""
         rows: list[Row] = []
         self.function_drivers: list[Driver] = []
         for j in self.joints:
@@ -125,7 +152,8 @@ class System:
         if any(r.dofs() and (max(r.dofs()) >= self.n) for r in rows):
             raise ValueError("a joint refers to a body that is not part of the system")
 
-        # force elements
+    def _assemble_forces(self) -> None:
+        """The force elements' encoded parameters and their (zero) carried state."""
         fi, ff = [], []
         for fe in self.forces:
             if isinstance(fe, SpringDamper):
@@ -143,11 +171,13 @@ class System:
         self.fei = np.array(fi, dtype=np.int64).reshape(-1, N_INT)
         self.fef = np.array(ff, dtype=float).reshape(-1, N_FLT)
         self.fst = np.zeros((len(self.forces), STATE_SIZE))
-        self.contact_indices = [i for i, fe in enumerate(self.forces)
-                                if isinstance(fe, CircleContact)]  # fmt: skip
+        self.contact_indices = [
+            i for i, fe in enumerate(self.forces) if isinstance(fe, CircleContact)
+        ]
         self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
 
-        # mass, gravity
+    def _assemble_mass(self) -> None:
+        """The banded mass matrix, its Cholesky factor and the gravity forces."""
         mlb = np.zeros((BANDWIDTH + 1, self.n))
         qg = np.zeros(self.n)
         for b in self.bodies:
@@ -160,7 +190,9 @@ class System:
         if not band_cholesky(self.mlb, self.mfac):
             raise ValueError("the system mass matrix is not positive definite")
 
-        # beams
+    def _assemble_beams(self) -> list[tuple]:
+        """The beams' kernel entries (a dummy entry without beams), their damage states and
+        the coordinates that belong to no beam; returns the entries."""
         self.beams = [b for b in self.bodies if isinstance(b, BeamBody)]
         self.damage_states: dict[str, DamageState] = {}
         entries = []
@@ -174,24 +206,14 @@ class System:
                 dargs = tuple(dargs)
             else:
                 dargs = _dummy_damage_args()
-            entries.append((b.offset, b.n_dof, m.kernel_args(), bool(m.case.damage.enabled),
-                            dargs))  # fmt: skip
+            entries.append((b.offset, b.n_dof, m.kernel_args(), bool(m.case.damage.enabled), dargs))
         if not entries:
             entries.append((0, 0, _dummy_kernel_args(), False, _dummy_damage_args()))
         beam_dofs = np.zeros(self.n, dtype=bool)
         for b in self.beams:
             beam_dofs[b.offset : b.offset + b.n_dof] = True
         self.nonbeam = np.flatnonzero(~beam_dofs).astype(np.int64)
-        self.const_jac = linear_rows(rows)
-        self.data = (
-            self.mlb, self.mfac, self.qg, tuple(entries), self.nonbeam, self.ei, self.ef,
-            self.fei, self.fef, self.const_jac,
-        )  # fmt: skip
-        self._w = self.work()
-        self._final = True
-        if check:
-            self.check_redundancy(self.q0, t0)
-        return self
+        return entries
 
     # ------------------------------------------------------------------------------------
     # numba work arrays
@@ -258,8 +280,9 @@ class System:
         q = np.ascontiguousarray(q, float)
         v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
         phi, jc, jv, jn, gam, phit = (w[1], w[3], w[4], w[5], w[6], w[7])
-        core.eval_constraints(q, v, t, self.ei, self.ef, w[19], phi, jc, jv, jn, gam, phit, w[13],
-                              w[14])  # fmt: skip
+        core.eval_constraints(
+            q, v, t, self.ei, self.ef, w[19], phi, jc, jv, jn, gam, phit, w[13], w[14]
+        )
         jac = np.zeros((self.m, self.n))
         for r in range(self.m):
             np.add.at(jac[r], jc[r, : jn[r]], jv[r, : jn[r]])
@@ -280,8 +303,17 @@ class System:
         w = self._prep(t)
         a = np.zeros(self.n)
         lam = np.zeros(self.m)
-        res = core.accel_index1(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
-                                t, self.data, w, alpha, beta, a, lam)  # fmt: skip
+        res = core.accel_index1(
+            np.ascontiguousarray(q, float),
+            np.ascontiguousarray(v, float),
+            t,
+            self.data,
+            w,
+            alpha,
+            beta,
+            a,
+            lam,
+        )
         if res[4] == 0.0:
             raise np.linalg.LinAlgError("constraint Jacobian is rank deficient at this state")
         return a, lam
@@ -308,8 +340,20 @@ class System:
         v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
         lam = np.zeros(self.m) if lam is None else np.ascontiguousarray(lam, float)
         ab = np.zeros((2 * BANDWIDTH + 1, self.n))
-        core.system_tangent(np.ascontiguousarray(q, float), v, t, lam, self.data, self.fst, c_v,
-                            ab, w[13], w[14], w[15], w[16])  # fmt: skip
+        core.system_tangent(
+            np.ascontiguousarray(q, float),
+            v,
+            t,
+            lam,
+            self.data,
+            self.fst,
+            c_v,
+            ab,
+            w[13],
+            w[14],
+            w[15],
+            w[16],
+        )
         return band_to_dense(ab)
 
     def energies(self, q, v) -> dict[str, float]:
@@ -324,8 +368,9 @@ class System:
         """Clear the force elements' carried state and record contacts that already touch at
         ``(q, v, t)`` (:func:`ancf_beam.mbs.core.update_force_state`)."""
         self.fst[:] = 0.0
-        core.update_force_state(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
-                                t, self.data, self.fst)  # fmt: skip
+        core.update_force_state(
+            np.ascontiguousarray(q, float), np.ascontiguousarray(v, float), t, self.data, self.fst
+        )
 
     def contact_gaps(self, q) -> np.ndarray:
         """Signed gap (m) of every force element (``+inf`` for non-contacts); see
@@ -352,8 +397,7 @@ class System:
         """True when kinetic + potential energy + the booked dissipation (damage, contacts) is
         conserved: no driver feeds work in and every force element's work is in its potential
         or in the booked dissipation."""
-        return not any(j.works for j in self.joints) and all(f.energy_booked
-                                                             for f in self.forces)  # fmt: skip
+        return not any(j.works for j in self.joints) and all(f.energy_booked for f in self.forces)
 
     # ------------------------------------------------------------------------------------
     # consistent initial state
@@ -424,8 +468,9 @@ class System:
         mass = self.mass_dense()
         candidates = []
         if rigid_beams and self.beams:
-            t_blocks = [b_.rigid_velocity_modes(q[b_.offset : b_.offset + b_.n_dof])
-                        for b_ in self.bodies]  # fmt: skip
+            t_blocks = [
+                b_.rigid_velocity_modes(q[b_.offset : b_.offset + b_.n_dof]) for b_ in self.bodies
+            ]
             k = sum(tb.shape[1] for tb in t_blocks)
             tmat = np.zeros((self.n, k))
             col = 0
@@ -485,5 +530,21 @@ def _dummy_kernel_args():
 def _dummy_damage_args():
     z = np.zeros((1, 4))
     w = np.zeros((1, 1))
-    return (0, z, z.copy(), w, w.copy(), False, w.copy(), 0.0, 1.0, 0.0, w.copy(), w.copy(),
-            w.copy(), w.copy(), w.copy(), w.copy())  # fmt: skip
+    return (
+        0,
+        z,
+        z.copy(),
+        w,
+        w.copy(),
+        False,
+        w.copy(),
+        0.0,
+        1.0,
+        0.0,
+        w.copy(),
+        w.copy(),
+        w.copy(),
+        w.copy(),
+        w.copy(),
+        w.copy(),
+    )

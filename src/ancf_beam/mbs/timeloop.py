@@ -141,14 +141,21 @@ class SampleBuffers:
 
     def result(self, t, k, **kw) -> MechanismResult:
         return MechanismResult(
-            t=t[:k], q=self.q[:k].copy(), v=self.v[:k].copy(), a=self.a[:k].copy(),
-            lam=self.lam[:k].copy(), phi_max=self.e[:k, 4].copy(), dphi_max=self.e[:k, 5].copy(),
-            kinetic=self.e[:k, 0].copy(), strain=self.e[:k, 1].copy(),
-            gravity=self.e[:k, 2].copy(), dissipated=self.e[:k, 3].copy(),
+            t=t[:k],
+            q=self.q[:k].copy(),
+            v=self.v[:k].copy(),
+            a=self.a[:k].copy(),
+            lam=self.lam[:k].copy(),
+            phi_max=self.e[:k, 4].copy(),
+            dphi_max=self.e[:k, 5].copy(),
+            kinetic=self.e[:k, 0].copy(),
+            strain=self.e[:k, 1].copy(),
+            gravity=self.e[:k, 2].copy(),
+            dissipated=self.e[:k, 3].copy(),
             drive_work=self.e[:k, 6].copy(),
             force_state=self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE).copy(),
             **kw,
-        )  # fmt: skip
+        )
 
 
 def n_sample_times(t_end: float, sample_dt: float) -> int:
@@ -175,7 +182,13 @@ def report_progress(name, step, n_steps, dt, t0, state):
     now = time.perf_counter()
     rate = step / max(now - t0, 1e-9)
     if now - state[0] >= state[1] and step < n_steps:
-        log.info("%s: t = %.4g / %.4g s, %.3g steps/s, ETA %.0f s", name, step * dt,
-                 n_steps * dt, rate, (n_steps - step) / rate)  # fmt: skip
+        log.info(
+            "%s: t = %.4g / %.4g s, %.3g steps/s, ETA %.0f s",
+            name,
+            step * dt,
+            n_steps * dt,
+            rate,
+            (n_steps - step) / rate,
+        )
         state[0] = now
     return max(1, int(rate * 1.0))

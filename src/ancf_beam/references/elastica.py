@@ -171,17 +171,7 @@ def solve_elastica(
         raise ValueError("L must be positive")
     if n_nodes < 2:
         raise ValueError("n_nodes must be at least 2")
-
-    EI_f = _as_function(EI, "EI")
-    rhoA_f = _as_function(rhoA, "rhoA")
-    inextensible = (not extensible) or _is_inextensible(EA)
-    EA_f = None if inextensible else _as_function(EA, "EA")
-    k0_f = None if kappa0 is None else _as_function(kappa0, "kappa0")
-    m = 1 if clamp_exponent is None else max(1, math.ceil(6.0 / (1.0 + float(clamp_exponent))))
-    problem = _Elastica(L=L, EI=EI_f, EA=EA_f, rhoA=rhoA_f, EI_ref=float(EI_f(np.zeros(1))[0]),
-                        kappa0=k0_f, stretch=m)  # fmt: skip
-    if problem.EI_ref <= 0.0:
-        raise ValueError("EI(0) must be positive")
+    problem = _problem(L, EI, EA, rhoA, extensible, kappa0, clamp_exponent)
     cuts = sorted({float(b) / L for b in breaks if 0.0 < float(b) < L})
     sol, n_steps = _continuation(problem, g, n_nodes, tol, cuts)
     logger.info(
@@ -192,6 +182,37 @@ def solve_elastica(
         L * sol.y[1, -1],
     )
     return problem.output(sol, n_nodes, n_steps)
+
+
+def _problem(
+    L: float,
+    EI: Profile,
+    EA: Profile | None,
+    rhoA: Profile,
+    extensible: bool,
+    kappa0: Profile | None,
+    clamp_exponent: float | None,
+) -> _Elastica:
+    """The :class:`_Elastica` of :func:`solve_elastica`'s arguments (profiles as functions, the
+    arc-length stretch of ``clamp_exponent``); ``EI(0) <= 0`` is a ValueError."""
+    EI_f = _as_function(EI, "EI")
+    rhoA_f = _as_function(rhoA, "rhoA")
+    inextensible = (not extensible) or _is_inextensible(EA)
+    EA_f = None if inextensible else _as_function(EA, "EA")
+    k0_f = None if kappa0 is None else _as_function(kappa0, "kappa0")
+    m = 1 if clamp_exponent is None else max(1, math.ceil(6.0 / (1.0 + float(clamp_exponent))))
+    problem = _Elastica(
+        L=L,
+        EI=EI_f,
+        EA=EA_f,
+        rhoA=rhoA_f,
+        EI_ref=float(EI_f(np.zeros(1))[0]),
+        kappa0=k0_f,
+        stretch=m,
+    )
+    if problem.EI_ref <= 0.0:
+        raise ValueError("EI(0) must be positive")
+    return problem
 
 
 @dataclass(frozen=True)

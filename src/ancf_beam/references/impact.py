@@ -129,10 +129,19 @@ ERROR_RTOL_FACTOR = 10.0
 
 
 def integrate_impact(
-    law: str, m: float, v0: float, *, k: float | None = None, c: float = 0.0,
-    K: float | None = None, n: float = 1.5, restitution: float | None = None,
-    rtol: float = 1e-12, push: float = 0.0, error: bool = False,
-) -> dict[str, float]:  # fmt: skip
+    law: str,
+    m: float,
+    v0: float,
+    *,
+    k: float | None = None,
+    c: float = 0.0,
+    K: float | None = None,
+    n: float = 1.5,
+    restitution: float | None = None,
+    rtol: float = 1e-12,
+    push: float = 0.0,
+    error: bool = False,
+) -> dict[str, float]:
     """High-accuracy integration of ``m delta'' = -max(F, 0)`` (:func:`_integrate_impact`);
     with ``error`` also ``error``: per result key a bound of its own error, ``|x(rtol) -
     x(ERROR_RTOL_FACTOR rtol)|`` (DOP853's error shrinks about ``ERROR_RTOL_FACTOR^(7/8)`` =
@@ -144,16 +153,25 @@ def integrate_impact(
     if error:
         coarse = _integrate_impact(law, m, v0, rtol=ERROR_RTOL_FACTOR * rtol, **kw)
         eps = float(np.finfo(float).eps)
-        out["error"] = {key: abs(out[key] - coarse[key]) + (rtol + 4.0 * eps) * abs(out[key])
-                        for key in out}  # fmt: skip
+        out["error"] = {
+            key: abs(out[key] - coarse[key]) + (rtol + 4.0 * eps) * abs(out[key]) for key in out
+        }
     return out
 
 
 def _integrate_impact(
-    law: str, m: float, v0: float, *, k: float | None = None, c: float = 0.0,
-    K: float | None = None, n: float = 1.5, restitution: float | None = None,
-    rtol: float = 1e-12, push: float = 0.0,
-) -> dict[str, float]:  # fmt: skip
+    law: str,
+    m: float,
+    v0: float,
+    *,
+    k: float | None = None,
+    c: float = 0.0,
+    K: float | None = None,
+    n: float = 1.5,
+    restitution: float | None = None,
+    rtol: float = 1e-12,
+    push: float = 0.0,
+) -> dict[str, float]:
     """High-accuracy integration of ``m delta'' = -max(F, 0)`` from ``delta = 0``, ``delta' =
     v0`` until the force returns to zero (then the bodies fly apart). ``law``: kelvin-voigt
     (``k``, ``c``), hertz (``K``, ``n``), hunt-crossley / lankarani-nikravesh / flores (``K``,
@@ -162,24 +180,7 @@ def _integrate_impact(
     ``m g``; the approach speed before the next impact then equals the separation speed when
     the contact ends at ``delta = 0``). Returns ``restitution`` (recovered),
     ``duration`` (s, time with positive force), ``max_penetration`` (m), ``max_force`` (N)."""
-    if law == "kelvin-voigt":
-
-        def unclipped(d, dd):
-            return k * d + c * dd
-
-        def rate(d, dd, acc):  # dF/dt
-            return k * dd + c * acc
-
-    else:
-        chi = _chi(law, restitution)
-
-        def unclipped(d, dd):
-            return K * max(d, 0.0) ** n * (1.0 + chi * dd / v0)
-
-        def rate(d, dd, acc):
-            dp = max(d, 0.0)
-            return (n * K * dp ** (n - 1.0) * dd * (1.0 + chi * dd / v0)
-                    + K * dp**n * chi * acc / v0)  # fmt: skip
+    unclipped, rate = _law_force(law, v0, k=k, c=c, K=K, n=n, restitution=restitution)
 
     def rhs(t, y):
         f = unclipped(y[0], y[1])
@@ -203,15 +204,21 @@ def _integrate_impact(
 
     ev_force.direction = -1
     # time scale: the linear(ised) contact period
-    scale = (math.sqrt(m / k) if law == "kelvin-voigt"
-             else hertz(m, K, v0, n)["duration"])  # fmt: skip
+    scale = math.sqrt(m / k) if law == "kelvin-voigt" else hertz(m, K, v0, n)["duration"]
     # start just after the onset for the hertz-type laws (delta^n has no slope at 0 for n > 1
     # and the end event would fire at t = 0): the series delta = v0 t is exact to O(t^(n+2))
     t0 = 0.0 if law == "kelvin-voigt" else 1e-9 * scale
     y0 = [v0 * t0, v0]
-    sol = solve_ivp(rhs, (t0, 100.0 * scale), y0, method="DOP853", rtol=rtol,
-                    atol=[1e-3 * rtol * v0 * scale, 1e-3 * rtol * v0],
-                    events=(ev_end, ev_pen, ev_force), dense_output=False)  # fmt: skip
+    sol = solve_ivp(
+        rhs,
+        (t0, 100.0 * scale),
+        y0,
+        method="DOP853",
+        rtol=rtol,
+        atol=[1e-3 * rtol * v0 * scale, 1e-3 * rtol * v0],
+        events=(ev_end, ev_pen, ev_force),
+        dense_output=False,
+    )
     if sol.status != 1:
         raise RuntimeError(f"integrate_impact: no end of contact found ({sol.message})")
     t_end = float(sol.t_events[0][0])
@@ -225,3 +232,27 @@ def _integrate_impact(
         "max_penetration": float(max(pens)) if pens else float("nan"),
         "max_force": float(max(forces + [f0])),
     }
+
+
+def _law_force(law: str, v0: float, *, k, c, K, n, restitution):
+    """The contact force of ``law`` before clipping at zero, ``F(delta, delta')`` (N), and its
+    time derivative ``dF/dt (delta, delta', delta'')`` (N/s), for an impact at ``v0`` (m/s)."""
+    if law == "kelvin-voigt":
+
+        def unclipped(d, dd):
+            return k * d + c * dd
+
+        def rate(d, dd, acc):  # dF/dt
+            return k * dd + c * acc
+
+    else:
+        chi = _chi(law, restitution)
+
+        def unclipped(d, dd):
+            return K * max(d, 0.0) ** n * (1.0 + chi * dd / v0)
+
+        def rate(d, dd, acc):
+            dp = max(d, 0.0)
+            return n * K * dp ** (n - 1.0) * dd * (1.0 + chi * dd / v0) + K * dp**n * chi * acc / v0
+
+    return unclipped, rate

@@ -53,9 +53,18 @@ def slider_crank_kinematics(
 
 
 def slider_crank_inverse_dynamics(
-    t, crank: float, rod: float, omega: float, *, m_crank: float, m_rod: float, j_rod: float,
-    m_slider: float, g: float = 0.0, theta0: float = 0.0,
-) -> dict[str, np.ndarray]:  # fmt: skip
+    t,
+    crank: float,
+    rod: float,
+    omega: float,
+    *,
+    m_crank: float,
+    m_rod: float,
+    j_rod: float,
+    m_slider: float,
+    g: float = 0.0,
+    theta0: float = 0.0,
+) -> dict[str, np.ndarray]:
     """Drive torque and joint forces of the rigid slider-crank driven at constant ``omega``.
 
     Crank (mass ``m_crank``, kg) and rod (``m_rod``, centroidal inertia ``j_rod``, kg m^2) have
@@ -78,8 +87,9 @@ def slider_crank_inverse_dynamics(
     agx = aax + 0.5 * l * (-pdd * uy - pd * pd * ux)  # rod centre of mass
     agy = aay + 0.5 * l * (pdd * ux - pd * pd * uy)
     fbx = -m_slider * k["a"]
-    fby = (2.0 * j_rod * pdd / l + 2.0 * uy * fbx + ux * (m_rod * agy + m_rod * g)
-           - uy * m_rod * agx) / (2.0 * ux)  # fmt: skip
+    fby = (
+        2.0 * j_rod * pdd / l + 2.0 * uy * fbx + ux * (m_rod * agy + m_rod * g) - uy * m_rod * agx
+    ) / (2.0 * ux)
     fax = m_rod * agx - fbx
     fay = m_rod * agy + m_rod * g - fby
     fox = m_crank * 0.5 * aax + fax

@@ -590,8 +590,11 @@ def _frequency_determinant(
     per = max(1, COMPOUND_BLOCK // omega.size)
     for start in range(0, ei.size, per):
         blk = slice(start, start + per)
-        C = _second_compound(_vibration_field_matrices(
-            omega[None, :], hs[blk], ei[blk, None], rhoa[blk, None], L, ei_ref))  # fmt: skip
+        C = _second_compound(
+            _vibration_field_matrices(
+                omega[None, :], hs[blk], ei[blk, None], rhoa[blk, None], L, ei_ref
+            )
+        )
         for Ci in C:
             for _ in range(n_sub):
                 y = Ci @ y
@@ -685,10 +688,18 @@ def stepped_frequencies(
     _, x_mid, h = _segment_midpoints(L, n_segments, nodes)
     ei = _evaluate(EI, x_mid)
     rhoa = _evaluate(rhoA, x_mid)
-    n_segments = x_mid.size
     if np.any(ei <= 0.0) or np.any(rhoa <= 0.0):
         raise ValueError("EI and rhoA must be positive on [0, L]")
+    return _frequency_scan(L, h, ei, rhoa, k)
 
+
+def _frequency_scan(
+    L: float, h: np.ndarray | float, ei: np.ndarray, rhoa: np.ndarray, k: int
+) -> np.ndarray:
+    """The first ``k`` roots of the frequency determinant of segments of length(s) ``h`` (m) with
+    ``ei`` and ``rhoa`` (steps 1-4 of :func:`stepped_frequencies`): scans up to the Rayleigh
+    bound, doubled with a doubled grid density while fewer than ``k`` are found (6 tries)."""
+    n_segments = ei.size
     omega_hi = float(uniform_frequencies(L, ei.max(), rhoa.min(), k)[-1]) * 1.05
     phase_per_sqrt_omega = float(np.sum(h * (rhoa / ei) ** 0.25))
     points_per_pi = 64
@@ -702,8 +713,14 @@ def stepped_frequencies(
         roots = _determinant_roots(omega_hi, n_grid, n_sub, h, ei, rhoa, L)
         logger.debug(
             "stepped_frequencies: N=%d (x%d sub-steps), attempt %d, grid %d points up to "
-            "%.4e rad/s, %d roots", n_segments, n_sub, attempt, n_grid, omega_hi, len(roots),
-        )  # fmt: skip
+            "%.4e rad/s, %d roots",
+            n_segments,
+            n_sub,
+            attempt,
+            n_grid,
+            omega_hi,
+            len(roots),
+        )
         if len(roots) >= k:
             break
         omega_hi *= 2.0

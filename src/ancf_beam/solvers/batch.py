@@ -102,8 +102,15 @@ def _explicit_task(args) -> tuple[np.ndarray, np.ndarray]:
     case, t_end, dt_safety, sample_dt = args
     model = BeamModel(case)
     dt_cr = 2.0 / omega_max(model)[0]
-    res = simulate_explicit(model, t_end, dt_safety * dt_cr, dt_critical=dt_cr,
-                            sample_dt=sample_dt, snapshot_dt=t_end, progress=False)  # fmt: skip
+    res = simulate_explicit(
+        model,
+        t_end,
+        dt_safety * dt_cr,
+        dt_critical=dt_cr,
+        sample_dt=sample_dt,
+        snapshot_dt=t_end,
+        progress=False,
+    )
     return res.t, res.tip_y
 
 

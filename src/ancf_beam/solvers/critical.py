@@ -58,9 +58,18 @@ def element_omega_max(model: BeamModel) -> float:
     for el in range(model.n_el):
         e = np.ascontiguousarray(q[4 * el : 4 * el + 8])
         kernels.element_tangent(
-            e, model.spa, model.spb, model.sppb, model.ea_w[el], model.ei_w[el],
-            model.eps0[el], model.kap0[el], model.linear, ke, scratch,
-        )  # fmt: skip
+            e,
+            model.spa,
+            model.spb,
+            model.sppb,
+            model.ea_w[el],
+            model.ei_w[el],
+            model.eps0[el],
+            model.kap0[el],
+            model.linear,
+            ke,
+            scratch,
+        )
         mb = np.einsum("g,ga,gb->ab", model.rhoa_w[el], s, s)
         me = np.kron(mb, np.eye(2))
         w2 = sla.eigh(ke, me, eigvals_only=True, subset_by_index=(7, 7))[0]
@@ -147,10 +156,16 @@ def _limit_run_settings(model: BeamModel, dt: float, steps: int, snapshots: int 
     """Settings of one trial run of :func:`measure_dt_limit` (``snapshots`` snapshots after
     the start; the snapshots do not change the run)."""
     return DynamicsSettings.from_case(
-        model.case, integrator=EXPLICIT_INTEGRATOR, t_end=steps * dt, dt=dt,
-        damping=(0.0, 0.0), sample_dt=dt, snapshot_dt=steps * dt / snapshots,
-        energy_growth_limit=0.5, force=True,
-    )  # fmt: skip
+        model.case,
+        integrator=EXPLICIT_INTEGRATOR,
+        t_end=steps * dt,
+        dt=dt,
+        damping=(0.0, 0.0),
+        sample_dt=dt,
+        snapshot_dt=steps * dt / snapshots,
+        energy_growth_limit=0.5,
+        force=True,
+    )
 
 
 def measure_dt_limit(
@@ -161,8 +176,9 @@ def measure_dt_limit(
 
     def stable(dt: float) -> bool:
         try:
-            simulate(model, _limit_run_settings(model, dt, steps), dt_critical=dt_guess,
-                     progress=False)  # fmt: skip
+            simulate(
+                model, _limit_run_settings(model, dt, steps), dt_critical=dt_guess, progress=False
+            )
         except InstabilityError:
             return False
         return True
@@ -199,8 +215,12 @@ def top_frequency_variation(
     ``large_E2.07e7`` case on 4 elements, tip angle -90 deg; 7.9e-4 for
     ``large_E2.07e8``, -63 deg; at most 3e-6 for the default cases of small deflection)."""
     w0, _ = omega_max(model)
-    res = simulate(model, _limit_run_settings(model, dt, steps, snapshots), dt_critical=2.0 / w0,
-                   progress=False)  # fmt: skip
+    res = simulate(
+        model,
+        _limit_run_settings(model, dt, steps, snapshots),
+        dt_critical=2.0 / w0,
+        progress=False,
+    )
     return max(abs(omega_max(model, q)[0] / w0 - 1.0) for q in res.q_snap)
 
 

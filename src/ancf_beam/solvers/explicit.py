@@ -176,17 +176,21 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
         step = step0 + s
         # state at t_n: q (full), dlt = q_n - q_{n-1}; energy = U(q_n), f = Q_e(q_n)
         if soa and xs.shape[0] == 1:  # the three layouts of kernels.soa_force_arrays
-            energy = kernels.soa_force_fixed(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t,
-                                             kap0_t, xs, gs, f)  # fmt: skip
+            energy = kernels.soa_force_fixed(
+                q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs, gs, f
+            )
         elif soa and len(gb) > 0:
-            energy = kernels.soa_force_same(q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t,
-                                            xs, gs, gb, f)  # fmt: skip
+            energy = kernels.soa_force_same(
+                q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs, gs, gb, f
+            )
         elif soa:
-            energy = kernels.soa_force_split(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t,
-                                             kap0_t, xs, gs, f)  # fmt: skip
+            energy = kernels.soa_force_split(
+                q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs, gs, f
+            )
         else:
-            energy = kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0,
-                                           linear, f)  # fmt: skip
+            energy = kernels.elastic_force(
+                q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f
+            )
         for i in range(nf):
             r[i] = dt2 * (f[CLAMP + i] + g_free[i])
         if cd.damped:
@@ -331,9 +335,19 @@ def _setup(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitStat
         q, dlt, model.gravity_free, row_factor(cbx), row_factor(cby)
     )
     cd = CentralDifference(
-        kargs, sa, g_free, q_ref, rfx, rfy, mlb, clb, damped, dt,
-        float(settings.energy_growth_limit), model.case.damage.enabled,
-    )  # fmt: skip
+        kargs,
+        sa,
+        g_free,
+        q_ref,
+        rfx,
+        rfy,
+        mlb,
+        clb,
+        damped,
+        dt,
+        float(settings.energy_growth_limit),
+        model.case.damage.enabled,
+    )
     return cd, ExplicitState(q, dlt, np.zeros(1), np.zeros(1), np.zeros(1))
 
 
@@ -372,11 +386,19 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
 
     def report(step: int, rate: float) -> None:
         eta = (regular - step) / rate
-        log.info("t = %.4g / %.4g s, %.3g steps/s, ETA %.0f s", step * dt, settings.t_end, rate,
-                 eta)  # fmt: skip
+        log.info(
+            "t = %.4g / %.4g s, %.3g steps/s, ETA %.0f s", step * dt, settings.t_end, rate, eta
+        )
 
-    wall, cpu = run_chunks(advance, regular, first=2000, least=1000, progress=run.progress,
-                           interval_s=run.progress_interval_s, report=report)  # fmt: skip
+    wall, cpu = run_chunks(
+        advance,
+        regular,
+        first=2000,
+        least=1000,
+        progress=run.progress,
+        interval_s=run.progress_interval_s,
+        report=report,
+    )
     if last == dt:
         # one more pass of the loop records the state at t_end (its own step is discarded)
         status, _ = run_chunk(1, n, cd, st, final_outputs(out, n, False, False), wk, dargs)
@@ -385,8 +407,15 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
         status = last_step(last, n - 1, cd, st, out, wk, dargs, mfx, mfy, np.empty(nf))
     if status != STATUS_OK:
         raise _instability(status, n, dt, run.dt_critical)
-    return result_from_outputs(out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu,
-                               energy_roundoff=model.energy_roundoff())  # fmt: skip
+    return result_from_outputs(
+        out,
+        dt,
+        settings.t_end,
+        steps=n,
+        wall_s=wall,
+        cpu_s=cpu,
+        energy_roundoff=model.energy_roundoff(),
+    )
 
 
 def simulate_explicit(
@@ -409,9 +438,15 @@ def simulate_explicit(
     ``dt_critical``, which only goes into the instability message; sampling and the energy
     guard default to the case's ``dynamics`` section."""
     settings = DynamicsSettings.from_case(
-        model.case, integrator=EXPLICIT_INTEGRATOR, t_end=t_end, dt=dt, damping=damping,
-        sample_dt=sample_dt, snapshot_dt=snapshot_dt, energy_growth_limit=energy_growth_limit,
+        model.case,
+        integrator=EXPLICIT_INTEGRATOR,
+        t_end=t_end,
+        dt=dt,
+        damping=damping,
+        sample_dt=sample_dt,
+        snapshot_dt=snapshot_dt,
+        energy_growth_limit=energy_growth_limit,
         force=True,
-    )  # fmt: skip
+    )
     run = RunSpec(dt, dt_critical, q0, v0, progress, progress_interval_s)
     return run_explicit(model, settings, run)

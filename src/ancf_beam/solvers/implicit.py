@@ -151,18 +151,26 @@ def _system(model: BeamModel, damping: tuple[float, float]) -> ImplicitSystem:
     kargs = model.kernel_args()
     sa = kernels.soa_args(kargs, model.le, model.case.damage.enabled)
     return ImplicitSystem(
-        kargs, sa, rd, mlb, clb, np.ascontiguousarray(model.gravity_full),
+        kargs,
+        sa,
+        rd,
+        mlb,
+        clb,
+        np.ascontiguousarray(model.gravity_full),
         model.reference(),
-    )  # fmt: skip
+    )
 
 
 def _work(model: BeamModel) -> NewtonWork:
     nf, n, bw = model.n_free, model.n_dof, BANDWIDTH
     iw = IterateWork(np.zeros((len(ROW), nf)), np.zeros(n), np.zeros(n), np.zeros(nf + 2 * bw))
     fw = FactorWork(
-        np.zeros((2 * bw + 1, n)), np.zeros((bw + 1, nf)), np.zeros((2, nf, bw + 1)),
-        np.zeros((3 * bw + 1, nf)), np.zeros(nf, dtype=np.int64),
-    )  # fmt: skip
+        np.zeros((2 * bw + 1, n)),
+        np.zeros((bw + 1, nf)),
+        np.zeros((2, nf, bw + 1)),
+        np.zeros((3 * bw + 1, nf)),
+        np.zeros(nf, dtype=np.int64),
+    )
     return NewtonWork(iw, fw)
 
 
@@ -183,11 +191,20 @@ class ImplicitRun:
         self.floor = model.roundoff_floor(FLOOR_FACTOR)
         tol = settings.tol
         self.params = NewtonParams(
-            scheme.beta, scheme.gamma, scheme.alpha_m, scheme.alpha_f, scheme.is_bdf1, tol,
-            math.sqrt(tol), settings.increment_tol, self.floor, float(np.linalg.norm(sy.rd.g)),
-            int(settings.max_iter), settings.newton == "modified",
+            scheme.beta,
+            scheme.gamma,
+            scheme.alpha_m,
+            scheme.alpha_f,
+            scheme.is_bdf1,
+            tol,
+            math.sqrt(tol),
+            settings.increment_tol,
+            self.floor,
+            float(np.linalg.norm(sy.rd.g)),
+            int(settings.max_iter),
+            settings.newton == "modified",
             PREDICTOR_CODES[settings.predictor],
-        )  # fmt: skip
+        )
         self.work = _work(model)
         self.dargs, self.damage = damage_args(model)
         self.halvings = 0
@@ -251,9 +268,18 @@ class ImplicitRun:
         """Up to ``n_steps`` steps in numba; returns the steps done (see
         :func:`~ancf_beam.solvers.implicit_step.run_chunk`)."""
         return run_chunk(
-            n_steps, step0, h, self.state, self.system, self.params, self.work,
-            self.damage is not None, self.dargs, out, iters,
-        )  # fmt: skip
+            n_steps,
+            step0,
+            h,
+            self.state,
+            self.system,
+            self.params,
+            self.work,
+            self.damage is not None,
+            self.dargs,
+            out,
+            iters,
+        )
 
     def record(self, step: int, out: Outputs) -> None:
         record(step, self.state, self.system, self.work, out, self.dargs.dmg)
@@ -278,8 +304,13 @@ class ImplicitRun:
             f"(dt = {h:.4e} s after {depth} halvings): {what} after {it} iterations "
             f"(tolerance {tl:.3e} N, max_iter = {self.settings.max_iter}); reduce dt or raise "
             f"max_iter / max_halvings",
-            t=t, step=step, dt=h, iterations=it, residual=rn, tolerance=tl,
-        )  # fmt: skip
+            t=t,
+            step=step,
+            dt=h,
+            iterations=it,
+            residual=rn,
+            tolerance=tl,
+        )
 
     def _halve(self, h: float, t: float, step: int, depth: int, failed_iters: int):
         if depth >= self.max_halvings:
@@ -341,26 +372,48 @@ def run_implicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
     def report(step: int, rate: float) -> None:
         log.info(
             "%s: t = %.4g / %.4g s, %.3g steps/s, %.2f Newton it/step, ETA %.0f s",
-            name, step * dt, settings.t_end, rate, iters[:step].mean(),
+            name,
+            step * dt,
+            settings.t_end,
+            rate,
+            iters[:step].mean(),
             (plan.n_steps - step) / rate,
-        )  # fmt: skip
+        )
 
     n, last = plan.n_steps, plan.last_dt
     regular = n if last == dt else n - 1  # steps of dt; the last one is shortened to t_end
-    wall, cpu = run_chunks(advance, regular, first=200, least=100, progress=run.progress,
-                           interval_s=run.progress_interval_s, report=report)  # fmt: skip
+    wall, cpu = run_chunks(
+        advance,
+        regular,
+        first=200,
+        least=100,
+        progress=run.progress,
+        interval_s=run.progress_interval_s,
+        report=report,
+    )
     if last != dt:
         iters[n - 1], w = loop.advance(last, (n - 1) * dt, n - 1)
         loop.state.s[0]["dissipated"] += w
     # the final state, at t_end, unless the regular strides recorded it already
     done = last == dt
-    loop.record(n, final_outputs(out, n, done and n % plan.sample_every == 0,
-                                 done and n % plan.snap_every == 0))  # fmt: skip
+    loop.record(
+        n,
+        final_outputs(
+            out, n, done and n % plan.sample_every == 0, done and n % plan.snap_every == 0
+        ),
+    )
     return result_from_outputs(
-        out, dt, settings.t_end, steps=n, wall_s=wall, cpu_s=cpu, integrator=name,
-        newton_iterations=iters, newton_stats=loop.stats(),
+        out,
+        dt,
+        settings.t_end,
+        steps=n,
+        wall_s=wall,
+        cpu_s=cpu,
+        integrator=name,
+        newton_iterations=iters,
+        newton_stats=loop.stats(),
         energy_roundoff=model.energy_roundoff(),
-    )  # fmt: skip
+    )
 
 
 def simulate_implicit(
@@ -393,16 +446,26 @@ def simulate_implicit(
     """
     check_integrator(integrator, IMPLICIT_INTEGRATORS)
     settings = DynamicsSettings.from_case(
-        model.case, integrator=integrator, t_end=t_end, dt=dt, damping=damping,
-        sample_dt=sample_dt, snapshot_dt=snapshot_dt, **scheme_and_newton,
-    )  # fmt: skip
+        model.case,
+        integrator=integrator,
+        t_end=t_end,
+        dt=dt,
+        damping=damping,
+        sample_dt=sample_dt,
+        snapshot_dt=snapshot_dt,
+        **scheme_and_newton,
+    )
     run = RunSpec(dt, dt_critical, q0, v0, progress, progress_interval_s)
     res = run_implicit(model, settings, run)
     if stats is not None:
         s = res.newton_stats
         stats.update(
-            factorizations=s.factorizations, halvings=s.halvings,
-            increment_converged=s.increment_converged, residual_floor=s.residual_floor,
-            newton=settings.newton, predictor=settings.predictor, **settings.scheme.describe(),
-        )  # fmt: skip
+            factorizations=s.factorizations,
+            halvings=s.halvings,
+            increment_converged=s.increment_converged,
+            residual_floor=s.residual_floor,
+            newton=settings.newton,
+            predictor=settings.predictor,
+            **settings.scheme.describe(),
+        )
     return res

@@ -381,8 +381,9 @@ def newton_step(h, st, sy, par, wk):
                 fq[i] = f[CLAMP + i]
             s.fq_valid = 1
         qc = _constant_start_rates(c_a, c_v, q, vec)
-        rn_c, fn_c, mn_c = _residual(fq, rd, vec[ROW.vc], vec[ROW.ac], vec[ROW.ma], vec[ROW.cv],
-                                     vec[ROW.rc], iw.xp)  # fmt: skip
+        rn_c, fn_c, mn_c = _residual(
+            fq, rd, vec[ROW.vc], vec[ROW.ac], vec[ROW.ma], vec[ROW.cv], vec[ROW.rc], iw.xp
+        )
         energy, rn, fn, mn, qn = _evaluate(q, c_v, c_a, kargs, sa, rd, iw)
         if not (rn <= rn_c):  # also when the extrapolation is not finite
             energy, rn, fn, mn, qn = s.energy, rn_c, fn_c, mn_c, np.sqrt(qc)

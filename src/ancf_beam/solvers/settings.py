@@ -306,8 +306,12 @@ class DynamicsSettings:
                 energy_growth_limit = dyn.energy_growth_limit
         elif dt is None and dt_safety is None:
             dt = dyn.dt
-        case_values = {"beta": dyn.newmark_beta, "gamma": dyn.newmark_gamma,
-                       "rho_inf": dyn.rho_inf, **NEWTON_DEFAULTS}  # fmt: skip
+        case_values = {
+            "beta": dyn.newmark_beta,
+            "gamma": dyn.newmark_gamma,
+            "rho_inf": dyn.rho_inf,
+            **NEWTON_DEFAULTS,
+        }
         opts = {
             k: (case_values[k] if scheme_and_newton.get(k) is None else scheme_and_newton[k])
             if integ in users

@@ -69,9 +69,13 @@ def step_plan(t_end: float, dt: float, sample_dt: float, snapshot_dt: float) -> 
     sample_every = max(1, int(round(sample_dt / dt)))
     snap_every = max(1, int(round(snapshot_dt / dt)))
     return StepPlan(
-        n_steps, sample_every, snap_every, n_steps // sample_every + 2,
-        n_steps // snap_every + 2, last_dt,
-    )  # fmt: skip
+        n_steps,
+        sample_every,
+        snap_every,
+        n_steps // sample_every + 2,
+        n_steps // snap_every + 2,
+        last_dt,
+    )
 
 
 def final_outputs(out: Outputs, step: int, sampled: bool, snapped: bool) -> Outputs:
@@ -115,9 +119,18 @@ def result_from_outputs(out: Outputs, dt: float, t_end: float, **fields) -> Dyna
     i_snap = int(out.i_snap[0])
     damage_on = out.dsnap.shape[0] == out.snap.shape[0]  # else the (0, 1, 1) placeholder
     return DynamicsResult.from_buffers(
-        out.tip, out.energy, out.snap, out.dsnap if damage_on else None, int(out.i_sample[0]),
-        i_snap, out.sample_every, out.snap_every, dt, t_end=t_end, **fields,
-    )  # fmt: skip
+        out.tip,
+        out.energy,
+        out.snap,
+        out.dsnap if damage_on else None,
+        int(out.i_sample[0]),
+        i_snap,
+        out.sample_every,
+        out.snap_every,
+        dt,
+        t_end=t_end,
+        **fields,
+    )
 
 
 class DamageArgs(NamedTuple):
@@ -146,9 +159,24 @@ def update_damage_with(q, d):
     """:func:`~ancf_beam.beam.damage.update_damage` at ``q`` with the :class:`DamageArgs` ``d``;
     returns the released strain energy (J)."""
     return update_damage(
-        q, d.n_el, d.spb, d.sppb, d.eps0, d.kap0, d.linear, d.half_h, d.threshold, d.softening,
-        d.d_max, d.hist, d.dmg, d.ea_w0, d.ei_w0, d.ea_w, d.ei_w,
-    )  # fmt: skip
+        q,
+        d.n_el,
+        d.spb,
+        d.sppb,
+        d.eps0,
+        d.kap0,
+        d.linear,
+        d.half_h,
+        d.threshold,
+        d.softening,
+        d.d_max,
+        d.hist,
+        d.dmg,
+        d.ea_w0,
+        d.ei_w0,
+        d.ea_w,
+        d.ei_w,
+    )
 
 
 def damage_args(model: BeamModel) -> tuple[DamageArgs, DamageState | None]:
@@ -157,15 +185,29 @@ def damage_args(model: BeamModel) -> tuple[DamageArgs, DamageState | None]:
     m = model
     if not model.case.damage.enabled:
         z = np.zeros((1, 1))
-        return DamageArgs(m.n_el, m.spb, m.sppb, m.eps0, m.kap0, m.linear, z, 0.0, 1.0, 0.0, z,
-                          z, z, z, z, z), None  # fmt: skip
+        return DamageArgs(
+            m.n_el, m.spb, m.sppb, m.eps0, m.kap0, m.linear, z, 0.0, 1.0, 0.0, z, z, z, z, z, z
+        ), None
     state = DamageState(model)
     s = state.spec
     args = DamageArgs(
-        m.n_el, m.spb, m.sppb, m.eps0, m.kap0, m.linear, state.half_h, float(s.threshold),
-        float(s.softening), float(s.d_max), state.hist, m.damage, m.ea_w0, m.ei_w0, m.ea_w,
+        m.n_el,
+        m.spb,
+        m.sppb,
+        m.eps0,
+        m.kap0,
+        m.linear,
+        state.half_h,
+        float(s.threshold),
+        float(s.softening),
+        float(s.d_max),
+        state.hist,
+        m.damage,
+        m.ea_w0,
+        m.ei_w0,
+        m.ea_w,
         m.ei_w,
-    )  # fmt: skip
+    )
     return args, state
 
 

@@ -80,7 +80,8 @@ class Bound:
     def note(self) -> str:
         """``tol = a (source) + b (source) ...``, largest term first."""
         terms = sorted((t for t in self.terms if t[1] > 0.0), key=lambda t: -t[1]) or [
-            ("zero", 0.0)]
+            ("zero", 0.0)
+        ]
         return "tol = " + " + ".join(f"{v:.2g} ({s})" for s, v in terms)
 
 
@@ -138,8 +139,11 @@ def clamp_exponent(case: CaseSpec) -> float | None:
     """The smallest non-integer power ``n`` of the case's power laws (None if every active
     law has an integer ``n``): the properties' derivatives are singular at the clamp."""
     d = case.defect
-    ns = [float(g.n) for g in (d.E, d.rho, d.width, d.height)
-          if g.lam != 0.0 and not _is_integer(float(g.n))]  # fmt: skip
+    ns = [
+        float(g.n)
+        for g in (d.E, d.rho, d.width, d.height)
+        if g.lam != 0.0 and not _is_integer(float(g.n))
+    ]
     return min(ns) if ns else None
 
 
@@ -213,8 +217,11 @@ def residual_roundoff_samples(model, q: np.ndarray) -> list[np.ndarray]:
     f0 = model.elastic_force(q)[CLAMP:]
     L = model.length
     out = []
-    for ax, ay in ((0.3183098861837907, -0.2718281828459045), (-0.1414213562373095, 0.5772156649),
-                   (0.6931471805599453, 0.1732050807568877)):  # fmt: skip
+    for ax, ay in (
+        (0.3183098861837907, -0.2718281828459045),
+        (-0.1414213562373095, 0.5772156649),
+        (0.6931471805599453, 0.1732050807568877),
+    ):
         shifted = q.copy()
         shifted[0::4] += ax * L
         shifted[1::4] += ay * L

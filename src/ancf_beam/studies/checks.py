@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -163,22 +163,47 @@ def check_counts(rows_or_status) -> dict[str, int]:
     status = [r["status"] if isinstance(r, Mapping) else str(r) for r in rows_or_status]
     n_pass = sum(s == "PASS" for s in status)
     n_fail = sum(s == "FAIL" for s in status)
-    return {"n_checks": n_pass + n_fail, "n_pass": n_pass, "n_fail": n_fail,
-            "n_info": sum(s == INFO for s in status)}  # fmt: skip
+    return {
+        "n_checks": n_pass + n_fail,
+        "n_pass": n_pass,
+        "n_fail": n_fail,
+        "n_info": sum(s == INFO for s in status),
+    }
 
 
 def checks_frame(ds: xr.Dataset):
     """A check Dataset (see :func:`checks_dataset`) as a pandas DataFrame."""
     import pandas as pd
 
-    cols = ["case", "name", "reference", "computed", "rel_error", "tolerance", "err_over_tol",
-            "check_mode"]  # fmt: skip
+    cols = [
+        "case",
+        "name",
+        "reference",
+        "computed",
+        "rel_error",
+        "tolerance",
+        "err_over_tol",
+        "check_mode",
+    ]
     if "err_over_tol" not in ds:  # a table written before the column existed
-        ds = ds.assign(err_over_tol=("check", [err_over_tol(e, t) for e, t in zip(
-            ds["rel_error"].values, ds["tolerance"].values, strict=True)]))  # fmt: skip
+        ds = ds.assign(
+            err_over_tol=(
+                "check",
+                [
+                    err_over_tol(e, t)
+                    for e, t in zip(ds["rel_error"].values, ds["tolerance"].values, strict=True)
+                ],
+            )
+        )
     df = pd.DataFrame({c: ds[c].values for c in cols + ["status", "note"]})
-    return df.rename(columns={"name": "check", "rel_error": "rel. error", "check_mode": "mode",
-                              "err_over_tol": "err/tol"})  # fmt: skip
+    return df.rename(
+        columns={
+            "name": "check",
+            "rel_error": "rel. error",
+            "check_mode": "mode",
+            "err_over_tol": "err/tol",
+        }
+    )
 
 
 def extend_checks(ds: xr.Dataset, rows: Sequence[Mapping[str, Any]], **attrs) -> xr.Dataset:
@@ -210,13 +235,30 @@ def validation_checks(validation: Mapping[str, xr.Dataset]) -> xr.Dataset:
 def _rows(ds: xr.Dataset) -> list[dict[str, Any]]:
     """The rows of a check Dataset (see :func:`checks_dataset`)."""
     return [
-        {"case": c, "check": n, "reference": r, "computed": v, "rel_error": e, "tolerance": t,
-         "mode": m, "status": s, "note": no}
+        {
+            "case": c,
+            "check": n,
+            "reference": r,
+            "computed": v,
+            "rel_error": e,
+            "tolerance": t,
+            "mode": m,
+            "status": s,
+            "note": no,
+        }
         for c, n, r, v, e, t, m, s, no in zip(
-            ds["case"].values, ds["name"].values, ds["reference"].values, ds["computed"].values,
-            ds["rel_error"].values, ds["tolerance"].values, ds["check_mode"].values,
-            ds["status"].values, ds["note"].values, strict=True)
-    ]  # fmt: skip
+            ds["case"].values,
+            ds["name"].values,
+            ds["reference"].values,
+            ds["computed"].values,
+            ds["rel_error"].values,
+            ds["tolerance"].values,
+            ds["check_mode"].values,
+            ds["status"].values,
+            ds["note"].values,
+            strict=True,
+        )
+    ]
 
 
 def check_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
@@ -241,8 +283,13 @@ def distinct_checks(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 # display (report notebooks)
 # --------------------------------------------------------------------------------------------
-_FORMATS = {"reference": "{:.6g}", "computed": "{:.6g}", "rel. error": "{:.3g}",
-            "tolerance": "{:.3g}", "err/tol": "{:.3g}"}  # fmt: skip
+_FORMATS = {
+    "reference": "{:.6g}",
+    "computed": "{:.6g}",
+    "rel. error": "{:.3g}",
+    "tolerance": "{:.3g}",
+    "err/tol": "{:.3g}",
+}
 
 
 def _status_colour(v: str) -> str:
@@ -262,13 +309,20 @@ def show_checks(rows_or_ds, path: str | None = None):
         df.to_csv(path, index=False)
     counts = check_counts(df["status"])
     decided = df[df["status"].isin(DECIDED)]
-    info = (f"; {counts['n_info']} informational rows (INFO: timings, not counted)"
-            if counts["n_info"] else "")  # fmt: skip
+    info = (
+        f"; {counts['n_info']} informational rows (INFO: timings, not counted)"
+        if counts["n_info"]
+        else ""
+    )
     if len(decided):
         ratio = decided["err/tol"].astype(float)
         worst = float(np.nanmax(np.where(np.isfinite(ratio), ratio, np.inf)))
-        display(Markdown(f"**{counts['n_pass']} of {counts['n_checks']} checks PASS** (largest "
-                         f"err/tol {worst:.3g}){info}"))  # fmt: skip
+        display(
+            Markdown(
+                f"**{counts['n_pass']} of {counts['n_checks']} checks PASS** (largest "
+                f"err/tol {worst:.3g}){info}"
+            )
+        )
     else:
         display(Markdown(f"**No checks in this report** (display only){info}."))
     display(df.style.format(_FORMATS).map(_status_colour, subset=["status"]).hide(axis="index"))
@@ -290,12 +344,15 @@ def show_headline(
     ok = n_pass == n_checks
     items = "".join(f"<li>{html.escape(k)}: <b>{html.escape(v)}</b></li>" for k, v in numbers)
     colour = "#060" if ok else "#b00"
-    display(HTML(
-        f"<div style='border: 2px solid {colour}; border-radius: 6px; padding: 0.6em 1em; "
-        f"margin: 0.5em 0 1em 0; background: #f7faf7'><p style='margin: 0'><b>Question.</b> "
-        f"{html.escape(question)}</p><ul style='margin: 0.4em 0'>{items}</ul>"
-        f"<p style='margin: 0; color: {colour}'><b>{n_pass} of {n_checks} distinct checks "
-        f"PASS</b> (table at the end of the page)</p></div>"))  # fmt: skip
+    display(
+        HTML(
+            f"<div style='border: 2px solid {colour}; border-radius: 6px; padding: 0.6em 1em; "
+            f"margin: 0.5em 0 1em 0; background: #f7faf7'><p style='margin: 0'><b>Question.</b> "
+            f"{html.escape(question)}</p><ul style='margin: 0.4em 0'>{items}</ul>"
+            f"<p style='margin: 0; color: {colour}'><b>{n_pass} of {n_checks} distinct checks "
+            f"PASS</b> (table at the end of the page)</p></div>"
+        )
+    )
 
 
 def save_figure(fig, figures: Mapping[str, str], key: str) -> None:
@@ -371,27 +428,44 @@ def case_run(
     peak = spectral_peak(t, tip, float(omega[0]))
     curv_err = curv_est = math.nan
     if straight:
-        kx = np.interp(static["X"].values, validation["exact_x"].values,
-                       validation["exact_curvature"].values)  # fmt: skip
-        curv_err = float(np.sqrt(np.mean((static["curvature"].values - kx) ** 2))
-                         / np.sqrt(np.mean(kx**2)))  # fmt: skip
+        kx = np.interp(
+            static["X"].values, validation["exact_x"].values, validation["exact_curvature"].values
+        )
+        curv_err = float(
+            np.sqrt(np.mean((static["curvature"].values - kx) ** 2)) / np.sqrt(np.mean(kx**2))
+        )
         if "static_dkappa_fine" in response:
-            kr = np.interp(response["static_X"].values, validation["exact_x"].values,
-                           validation["exact_curvature"].values)  # fmt: skip
+            kr = np.interp(
+                response["static_X"].values,
+                validation["exact_x"].values,
+                validation["exact_curvature"].values,
+            )
             diff = response["static_dkappa"].values - response["static_dkappa_fine"].values
             curv_est = 4.0 / 3.0 * float(np.sqrt(np.mean(diff**2)) / np.sqrt(np.mean(kr**2)))
     va = validation.attrs
     return CaseRun(
-        case=case, families=fam, straight=straight, large=large, damaged=damaged,
-        curved="imperfection" in fam.split("+"), t=t, tip=tip,
-        tip_static=float(static["tip_y"]), drift=drift, omega_fft=w, spectrum=spec,
-        omega=omega, peak=peak, resolution=2 * np.pi / (t[-1] - t[0]), curvature_error=curv_err,
+        case=case,
+        families=fam,
+        straight=straight,
+        large=large,
+        damaged=damaged,
+        curved="imperfection" in fam.split("+"),
+        t=t,
+        tip=tip,
+        tip_static=float(static["tip_y"]),
+        drift=drift,
+        omega_fft=w,
+        spectrum=spec,
+        omega=omega,
+        peak=peak,
+        resolution=2 * np.pi / (t[-1] - t[0]),
+        curvature_error=curv_err,
         dt=float(simulate.attrs.get("dt", math.nan)),
         omega_static=float(va.get("omega_1_static", math.nan)),
         nonlinearity=float(va.get("nonlinearity_rel", math.nan)),
         static_nonlinearity=float(va.get("static_nonlinearity_rel", math.nan)),
         curvature_estimate=curv_est,
-    )  # fmt: skip
+    )
 
 
 def spectral_peak(t: np.ndarray, y: np.ndarray, omega_guess: float) -> float:
@@ -433,10 +507,31 @@ def case_checks(
     tol = report_tolerances("case_report", tolerances)
     fs = float(tol["estimate_factor"])
     scal = {k: float(response[k]) for k in response.data_vars if response[k].ndim == 0}
-    case = run.case
-    rows = []
     if run.large:  # nonlinear vibration: no linear reference frequency or curvature
-        return rows
+        return []
+    rows = [_spectral_peak_check(run, fs)]
+    if run.straight and math.isfinite(run.curvature_estimate):
+        b = Bound().add(f"{fs:g} x 4/3 RMS(kappa_n - kappa_4n)", fs * run.curvature_estimate)
+        if math.isfinite(run.static_nonlinearity):
+            b.add("static geometric nonlinearity", run.static_nonlinearity)
+        rows.append(
+            check(
+                "static curvature: RMS error vs exact -M/EI",
+                0.0,
+                run.curvature_error,
+                b.total,
+                mode="abs",
+                note="relative to RMS exact curvature; " + b.note(),
+                case=run.case,
+            )
+        )
+    if run.families == "uniform":  # no defect: exact concentration metrics of kappa ~ (L - x)^2
+        rows.extend(_uniform_metric_checks(run, scal, fs))
+    return rows
+
+
+def _spectral_peak_check(run: CaseRun, fs: float) -> dict[str, Any]:
+    """The FFT tip peak against the expected ``omega_1`` (see :func:`case_checks`)."""
     w_ref = float(run.omega[0])
     ref_name = "damaged beam, final damage frozen" if run.damaged else "modal"
     tone = abs(spectral_peak(run.t, np.cos(w_ref * run.t), w_ref) - w_ref)
@@ -447,34 +542,43 @@ def case_checks(
         shift += run.nonlinearity * w_ref
     shift += (w_ref * run.dt) ** 2 / 24.0 * w_ref if math.isfinite(run.dt) else 0.0
     b = Bound().add("estimator on a pure tone", tone / run.resolution)
-    b.add(f"{fs:g} x frequency shift (static state, nonlinearity, central differences)",
-          fs * shift / run.resolution)
-    rows.append(check(f"spectral peak vs omega_1 ({ref_name})", w_ref, run.peak,
-                      b.total * run.resolution / w_ref,
-                      note=f"rad/s; in FFT bins of {run.resolution:.3g} rad/s: " + b.note(),
-                      case=case))  # fmt: skip
-    if run.straight and math.isfinite(run.curvature_estimate):
-        b = Bound().add(f"{fs:g} x 4/3 RMS(kappa_n - kappa_4n)", fs * run.curvature_estimate)
+    b.add(
+        f"{fs:g} x frequency shift (static state, nonlinearity, central differences)",
+        fs * shift / run.resolution,
+    )
+    return check(
+        f"spectral peak vs omega_1 ({ref_name})",
+        w_ref,
+        run.peak,
+        b.total * run.resolution / w_ref,
+        note=f"rad/s; in FFT bins of {run.resolution:.3g} rad/s: " + b.note(),
+        case=run.case,
+    )
+
+
+def _uniform_metric_checks(run: CaseRun, scal: Mapping[str, float], fs: float) -> list[dict]:
+    """The uniform beam's static curvature concentration metrics (response scalars ``scal``)
+    against the exact values of ``kappa ~ (L - x)^2`` (see :func:`case_checks`)."""
+    rows = []
+    for name, key, exact in (
+        ("static curvature peak/mean vs 3 (kappa ~ (L - x)^2)", "peak_to_mean", 3.0),
+        ("static curvature Gini vs 1/2", "gini", 0.5),
+        (
+            "static bending energy share of the clamp-side half vs 31/32",
+            "energy_fraction_inner",
+            31 / 32,
+        ),
+    ):
+        fine = scal.get(f"static_{key}_fine", math.nan)
+        b = Bound().add(
+            f"{fs:g} x 4/3 |mesh n - 4n|",
+            fs * 4.0 / 3.0 * abs(scal[f"static_{key}"] - fine) / exact,
+        )
         if math.isfinite(run.static_nonlinearity):
             b.add("static geometric nonlinearity", run.static_nonlinearity)
-        rows.append(check("static curvature: RMS error vs exact -M/EI", 0.0, run.curvature_error,
-                          b.total, mode="abs",
-                          note="relative to RMS exact curvature; " + b.note(),
-                          case=case))  # fmt: skip
-    if run.families == "uniform":  # no defect: exact concentration metrics of kappa ~ (L - x)^2
-        for name, key, exact in (
-            ("static curvature peak/mean vs 3 (kappa ~ (L - x)^2)", "peak_to_mean", 3.0),
-            ("static curvature Gini vs 1/2", "gini", 0.5),
-            ("static bending energy share of the clamp-side half vs 31/32",
-             "energy_fraction_inner", 31 / 32),
-        ):  # fmt: skip
-            fine = scal.get(f"static_{key}_fine", math.nan)
-            b = Bound().add(f"{fs:g} x 4/3 |mesh n - 4n|",
-                            fs * 4.0 / 3.0 * abs(scal[f"static_{key}"] - fine) / exact)
-            if math.isfinite(run.static_nonlinearity):
-                b.add("static geometric nonlinearity", run.static_nonlinearity)
-            rows.append(check(name, exact, scal[f"static_{key}"], b.total, note=b.note(),
-                              case=case))  # fmt: skip
+        rows.append(
+            check(name, exact, scal[f"static_{key}"], b.total, note=b.note(), case=run.case)
+        )
     return rows
 
 
@@ -532,19 +636,47 @@ def convergence_checks(
             i = used[-1] if used else -1
             if i >= 1 and math.isfinite(orders[i - 1]):
                 dev = fs * abs(orders[i] - orders[i - 1]) / (1.0 - 0.5)
-                note = (f"{status}; triplet orders {orders[i - 1]:.3f}, {orders[i]:.3f}: tol = "
-                        f"{fs:g} x 2 |change| = {dev:.3g}")  # fmt: skip
-                rows.append(check(f"{q}: observed order vs {p:g}", p, observed, dev / p,
-                                  mode="min", note=note, case=c))  # fmt: skip
+                note = (
+                    f"{status}; triplet orders {orders[i - 1]:.3f}, {orders[i]:.3f}: tol = "
+                    f"{fs:g} x 2 |change| = {dev:.3g}"
+                )
+                rows.append(
+                    check(
+                        f"{q}: observed order vs {p:g}",
+                        p,
+                        observed,
+                        dev / p,
+                        mode="min",
+                        note=note,
+                        case=c,
+                    )
+                )
             else:
-                rows.append(check(f"{q}: observed order vs {p:g}", p, observed, 1.0 - 1.0 / p,
-                                  mode="min", note=f"{status}; one usable triplet: no "
-                                  "pre-asymptotic estimate, order at least 1", case=c))  # fmt: skip
+                rows.append(
+                    check(
+                        f"{q}: observed order vs {p:g}",
+                        p,
+                        observed,
+                        1.0 - 1.0 / p,
+                        mode="min",
+                        note=f"{status}; one usable triplet: no "
+                        "pre-asymptotic estimate, order at least 1",
+                        case=c,
+                    )
+                )
     return rows, skipped
 
 
-_CRITICAL_COLUMNS = ("element_length", "dt_critical", "dt_axial", "dt_bending",
-                     "dt_element_bound", "dt_formula", "dt_measured", "omega_max")  # fmt: skip
+_CRITICAL_COLUMNS = (
+    "element_length",
+    "dt_critical",
+    "dt_axial",
+    "dt_bending",
+    "dt_element_bound",
+    "dt_formula",
+    "dt_measured",
+    "omega_max",
+)
 
 
 def critical_dt_table(critical: Mapping[str, Sequence[xr.Dataset]]):
@@ -555,9 +687,12 @@ def critical_dt_table(critical: Mapping[str, Sequence[xr.Dataset]]):
     frames = []
     for c, datasets in critical.items():
         for d in datasets:
-            row = {"case": c, "n_elements": int(d.attrs["param.mesh.n_elements"]),
-                   "governing": d.attrs["governing_mode"],
-                   "sampling_exponent": _sampling_exponent(d.attrs)}  # fmt: skip
+            row = {
+                "case": c,
+                "n_elements": int(d.attrs["param.mesh.n_elements"]),
+                "governing": d.attrs["governing_mode"],
+                "sampling_exponent": _sampling_exponent(d.attrs),
+            }
             row.update({k: float(d[k]) for k in _CRITICAL_COLUMNS})
             # results written before the modulation was recorded: NaN (no bound term)
             row["omega_max_variation"] = float(d.get("omega_max_variation", math.nan))
@@ -569,8 +704,11 @@ def _sampling_exponent(attrs: Mapping[str, Any]) -> float:
     """``min(1, n)`` over the active power laws of a result's ``param.*`` attributes: the
     order in ``l_e`` of the top frequency's dependence on where the elements sample the
     properties (a table or no law: 1)."""
-    ns = [float(attrs.get(f"param.defect.{f}n", 1.0)) for f in ("", "rho.", "width.", "height.")
-          if float(attrs.get(f"param.defect.{f}lam", 0.0)) != 0.0]  # fmt: skip
+    ns = [
+        float(attrs.get(f"param.defect.{f}n", 1.0))
+        for f in ("", "rho.", "width.", "height.")
+        if float(attrs.get(f"param.defect.{f}lam", 0.0)) != 0.0
+    ]
     return min([1.0, *ns])
 
 
@@ -607,26 +745,48 @@ def critical_dt_checks(
         a = _critical_sampling_exponent(d)
         if "imperfection" not in families.get(c, []):
             for col, p in (("dt_axial", 1.0), ("dt_bending", 2.0)):
-                rows.append(_slope_row(f"slope of {col} vs l_e", d.element_length, d[col], p,
-                                       a, fs, c))  # fmt: skip
+                rows.append(
+                    _slope_row(f"slope of {col} vs l_e", d.element_length, d[col], p, a, fs, c)
+                )
         for mode, p in (("axial", 1.0), ("bending", 2.0)):
             g = d[d.governing == mode]
             if len(g) >= 3:
-                rows.append(_slope_row(f"slope of dt_cr where {mode} governs ({len(g)} meshes)",
-                                       g.element_length, g.dt_critical, p, a, fs, c))  # fmt: skip
-        rows.append(check("element bound <= dt_cr (max ratio over meshes)", 1.0,
-                          float(np.max(d.dt_element_bound / d.dt_critical)),
-                          tol["element_bound_rel"], mode="max",
-                          note="element eigenvalue inequality; tol: round-off",
-                          case=c))  # fmt: skip
+                rows.append(
+                    _slope_row(
+                        f"slope of dt_cr where {mode} governs ({len(g)} meshes)",
+                        g.element_length,
+                        g.dt_critical,
+                        p,
+                        a,
+                        fs,
+                        c,
+                    )
+                )
+        rows.append(
+            check(
+                "element bound <= dt_cr (max ratio over meshes)",
+                1.0,
+                float(np.max(d.dt_element_bound / d.dt_critical)),
+                tol["element_bound_rel"],
+                mode="max",
+                note="element eigenvalue inequality; tol: round-off",
+                case=c,
+            )
+        )
         for _, r in d[np.isfinite(d.dt_measured)].iterrows():
             mod = float(r.omega_max_variation) if np.isfinite(r.omega_max_variation) else 0.0
-            rows.append(check(f"measured limit vs 2/omega_max ({r.n_elements} elements)",
-                              r.dt_critical, r.dt_measured, measured + mod,
-                              note=f"s; tol = {measured:.4g} (bisection bracket 2e-3 + "
-                              "instability detection within 3000 steps) + "
-                              f"{mod:.3g} (top-frequency modulation along the run)",
-                              case=c))  # fmt: skip
+            rows.append(
+                check(
+                    f"measured limit vs 2/omega_max ({r.n_elements} elements)",
+                    r.dt_critical,
+                    r.dt_measured,
+                    measured + mod,
+                    note=f"s; tol = {measured:.4g} (bisection bracket 2e-3 + "
+                    "instability detection within 3000 steps) + "
+                    f"{mod:.3g} (top-frequency modulation along the run)",
+                    case=c,
+                )
+            )
     return rows
 
 
@@ -650,8 +810,10 @@ def _slope_row(name, h, dt, p, a, fs, case):
     if local.size >= 2:
         rho = (hs[0] / hs[1]) ** (-a)
         dev = fs * abs(local[0] - local[1]) / (1.0 - rho)
-        note = (f"local slopes {', '.join(f'{x:.4f}' for x in local)}; tol = {fs:g} x "
-                f"|s_1 - s_2| / (1 - {rho:.3g})")  # fmt: skip
+        note = (
+            f"local slopes {', '.join(f'{x:.4f}' for x in local)}; tol = {fs:g} x "
+            f"|s_1 - s_2| / (1 - {rho:.3g})"
+        )
     else:
         dev, note = math.inf, "two meshes: no estimate of the pre-asymptotic deviation"
     return check(name, p, slope, dev / p, note=note, case=case)
@@ -694,15 +856,40 @@ def beat_control_rows(tolerances: Mapping[str, float] | None = None) -> list[dic
     t1, y1, _ = beat_control_signal(two_tones=False)
     b1 = detect_beat(t1, y1)
     return [
-        check("beat control: two tones, detected (1 = yes)", 1.0, float(b.has_beat), 0.0,
-              mode="abs", note=b.reason, case="synthetic"),
-        check("beat control: two tones, beat period vs 2 pi / |w1 - w2|", exp["period_s"],
-              b.beat_period_s, tol["beat_period_rel"], note="s", case="synthetic"),
-        check("beat control: two tones, modulation depth vs 2a / (1 + a^2)", exp["depth"],
-              b.modulation_depth, tol["beat_depth_rel"], case="synthetic"),
-        check("beat control: one tone, detected (0 = no)", 0.0, float(b1.has_beat), 0.0,
-              mode="abs", note=b1.reason, case="synthetic"),
-    ]  # fmt: skip
+        check(
+            "beat control: two tones, detected (1 = yes)",
+            1.0,
+            float(b.has_beat),
+            0.0,
+            mode="abs",
+            note=b.reason,
+            case="synthetic",
+        ),
+        check(
+            "beat control: two tones, beat period vs 2 pi / |w1 - w2|",
+            exp["period_s"],
+            b.beat_period_s,
+            tol["beat_period_rel"],
+            note="s",
+            case="synthetic",
+        ),
+        check(
+            "beat control: two tones, modulation depth vs 2a / (1 + a^2)",
+            exp["depth"],
+            b.modulation_depth,
+            tol["beat_depth_rel"],
+            case="synthetic",
+        ),
+        check(
+            "beat control: one tone, detected (0 = no)",
+            0.0,
+            float(b1.has_beat),
+            0.0,
+            mode="abs",
+            note=b1.reason,
+            case="synthetic",
+        ),
+    ]
 
 
 def _scalar(ds: xr.Dataset, key: str) -> float:
@@ -713,10 +900,17 @@ def _damage_rows(c, rs, st, tol):
     dmg = rs["damage_static"].values
     x = rs["x_gp"].values
     le = float(x.max()) / max(1, int(st.attrs["param.mesh.n_elements"]))
-    return [check("damage: position of the largest static damage vs the clamp-side point",
-                  float(x.min()), float(x[int(np.argmax(dmg))]),
-                  tol["damage_peak_elements"] * le, mode="abs",
-                  note=f"m; max damage {float(dmg.max()):.3g}", case=c)]  # fmt: skip
+    return [
+        check(
+            "damage: position of the largest static damage vs the clamp-side point",
+            float(x.min()),
+            float(x[int(np.argmax(dmg))]),
+            tol["damage_peak_elements"] * le,
+            mode="abs",
+            note=f"m; max damage {float(dmg.max()):.3g}",
+            case=c,
+        )
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -748,6 +942,54 @@ def identification_checks(
     tol = report_tolerances("identification", tolerances)
     fs = float(tol["estimate_factor"])
     a = ds.attrs
+    rows = _noise_free_checks(ds, fs)
+    ident = ds["identifiable"].values > 0.5
+    n_ok = int(ident.sum())
+    for level, nominal in ((2, 0.954), (1, 0.683)):
+        cov_tol = coverage_tolerance(n_ok, nominal, alpha=tol["coverage_alpha"])
+        for p in ("lam", "n"):
+            rows.append(
+                check(
+                    f"coverage of the {level}-std interval of {p}",
+                    nominal,
+                    a[f"coverage_{level}sigma_{p}"],
+                    cov_tol,
+                    mode="min",
+                    note=f"{n_ok} identifiable estimates; binomial 0.1 % allowance",
+                    case=a["case"],
+                )
+            )
+    top = ds["lam_true"].values == np.max(ds["lam_true"].values)
+    rows.append(
+        check(
+            "largest lam: identifiable fraction of the draws",
+            1.0,
+            float(ident[top].mean()),
+            tol["strongest_identifiable"],
+            mode="min",
+            case=a["case"],
+        )
+    )
+    if "control" in ds.coords:
+        for k, name in enumerate(ds["control"].values):
+            rows.append(
+                check(
+                    f"negative control '{name}': identifiable draws",
+                    0.0,
+                    float(np.sum(ds["control_identifiable"].values[k] > 0.5)),
+                    tol["control_identifiable"],
+                    mode="abs",
+                    case=a["case"],
+                )
+            )
+    return rows
+
+
+def _noise_free_checks(ds: xr.Dataset, fs: float) -> list[dict[str, Any]]:
+    """Every grid point's noise-free ``lam`` and ``n`` estimates against the truth, within the
+    bias the forward model's discretisation error explains (see
+    :func:`identification_checks`)."""
+    a = ds.attrs
     sigma = float(a["sigma_rel"])
     rows = []
     for i in range(ds.sizes["truth"]):
@@ -758,31 +1000,19 @@ def identification_checks(
             std = float(ds[f"clean_{p}_std"][i])
             truth = float(ds[f"{p}_true"][i])
             bias = fs * std * disc / sigma + OPTIMISER_STEP * max(1.0, abs(truth))
-            rows.append(check(f"noise-free {tag}: {p} estimate vs truth",
-                              float(ds[f"{p}_true"][i]), float(ds[f"clean_{p}_est"][i]),
-                              bias, mode="abs",
-                              note=f"std {std:.2g}; forward-model error {disc:.2g}; tol = {fs:g}"
-                              f" x std x error / sigma_rel + optimiser step; {ok}; data "
-                              f"{a['truth_mesh']} elements, model {a['forward_mesh']}",
-                              case=a["case"]))  # fmt: skip
-    ident = ds["identifiable"].values > 0.5
-    n_ok = int(ident.sum())
-    for level, nominal in ((2, 0.954), (1, 0.683)):
-        cov_tol = coverage_tolerance(n_ok, nominal, alpha=tol["coverage_alpha"])
-        for p in ("lam", "n"):
-            rows.append(check(f"coverage of the {level}-std interval of {p}", nominal,
-                              a[f"coverage_{level}sigma_{p}"], cov_tol, mode="min",
-                              note=f"{n_ok} identifiable estimates; binomial 0.1 % allowance",
-                              case=a["case"]))  # fmt: skip
-    top = ds["lam_true"].values == np.max(ds["lam_true"].values)
-    rows.append(check("largest lam: identifiable fraction of the draws", 1.0,
-                      float(ident[top].mean()), tol["strongest_identifiable"], mode="min",
-                      case=a["case"]))  # fmt: skip
-    if "control" in ds.coords:
-        for k, name in enumerate(ds["control"].values):
-            rows.append(check(f"negative control '{name}': identifiable draws", 0.0,
-                              float(np.sum(ds["control_identifiable"].values[k] > 0.5)),
-                              tol["control_identifiable"], mode="abs", case=a["case"]))  # fmt: skip
+            rows.append(
+                check(
+                    f"noise-free {tag}: {p} estimate vs truth",
+                    float(ds[f"{p}_true"][i]),
+                    float(ds[f"clean_{p}_est"][i]),
+                    bias,
+                    mode="abs",
+                    note=f"std {std:.2g}; forward-model error {disc:.2g}; tol = {fs:g}"
+                    f" x std x error / sigma_rel + optimiser step; {ok}; data "
+                    f"{a['truth_mesh']} elements, model {a['forward_mesh']}",
+                    case=a["case"],
+                )
+            )
     return rows
 
 
@@ -821,20 +1051,51 @@ def integrators_checks(
         a = d.attrs
         nl = float(a.get("nonlinearity_rel", 0.0))
         w1 = float(a["omega_1"])
-        b = Bound().add("fit of the linear model", abs(float(a["reference_omega_fit_linear"]) - w1)
-                        / w1)  # fmt: skip
-        b.add(f"{fs:g} x (static state + nonlinearity)",
-              fs * (abs(float(a.get("omega_1_static", w1)) - w1) / w1 + nl))
-        rows.append(check("reference run: fitted omega_1 vs modal omega_1", w1,
-                          a["reference_omega_fit"], b.total, note="rad/s; " + b.note(),
-                          case=c))  # fmt: skip
+        b = Bound().add(
+            "fit of the linear model", abs(float(a["reference_omega_fit_linear"]) - w1) / w1
+        )
+        b.add(
+            f"{fs:g} x (static state + nonlinearity)",
+            fs * (abs(float(a.get("omega_1_static", w1)) - w1) / w1 + nl),
+        )
+        rows.append(
+            check(
+                "reference run: fitted omega_1 vs modal omega_1",
+                w1,
+                a["reference_omega_fit"],
+                b.total,
+                note="rad/s; " + b.note(),
+                case=c,
+            )
+        )
         for i in range(d.sizes["run"]):
             rows.extend(_integrator_run_rows(c, d, i, tol, fs, nl, NEWTON_DEFAULTS["tol"]))
-        rows.append(check("implicit runs: Newton step halvings", 0.0,
-                          float(np.nansum(d["step_halvings"].values)), tol["step_halvings"],
-                          mode="abs", note="a count: the steps converge without halving",
-                          case=c))  # fmt: skip
+        rows.append(
+            check(
+                "implicit runs: Newton step halvings",
+                0.0,
+                float(np.nansum(d["step_halvings"].values)),
+                tol["step_halvings"],
+                mode="abs",
+                note="a count: the steps converge without halving",
+                case=c,
+            )
+        )
     return rows
+
+
+class _RunBound(NamedTuple):
+    """Run ``i`` of an integrator study ``d`` (case ``c``): its label and the shared terms of
+    its bounds (``fs`` estimate factor, ``nl`` geometric nonlinearity, the solver's error)."""
+
+    c: str
+    d: xr.Dataset
+    i: int
+    run: str
+    fs: float
+    nl: float
+    solver: float
+    solver_name: str
 
 
 def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
@@ -849,61 +1110,127 @@ def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
     steps = float(d["steps"][i])
     solver = steps * (EPS if explicit else newton_tol)
     solver_name = "round-off eps x steps" if explicit else "Newton tol x steps"
+    r = _RunBound(c, d, i, run, fs, nl, solver, solver_name)
     if explicit and not damped:
-        lin = float(d["tip_error_linear"][i])
-        # the nonlinear part of the tip difference history, estimated by halving the load
-        # (tip_error_nonlinear; its order in g: half_load_order), bounds |tip_error - lin|
-        est = float(d["tip_error_nonlinear"][i]) if "tip_error_nonlinear" in d else math.nan
-        if math.isfinite(est):
-            b = Bound().add(f"{fs:g} x nonlinear part (load halving)", fs * est)
-        else:  # a result without the halving runs
-            b = Bound().add(f"{fs:g} x nonlinearity x linear error", fs * nl * lin)
-        b.add(solver_name, solver)
-        rows.append(check(f"{run}: tip history vs the reference (explicit at dt/4)", lin,
-                          float(d["tip_error"][i]), b.total, mode="abs",
-                          note="max |tip - tip_ref| / max |tip_ref|; reference: the linear "
-                          "model's; " + b.note(), case=c))  # fmt: skip
-        if math.isfinite(est) and "tip_difference_vs_linear" in d:
-            # the whole history (the maximum above can hide a change): D - D_lin is the
-            # nonlinear part itself, so the same bound holds without the triangle inequality
-            rows.append(check(f"{run}: tip difference history vs the linear model's (max "
-                              "over t)", 0.0, float(d["tip_difference_vs_linear"][i]), b.total,
-                              mode="abs", note="max |D - D_lin|, D = (tip - tip_ref) / max "
-                              "|tip_ref|; " + b.note(), case=c))  # fmt: skip
+        rows.extend(_tip_history_rows(r))
     if not (explicit and damped):  # the damped explicit run is the damped runs' reference
-        ref = np.flatnonzero((d["damped"].values == int(damped))
-                             & (d["run"].values == _reference_of(d, damped)))[0]  # fmt: skip
-        lin = _linear_measures(d, i, ref)
-        for name, key, std_key in (("period error", "period_error", "period_error_std"),
-                                   ("decay per period", "decay_per_period_rel",
-                                    "decay_per_period_std")):  # fmt: skip
-            sd = float(d[std_key][i])
-            b = Bound().add(f"{tol['fit_sigmas']:g} x fit std", tol["fit_sigmas"] * sd)
-            b.add(f"{fs:g} x nonlinearity", fs * nl * abs(lin[key]))
-            b.add(solver_name, solver).add("floor theory_abs", tol["theory_abs"])
-            note = f"SDOF theory {float(d[f'theory_{key}'][i]):.4g}; " + b.note()
-            if key == "period_error":
-                note = f"omega_1 dt = {float(d['omega_dt'][i]):.3g}; " + note
-            rows.append(check(f"{run}: {name} vs the linear discrete model", lin[key],
-                              float(d[key][i]), b.total, mode="abs", note=note,
-                              case=c))  # fmt: skip
+        rows.extend(_fit_rows(r, damped, tol))
     if damped:
-        lin = float(d["final_tip_linear"][i])
-        st = float(a["static_tip"])
-        b = Bound().add(f"{fs:g} x (nonlinearity x residual + last shortened sample)",
-                        fs * (nl * abs(lin) + float(d["final_tip_sample_bound"][i])))
-        b.add(solver_name, solver)
-        rows.append(check(f"{run}: final tip vs static tip + linear residual",
-                          st + lin * abs(st), float(d["final_tip"][i]), b.total,
-                          note=f"m; linear residual {lin:.3g} of the static tip; " + b.note(),
-                          case=c))  # fmt: skip
-        if explicit:
-            lin_rate = float(d["decay_rate_linear"][i])
-            b = Bound().add(f"{fs:g} x nonlinearity", fs * nl).add(solver_name, solver)
-            rows.append(check(f"{run}: decay rate vs the linear discrete model (alpha / 2 = "
-                              "zeta omega_1)", lin_rate, float(d["decay_rate"][i]), b.total,
-                              note=f"1/s; alpha / 2 = {a['damping_alpha'] / 2:.6g}; " + b.note(),
-                              case=c))  # fmt: skip
+        rows.extend(_damped_rows(r, explicit))
+    return rows
+
+
+def _tip_history_rows(r: _RunBound) -> list[dict[str, Any]]:
+    """An undamped explicit run's tip history against the reference's, beyond the linear
+    model's difference by at most its nonlinear part."""
+    c, d, i, run, fs, nl, solver, solver_name = r
+    rows = []
+    lin = float(d["tip_error_linear"][i])
+    # the nonlinear part of the tip difference history, estimated by halving the load
+    # (tip_error_nonlinear; its order in g: half_load_order), bounds |tip_error - lin|
+    est = float(d["tip_error_nonlinear"][i]) if "tip_error_nonlinear" in d else math.nan
+    if math.isfinite(est):
+        b = Bound().add(f"{fs:g} x nonlinear part (load halving)", fs * est)
+    else:  # a result without the halving runs
+        b = Bound().add(f"{fs:g} x nonlinearity x linear error", fs * nl * lin)
+    b.add(solver_name, solver)
+    rows.append(
+        check(
+            f"{run}: tip history vs the reference (explicit at dt/4)",
+            lin,
+            float(d["tip_error"][i]),
+            b.total,
+            mode="abs",
+            note="max |tip - tip_ref| / max |tip_ref|; reference: the linear model's; " + b.note(),
+            case=c,
+        )
+    )
+    if math.isfinite(est) and "tip_difference_vs_linear" in d:
+        # the whole history (the maximum above can hide a change): D - D_lin is the
+        # nonlinear part itself, so the same bound holds without the triangle inequality
+        rows.append(
+            check(
+                f"{run}: tip difference history vs the linear model's (max over t)",
+                0.0,
+                float(d["tip_difference_vs_linear"][i]),
+                b.total,
+                mode="abs",
+                note="max |D - D_lin|, D = (tip - tip_ref) / max |tip_ref|; " + b.note(),
+                case=c,
+            )
+        )
+    return rows
+
+
+def _fit_rows(r: _RunBound, damped: bool, tol) -> list[dict[str, Any]]:
+    """The fitted period error and decay per period against the linear discrete model's."""
+    c, d, i, run, fs, nl, solver, solver_name = r
+    rows = []
+    ref = np.flatnonzero(
+        (d["damped"].values == int(damped)) & (d["run"].values == _reference_of(d, damped))
+    )[0]
+    lin = _linear_measures(d, i, ref)
+    for name, key, std_key in (
+        ("period error", "period_error", "period_error_std"),
+        ("decay per period", "decay_per_period_rel", "decay_per_period_std"),
+    ):
+        sd = float(d[std_key][i])
+        b = Bound().add(f"{tol['fit_sigmas']:g} x fit std", tol["fit_sigmas"] * sd)
+        b.add(f"{fs:g} x nonlinearity", fs * nl * abs(lin[key]))
+        b.add(solver_name, solver).add("floor theory_abs", tol["theory_abs"])
+        note = f"SDOF theory {float(d[f'theory_{key}'][i]):.4g}; " + b.note()
+        if key == "period_error":
+            note = f"omega_1 dt = {float(d['omega_dt'][i]):.3g}; " + note
+        rows.append(
+            check(
+                f"{run}: {name} vs the linear discrete model",
+                lin[key],
+                float(d[key][i]),
+                b.total,
+                mode="abs",
+                note=note,
+                case=c,
+            )
+        )
+    return rows
+
+
+def _damped_rows(r: _RunBound, explicit: bool) -> list[dict[str, Any]]:
+    """A damped run's final tip against the static tip plus the linear residual and, for the
+    explicit run, its decay rate against the linear discrete model's."""
+    c, d, i, run, fs, nl, solver, solver_name = r
+    a = d.attrs
+    rows = []
+    lin = float(d["final_tip_linear"][i])
+    st = float(a["static_tip"])
+    b = Bound().add(
+        f"{fs:g} x (nonlinearity x residual + last shortened sample)",
+        fs * (nl * abs(lin) + float(d["final_tip_sample_bound"][i])),
+    )
+    b.add(solver_name, solver)
+    rows.append(
+        check(
+            f"{run}: final tip vs static tip + linear residual",
+            st + lin * abs(st),
+            float(d["final_tip"][i]),
+            b.total,
+            note=f"m; linear residual {lin:.3g} of the static tip; " + b.note(),
+            case=c,
+        )
+    )
+    if explicit:
+        lin_rate = float(d["decay_rate_linear"][i])
+        b = Bound().add(f"{fs:g} x nonlinearity", fs * nl).add(solver_name, solver)
+        rows.append(
+            check(
+                f"{run}: decay rate vs the linear discrete model (alpha / 2 = zeta omega_1)",
+                lin_rate,
+                float(d["decay_rate"][i]),
+                b.total,
+                note=f"1/s; alpha / 2 = {a['damping_alpha'] / 2:.6g}; " + b.note(),
+                case=c,
+            )
+        )
     return rows
 
 
@@ -919,8 +1246,10 @@ def _reference_of(d, damped: bool) -> str:
 def _linear_measures(d, i, ref) -> dict[str, float]:
     """The period error and decay per period of run ``i`` relative to run ``ref`` measured on
     the linear discrete model's histories (the same estimator as the study's)."""
-    p, p_ref = 2 * math.pi / float(d["omega_fit_linear"][i]), 2 * math.pi / float(
-        d["omega_fit_linear"][ref])
+    p, p_ref = (
+        2 * math.pi / float(d["omega_fit_linear"][i]),
+        2 * math.pi / float(d["omega_fit_linear"][ref]),
+    )
     rate = float(d["decay_rate_fit_linear"][i]) - float(d["decay_rate_fit_linear"][ref])
     return {"period_error": p / p_ref - 1.0, "decay_per_period_rel": 1.0 - math.exp(-rate * p)}
 
@@ -938,9 +1267,46 @@ def scaling_checks(
     the generalized-alpha step chosen on the calibration mesh meets the tip-error target on
     every other mesh (on the calibration mesh it does by construction); the calibration found
     such a step."""
+    tol = report_tolerances("scaling", tolerances)
+    a = ds.attrs
+    case = a["case"]
+    n = ds["mesh"].values
+    rows = _scaling_timing_rows(ds, tol)
+    for i in range(n.size):
+        if int(n[i]) == int(a["calibration_mesh"]):  # the step was chosen to meet it there
+            continue
+        e_ex = float(ds["implicit_tip_error_explicit"][i])
+        e = e_ex if np.isfinite(e_ex) else float(ds["implicit_tip_error_fine"][i])
+        src = "vs explicit" if np.isfinite(e_ex) else "vs GA dt/4 (Richardson)"
+        rows.append(
+            check(
+                f"GA tip error <= target ({n[i]} elements)",
+                a["tip_error_target"],
+                e,
+                tol["tip_error_rel"],
+                mode="max",
+                note=src,
+                case=case,
+            )
+        )
+    rows.append(
+        check(
+            "calibration found a step meeting the target",
+            1.0,
+            float(a["per_period_met_target"]),
+            0.0,
+            mode="min",
+            case=case,
+        )
+    )
+    return rows
+
+
+def _scaling_timing_rows(ds: xr.Dataset, tol: Mapping[str, float]) -> list[dict[str, Any]]:
+    """The informational rows of the scaling report (measured times; see
+    :func:`scaling_checks`)."""
     from ancf_beam.studies.convergence import fit_slope
 
-    tol = report_tolerances("scaling", tolerances)
     a = ds.attrs
     case = a["case"]
     n = ds["mesh"].values
@@ -950,28 +1316,38 @@ def scaling_checks(
     # the machine's load), shown against the model with the tolerance but not counted
     timing = "measured CPU time (INFO: depends on the machine's load, not counted)"
     rows = [
-        check("explicit cost exponent vs 1 + slope of 1/dt_cr", 1.0 + p_dt,
-              a["explicit_exponent"], tol["explicit_exponent_rel"], mode="min",
-              note=f"{timing}; fit over n >= {a['fit_min_elements']}; 1/dt_cr ~ n^{p_dt:.2f}",
-              case=case, informational=True),
-        check("implicit cost exponent at most linear", 1.0, a["implicit_exponent"],
-              tol["implicit_exponent_rel"], mode="max",
-              note=f"{timing}; fixed steps, cost per step ~ n", case=case, informational=True),
-    ]  # fmt: skip
+        check(
+            "explicit cost exponent vs 1 + slope of 1/dt_cr",
+            1.0 + p_dt,
+            a["explicit_exponent"],
+            tol["explicit_exponent_rel"],
+            mode="min",
+            note=f"{timing}; fit over n >= {a['fit_min_elements']}; 1/dt_cr ~ n^{p_dt:.2f}",
+            case=case,
+            informational=True,
+        ),
+        check(
+            "implicit cost exponent at most linear",
+            1.0,
+            a["implicit_exponent"],
+            tol["implicit_exponent_rel"],
+            mode="max",
+            note=f"{timing}; fixed steps, cost per step ~ n",
+            case=case,
+            informational=True,
+        ),
+    ]
     meas = ds["explicit_measured_s"].values
     for i in np.flatnonzero(np.isfinite(meas) & (meas >= tol["projection_min_s"])):
-        rows.append(check(f"window projection vs full run ({n[i]} elements)", meas[i],
-                          ds["explicit_projected_s"].values[i], tol["projection_rel"],
-                          note=f"{timing}; s; K = {int(ds['explicit_window_steps'][i])} steps",
-                          case=case, informational=True))  # fmt: skip
-    for i in range(n.size):
-        if int(n[i]) == int(a["calibration_mesh"]):  # the step was chosen to meet it there
-            continue
-        e_ex = float(ds["implicit_tip_error_explicit"][i])
-        e = e_ex if np.isfinite(e_ex) else float(ds["implicit_tip_error_fine"][i])
-        src = "vs explicit" if np.isfinite(e_ex) else "vs GA dt/4 (Richardson)"
-        rows.append(check(f"GA tip error <= target ({n[i]} elements)", a["tip_error_target"], e,
-                          tol["tip_error_rel"], mode="max", note=src, case=case))  # fmt: skip
-    rows.append(check("calibration found a step meeting the target", 1.0,
-                      float(a["per_period_met_target"]), 0.0, mode="min", case=case))  # fmt: skip
+        rows.append(
+            check(
+                f"window projection vs full run ({n[i]} elements)",
+                meas[i],
+                ds["explicit_projected_s"].values[i],
+                tol["projection_rel"],
+                note=f"{timing}; s; K = {int(ds['explicit_window_steps'][i])} steps",
+                case=case,
+                informational=True,
+            )
+        )
     return rows

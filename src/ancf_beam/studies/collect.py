@@ -39,8 +39,9 @@ def collect(per_case: Mapping[str, Mapping[str, xr.Dataset]]):
 
 def _case_record(name: str, d: Mapping[str, xr.Dataset]) -> dict[str, Any]:
     """One row of the summary: the case's parameters and results (see :func:`collect`)."""
-    st, mo, si, cr, va = (d[k] for k in ("static", "modal", "simulate", "critical_dt",
-                                          "validation"))  # fmt: skip
+    st, mo, si, cr, va = (
+        d[k] for k in ("static", "modal", "simulate", "critical_dt", "validation")
+    )
     rec: dict[str, Any] = {"case": name}
     rec.update({k: _num(v) for k, v in st.attrs.items() if k.startswith("param.")})
     rec["sim.n_elements"] = int(si.sizes["node"]) - 1

@@ -62,12 +62,16 @@ def expected_convergence(params: Mapping[str, Any], meshes: Sequence[int]) -> tu
             rows = ast.literal_eval(table) if isinstance(table, str) else table
             breaks.update(float(x) for x, _ in rows if 0.0 < float(x) < 1.0)
     if singular:
-        return math.nan, (f"x^{min(singular):g} at the clamp: error terms of orders "
-                          f"{1 + min(singular):g} and 4 compete")  # fmt: skip
+        return math.nan, (
+            f"x^{min(singular):g} at the clamp: error terms of orders "
+            f"{1 + min(singular):g} and 4 compete"
+        )
     off = sorted(x for x in breaks if any(abs(x * m - round(x * m)) > 1e-9 for m in meshes))
     if off:
-        return math.nan, (f"table breakpoint x/L = {off[0]:g} inside elements: an O(l_e^3) "
-                          "term with a constant that depends on the mesh")  # fmt: skip
+        return math.nan, (
+            f"table breakpoint x/L = {off[0]:g} inside elements: an O(l_e^3) "
+            "term with a constant that depends on the mesh"
+        )
     mapping = str(params.get("param.defect.mapping", "gauss"))
     return (2.0 if graded and mapping != "gauss" else EXPECTED_ORDER), ""
 
@@ -143,9 +147,11 @@ def convergence_analysis(
         raise ValueError("element lengths must be distinct")
     floor = noise_rel * abs(f[-1])
     orders = np.array(
-        [observed_order(f[i], f[i + 1], f[i + 2], h[i] / h[i + 1], h[i + 1] / h[i + 2])
-         for i in range(f.size - 2)]
-    )  # fmt: skip
+        [
+            observed_order(f[i], f[i + 1], f[i + 2], h[i] / h[i + 1], h[i + 1] / h[i + 2])
+            for i in range(f.size - 2)
+        ]
+    )
     d = np.abs(np.diff(f))
     status = "not-asymptotic"
     order = float("nan")

@@ -69,40 +69,19 @@ def run_identification_study(
     noise-free estimates over ``truth``, and the controls over ``(control, draw)``; attributes
     hold the coverage of the 1- and 2-sigma intervals over the identifiable estimates.
     """
-    from ancf_beam.identify import FrequencyModel
-
     t0 = time.perf_counter()
-    if forward_mesh is not None:
-        case = case.with_overrides({"mesh.n_elements": int(forward_mesh)})
-    truth_mesh = 8 * case.mesh.n_elements if truth_mesh is None else int(truth_mesh)
-    if truth_mesh == case.mesh.n_elements:
-        raise ValueError(
-            f"truth_mesh = {truth_mesh} is the forward model's mesh: the synthetic data must "
-            "come from a different discretisation"
-        )
+    fwd = _forward_model(case, truth_mesh, sigma_rel, n_modes, forward_mesh)
+    case = fwd.case
     rng = np.random.default_rng(seed)
     grid = [(float(la), float(nn)) for la in lam_values for nn in n_values]
-    truth_case = case.with_overrides({"mesh.n_elements": truth_mesh, "defect.lam": 0.0})
-    fwd = _Forward(case, truth_mesh, sigma_rel, n_modes, FrequencyModel(case, n_modes),
-                   FrequencyModel(truth_case, n_modes))  # fmt: skip
     est, msgs, clean, om_true, om_meas = _grid_runs(fwd, grid, draws, rng)
     lam_t = np.array([g[0] for g in grid])
     n_t = np.array([g[1] for g in grid])
     lam_z = (est[:, :, 0] - lam_t[:, None]) / est[:, :, 1]
     n_z = (est[:, :, 2] - n_t[:, None]) / est[:, :, 3]
     data = _grid_vars(est, msgs, clean, lam_z, n_z, om_true, om_meas)
-    # the forward model's discretisation error at the truth, relative: what the noise-free
-    # estimates are biased by (ancf_beam.studies.checks.identification_checks)
-    om_model = np.array([fwd.model.omega(la, nn)[:n_modes] for la, nn in grid])
-    data["model_discrepancy"] = ("truth", np.linalg.norm(om_model / om_true - 1.0, axis=1), {
-        "units": "1", "long_name": "|omega_forward / omega_data - 1| at the truth (2-norm)"})
-    coords: dict[str, Any] = {
-        "truth": ("truth", np.arange(len(grid))),
-        "lam_true": ("truth", lam_t, {"units": "1"}),
-        "n_true": ("truth", n_t, {"units": "1"}),
-        "draw": ("draw", np.arange(draws)),
-        "mode": ("mode", np.arange(1, n_modes + 1)),
-    }
+    data["model_discrepancy"] = _model_discrepancy(fwd, grid, om_true)
+    coords = _truth_coords(lam_t, n_t, draws, n_modes)
     if controls:
         cdata, ccoords = _control_vars(fwd, lam_values, n_values, draws, rng)
         data.update(cdata)
@@ -122,6 +101,53 @@ def run_identification_study(
         )
     )
     return ds
+
+
+def _forward_model(case, truth_mesh, sigma_rel, n_modes, forward_mesh) -> _Forward:
+    """The forward model of the study (``case`` on ``forward_mesh`` elements, default its
+    own) and the model of the synthetic data on ``truth_mesh`` elements (default 8 times
+    as many; the same mesh is refused: no inverse crime)."""
+    from ancf_beam.identify import FrequencyModel
+
+    if forward_mesh is not None:
+        case = case.with_overrides({"mesh.n_elements": int(forward_mesh)})
+    truth_mesh = 8 * case.mesh.n_elements if truth_mesh is None else int(truth_mesh)
+    if truth_mesh == case.mesh.n_elements:
+        raise ValueError(
+            f"truth_mesh = {truth_mesh} is the forward model's mesh: the synthetic data must "
+            "come from a different discretisation"
+        )
+    truth_case = case.with_overrides({"mesh.n_elements": truth_mesh, "defect.lam": 0.0})
+    return _Forward(
+        case,
+        truth_mesh,
+        sigma_rel,
+        n_modes,
+        FrequencyModel(case, n_modes),
+        FrequencyModel(truth_case, n_modes),
+    )
+
+
+def _model_discrepancy(fwd, grid, om_true) -> tuple:
+    """The forward model's discretisation error at the truth, relative: what the noise-free
+    estimates are biased by (ancf_beam.studies.checks.identification_checks)."""
+    om_model = np.array([fwd.model.omega(la, nn)[: fwd.n_modes] for la, nn in grid])
+    return (
+        "truth",
+        np.linalg.norm(om_model / om_true - 1.0, axis=1),
+        {"units": "1", "long_name": "|omega_forward / omega_data - 1| at the truth (2-norm)"},
+    )
+
+
+def _truth_coords(lam_t, n_t, draws, n_modes) -> dict[str, Any]:
+    """Coordinates of the grid of truths, the draws and the modes."""
+    return {
+        "truth": ("truth", np.arange(lam_t.size)),
+        "lam_true": ("truth", lam_t, {"units": "1"}),
+        "n_true": ("truth", n_t, {"units": "1"}),
+        "draw": ("draw", np.arange(draws)),
+        "mode": ("mode", np.arange(1, n_modes + 1)),
+    }
 
 
 def _study_attrs(fwd, draws, seed, lam_values, n_values) -> dict[str, Any]:
@@ -200,8 +226,11 @@ def _grid_vars(est, msgs, clean, lam_z, n_z, om_true, om_meas) -> dict[str, Any]
             {"units": "1", "long_name": f"{key}, noise-free data"},
         )
     data["message"] = (("truth", "draw"), msgs)
-    data["lam_z"] = (("truth", "draw"), lam_z,
-                     {"units": "1", "long_name": "(lam_est - lam) / lam_std"})  # fmt: skip
+    data["lam_z"] = (
+        ("truth", "draw"),
+        lam_z,
+        {"units": "1", "long_name": "(lam_est - lam) / lam_std"},
+    )
     data["n_z"] = (("truth", "draw"), n_z, {"units": "1", "long_name": "(n_est - n) / n_std"})
     data["omega_true"] = (("truth", "mode"), om_true, {"units": "rad/s"})
     data["omega_measured"] = (("truth", "draw", "mode"), om_meas, {"units": "rad/s"})
@@ -239,9 +268,16 @@ def _control_vars(fwd: _Forward, lam_values, n_values, draws: int, rng):
 def _coverage(zl: np.ndarray, zn: np.ndarray) -> dict[str, float]:
     """Share of the identifiable estimates whose ``|z|`` is within 1 and 2 (NaN when none)."""
     if not zl.size:
-        return {k: math.nan for k in ("coverage_1sigma_lam", "coverage_1sigma_n",
-                                      "coverage_1sigma_both", "coverage_2sigma_lam",
-                                      "coverage_2sigma_n")}  # fmt: skip
+        return {
+            k: math.nan
+            for k in (
+                "coverage_1sigma_lam",
+                "coverage_1sigma_n",
+                "coverage_1sigma_both",
+                "coverage_2sigma_lam",
+                "coverage_2sigma_n",
+            )
+        }
     return {
         "coverage_1sigma_lam": float(np.mean(zl <= 1)),
         "coverage_1sigma_n": float(np.mean(zn <= 1)),

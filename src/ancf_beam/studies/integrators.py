@@ -103,9 +103,14 @@ def linear_step_properties(
     osc = lam[np.abs(lam.imag) > 1e-14 * max(1.0, float(np.max(np.abs(lam))))]
     nan = float("nan")
     if osc.size == 0:
-        return {"spectral_radius": float(np.max(np.abs(lam))), "omega_ratio": nan,
-                "period_error": nan, "decay_per_period": nan, "exact_decay_per_period": exact,
-                "damping_ratio": nan}  # fmt: skip
+        return {
+            "spectral_radius": float(np.max(np.abs(lam))),
+            "omega_ratio": nan,
+            "period_error": nan,
+            "decay_per_period": nan,
+            "exact_decay_per_period": exact,
+            "damping_ratio": nan,
+        }
     p = osc[np.argmax(np.abs(osc))]
     rho = float(abs(p))
     phi = float(abs(np.angle(p)))
@@ -333,17 +338,24 @@ def integrator_plan(
     ref_dt = explicit_safety * dt_critical
     ex = EXPLICIT_INTEGRATOR
     q = explicit_safety / REFERENCE_REFINEMENT
-    plan = [PlannedRun(ex, ref_dt / REFERENCE_REFINEMENT, math.nan, False,
-                       f"{ex} {q:g} dt_cr (reference)"),
-            PlannedRun(ex, ref_dt, math.nan, False, f"{ex} {explicit_safety:g} dt_cr")]  # fmt: skip
+    plan = [
+        PlannedRun(
+            ex, ref_dt / REFERENCE_REFINEMENT, math.nan, False, f"{ex} {q:g} dt_cr (reference)"
+        ),
+        PlannedRun(ex, ref_dt, math.nan, False, f"{ex} {explicit_safety:g} dt_cr"),
+    ]
     for integ in integrators:
         if integ != ex:
-            plan += [PlannedRun(integ, T1 / n, float(n), False, f"{integ} T1/{n:g}")
-                     for n in per_period]  # fmt: skip
+            plan += [
+                PlannedRun(integ, T1 / n, float(n), False, f"{integ} T1/{n:g}") for n in per_period
+            ]
     for integ in integrators:
         if integ == ex:
-            plan.append(PlannedRun(integ, ref_dt, math.nan, True,
-                                   f"{integ} {explicit_safety:g} dt_cr damped"))  # fmt: skip
+            plan.append(
+                PlannedRun(
+                    integ, ref_dt, math.nan, True, f"{integ} {explicit_safety:g} dt_cr damped"
+                )
+            )
         else:
             n = damped_per_period
             plan.append(PlannedRun(integ, T1 / n, float(n), True, f"{integ} T1/{n:g} damped"))
@@ -387,9 +399,13 @@ class LinearModes:
         period) less its static tip, relative to the static tip: every mode ``k`` runs the
         scheme's amplification matrix ``A_k`` (at ``w_k dt``, ``zeta_k = alpha / (2 w_k)``)
         from its start at rest ``c_k`` below its static position (NaN for undamped runs)."""
-        out = {"tip_error_linear": math.nan, "tip_difference_vs_linear": math.nan,
-               "final_tip_linear": math.nan,
-               "final_tip_sample_bound": math.nan, "decay_rate_linear": math.nan}
+        out = {
+            "tip_error_linear": math.nan,
+            "tip_difference_vs_linear": math.nan,
+            "final_tip_linear": math.nan,
+            "final_tip_sample_bound": math.nan,
+            "decay_rate_linear": math.nan,
+        }
         p = r.plan
         fit = fit_first_mode(r.t, self.history(r, alpha), self.omega[0])
         out["omega_fit_linear"] = fit["omega"]
@@ -400,21 +416,31 @@ class LinearModes:
             # the whole difference history against the linear model's, on whole steps (the
             # last samples end a shortened step, which the discrete model does not take)
             whole = r.t <= min(r.t[-2], ref.t[-2]) if min(r.t.size, ref.t.size) > 2 else []
-            gap = (tip_difference(r.t, r.y, ref.t, ref.y)
-                   - tip_difference(r.t, y_lin, ref.t, y_lin_ref))[whole]  # fmt: skip
-            out["tip_difference_vs_linear"] = (float(np.nanmax(np.abs(gap)))
-                                               if np.isfinite(gap).any() else math.nan)
+            gap = (
+                tip_difference(r.t, r.y, ref.t, ref.y)
+                - tip_difference(r.t, y_lin, ref.t, y_lin_ref)
+            )[whole]
+            out["tip_difference_vs_linear"] = (
+                float(np.nanmax(np.abs(gap))) if np.isfinite(gap).any() else math.nan
+            )
         if p.damped:
             last = r.t >= r.t[-1] - TWO_PI / self.omega[0]
             steps = np.rint(r.t / p.dt)
             opts = r.scheme_options()
-            hist = np.array([c * self._mode_history(p.integrator, p.dt, w, alpha, steps, opts)
-                             for w, c in zip(self.omega, self.c, strict=True)])  # fmt: skip
+            hist = np.array(
+                [
+                    c * self._mode_history(p.integrator, p.dt, w, alpha, steps, opts)
+                    for w, c in zip(self.omega, self.c, strict=True)
+                ]
+            )
             out["final_tip_linear"] = float(np.mean(hist[:, last].sum(axis=0))) / abs(static_tip)
             # the last sample ends a shortened step (t_end): the modes' largest residual there,
             # twice, over the number of samples averaged
-            out["final_tip_sample_bound"] = 2.0 * float(np.abs(hist[:, last]).max(axis=1).sum()) / (
-                int(last.sum()) * abs(static_tip))
+            out["final_tip_sample_bound"] = (
+                2.0
+                * float(np.abs(hist[:, last]).max(axis=1).sum())
+                / (int(last.sum()) * abs(static_tip))
+            )
             if p.integrator == EXPLICIT_INTEGRATOR:
                 lin = self.tip0 + self.c.sum() + hist.sum(axis=0)
                 out["decay_rate_linear"] = fit_first_mode(r.t, lin, self.omega[0])["decay_rate"]
@@ -431,8 +457,10 @@ class LinearModes:
         ``integrator`` at step ``dt`` (mass-proportional damping ``alpha``, 1/s; the scheme's
         ``options``), at the times ``t`` (rounded to whole steps)."""
         steps = np.rint(np.asarray(t, float) / dt)
-        modes = [c * self._mode_history(integrator, dt, w, alpha, steps, options)
-                 for w, c in zip(self.omega, self.c, strict=True)]  # fmt: skip
+        modes = [
+            c * self._mode_history(integrator, dt, w, alpha, steps, options)
+            for w, c in zip(self.omega, self.c, strict=True)
+        ]
         return self.tip0 + float(np.sum(self.c)) + np.sum(modes, axis=0)
 
     @staticmethod
@@ -449,8 +477,9 @@ class LinearModes:
             x0 = np.array([-1.0, 0.0, wdt * wdt])
         lam, vec = np.linalg.eig(a)
         coef = np.linalg.solve(vec, x0.astype(complex))
-        hist = (vec[0][None, :] * coef[None, :]
-                * lam.astype(complex)[None, :] ** steps[:, None]).sum(axis=1)
+        hist = (
+            vec[0][None, :] * coef[None, :] * lam.astype(complex)[None, :] ** steps[:, None]
+        ).sum(axis=1)
         return hist.real
 
 
@@ -463,8 +492,9 @@ def _run_planned(case, p: PlannedRun, dt_critical, t_end, alpha, progress) -> St
     return StudyRun(p, settings, res)
 
 
-def _run_row(r: StudyRun, fit, base: StudyRun, fb, omega_1: float, damping_ratio: float,
-             static_tip: float) -> dict[str, float]:  # fmt: skip
+def _run_row(
+    r: StudyRun, fit, base: StudyRun, fb, omega_1: float, damping_ratio: float, static_tip: float
+) -> dict[str, float]:
     """The measured and theoretical numbers of one run (``base``/``fb``: its reference run and
     that run's fit)."""
     T1 = TWO_PI / omega_1
@@ -477,24 +507,34 @@ def _run_row(r: StudyRun, fit, base: StudyRun, fb, omega_1: float, damping_ratio
     res, its = r.result, r.its
     stats = res.newton_stats
     return {
-        "omega_fit": fit["omega"], "period_fit": fit["period"],
-        "decay_rate": fit["decay_rate"], "decay_per_period": fit["decay_per_period"],
-        "fit_window": fit["window_s"], "fit_rel_residual": fit["rel_residual"],
+        "omega_fit": fit["omega"],
+        "period_fit": fit["period"],
+        "decay_rate": fit["decay_rate"],
+        "decay_per_period": fit["decay_per_period"],
+        "fit_window": fit["window_s"],
+        "fit_rel_residual": fit["rel_residual"],
         "period_error": fit["period"] / fb["period"] - 1.0,
-        "period_error_std": (fit["period"] / fb["period"]) * math.hypot(
-            fit["omega_std"] / fit["omega"],
-            fb["omega_std"] / fb["omega"] if r is not base else 0.0),
-        "decay_per_period_std": fit["period"] * math.hypot(
-            fit["decay_rate_std"], fb["decay_rate_std"] if r is not base else 0.0),
+        "period_error_std": (fit["period"] / fb["period"])
+        * math.hypot(
+            fit["omega_std"] / fit["omega"], fb["omega_std"] / fb["omega"] if r is not base else 0.0
+        ),
+        "decay_per_period_std": fit["period"]
+        * math.hypot(fit["decay_rate_std"], fb["decay_rate_std"] if r is not base else 0.0),
         "period_error_modal": fit["period"] / T1 - 1.0,
-        "decay_per_period_rel": 1.0 - math.exp(
-            -(fit["decay_rate"] - fb["decay_rate"]) * fit["period"]),
+        "decay_per_period_rel": 1.0
+        - math.exp(-(fit["decay_rate"] - fb["decay_rate"]) * fit["period"]),
         "theory_period_error": theory["period_error"],
         "theory_decay_per_period": theory["decay_per_period"],
         # numerical decay beyond the exact rate zeta omega, over the numerical period
-        "theory_decay_per_period_rel": 1.0 - (1.0 - theory["decay_per_period"])
-        * math.exp(zeta * w_dt * (1.0 + theory["period_error"])
-                   * TWO_PI / (w_dt * math.sqrt(1.0 - zeta * zeta))),
+        "theory_decay_per_period_rel": 1.0
+        - (1.0 - theory["decay_per_period"])
+        * math.exp(
+            zeta
+            * w_dt
+            * (1.0 + theory["period_error"])
+            * TWO_PI
+            / (w_dt * math.sqrt(1.0 - zeta * zeta))
+        ),
         "theory_spectral_radius": theory["spectral_radius"],
         "omega_dt": w_dt,
         "tip_error": tip_error(r.t, r.y, base.t, base.y) if r is not base else 0.0,
@@ -508,7 +548,7 @@ def _run_row(r: StudyRun, fit, base: StudyRun, fb, omega_1: float, damping_ratio
         "newton_total": float(np.sum(its)) if its is not None else 0.0,
         "factorizations": float(stats.factorizations if stats is not None else 0),
         "step_halvings": float(stats.halvings if stats is not None else 0),
-    }  # fmt: skip
+    }
 
 
 #: variables of the integrator study over ``run``: (units, long name)
@@ -519,42 +559,77 @@ STUDY_VARIABLES = {
     "decay_per_period": ("1", "amplitude lost per period, 1 - exp(-sigma T)"),
     "fit_window": ("s", "time window of the first-mode fit"),
     "fit_rel_residual": ("1", "RMS residual of the fit over its amplitude (higher modes)"),
-    "period_error": ("1", "fitted period / fitted period of the reference run (explicit at "
-                          "dt/4; the damped explicit run for damped runs) - 1"),
-    "period_error_std": ("1", "standard error of period_error from the two fits "
-                              "(linearised, white-noise residual)"),
+    "period_error": (
+        "1",
+        "fitted period / fitted period of the reference run (explicit at "
+        "dt/4; the damped explicit run for damped runs) - 1",
+    ),
+    "period_error_std": (
+        "1",
+        "standard error of period_error from the two fits (linearised, white-noise residual)",
+    ),
     "decay_per_period_std": ("1", "standard error of decay_per_period_rel, likewise"),
     "period_error_modal": ("1", "fitted period / (2 pi / omega_1 of the modal study) - 1"),
-    "decay_per_period_rel": ("1", "amplitude decay per period beyond the reference run's "
-                                  "(numerical dissipation)"),
-    "theory_period_error": ("1", "period error vs the exact (damped) period, linear SDOF "
-                                 "at omega_1 dt"),
-    "theory_decay_per_period": ("1", "decay per period of the scheme (physical damping "
-                                     "included), linear SDOF"),
-    "theory_decay_per_period_rel": ("1", "decay per numerical period beyond the exact "
-                                         "rate zeta omega_1, linear SDOF"),
+    "decay_per_period_rel": (
+        "1",
+        "amplitude decay per period beyond the reference run's (numerical dissipation)",
+    ),
+    "theory_period_error": (
+        "1",
+        "period error vs the exact (damped) period, linear SDOF at omega_1 dt",
+    ),
+    "theory_decay_per_period": (
+        "1",
+        "decay per period of the scheme (physical damping included), linear SDOF",
+    ),
+    "theory_decay_per_period_rel": (
+        "1",
+        "decay per numerical period beyond the exact rate zeta omega_1, linear SDOF",
+    ),
     "theory_spectral_radius": ("1", "spectral radius per step, linear SDOF at omega_1 dt"),
     "omega_dt": ("rad", "omega_1 * dt"),
-    "tip_error": ("1", "max |tip - tip_ref| / max |tip_ref| (ref: explicit at dt/4, damped "
-                       "runs against the damped explicit run)"),
+    "tip_error": (
+        "1",
+        "max |tip - tip_ref| / max |tip_ref| (ref: explicit at dt/4, damped "
+        "runs against the damped explicit run)",
+    ),
     "final_tip": ("m", "mean tip deflection over the last first-mode period"),
     "final_tip_rel_error": ("1", "|final_tip - static tip| / |static tip|"),
-    "tip_error_linear": ("1", "tip_error of the linear discrete model (central differences, "
-                         "undamped explicit run only)"),
-    "tip_difference_vs_linear": ("1", "max over whole steps of |D - D_lin|, D the tip "
-                                 "difference history against the reference, D_lin the linear "
-                                 "discrete model's (undamped explicit run only)"),
-    "tip_error_nonlinear": ("1", "estimate of the geometric nonlinearity's part of the tip "
-                            "difference history by halving the load (undamped explicit run "
-                            "only): 2^p / (2^p - 1) max |D(g) - D(g/2)|"),
-    "final_tip_linear": ("1", "(final tip - static tip) / |static tip| of the linear discrete "
-                         "model with the run's scheme and step (damped runs)"),
-    "final_tip_sample_bound": ("1", "bound of the last (shortened-step) sample's effect on the "
-                               "final tip of the linear model, over the static tip"),
-    "decay_rate_linear": ("1/s", "decay rate fitted to the linear discrete model's history "
-                          "(damped explicit run)"),
-    "omega_fit_linear": ("rad/s", "first-mode frequency fitted to the linear discrete model's "
-                         "history with the run's scheme, step and damping"),
+    "tip_error_linear": (
+        "1",
+        "tip_error of the linear discrete model (central differences, undamped explicit run only)",
+    ),
+    "tip_difference_vs_linear": (
+        "1",
+        "max over whole steps of |D - D_lin|, D the tip "
+        "difference history against the reference, D_lin the linear "
+        "discrete model's (undamped explicit run only)",
+    ),
+    "tip_error_nonlinear": (
+        "1",
+        "estimate of the geometric nonlinearity's part of the tip "
+        "difference history by halving the load (undamped explicit run "
+        "only): 2^p / (2^p - 1) max |D(g) - D(g/2)|",
+    ),
+    "final_tip_linear": (
+        "1",
+        "(final tip - static tip) / |static tip| of the linear discrete "
+        "model with the run's scheme and step (damped runs)",
+    ),
+    "final_tip_sample_bound": (
+        "1",
+        "bound of the last (shortened-step) sample's effect on the "
+        "final tip of the linear model, over the static tip",
+    ),
+    "decay_rate_linear": (
+        "1/s",
+        "decay rate fitted to the linear discrete model's history (damped explicit run)",
+    ),
+    "omega_fit_linear": (
+        "rad/s",
+        "first-mode frequency fitted to the linear discrete model's "
+        "history with the run's scheme, step and damping",
+    ),
     "decay_rate_fit_linear": ("1/s", "decay rate fitted to the same history"),
     "settle_time": ("s", "time after which the tip stays within 1 % of the static tip"),
     "wall_s": ("s", "wall time of the time loop"),
@@ -564,7 +639,7 @@ STUDY_VARIABLES = {
     "newton_total": ("1", "Newton iterations (linear solves) in the run"),
     "factorizations": ("1", "factorisations of the effective stiffness"),
     "step_halvings": ("1", "Newton step halvings"),
-}  # fmt: skip
+}
 
 
 def _study_dataset(runs: list[StudyRun], rows: list[dict], dt_critical: float) -> xr.Dataset:
@@ -588,13 +663,22 @@ def _study_dataset(runs: list[StudyRun], rows: list[dict], dt_critical: float) -
         "run": ("run", np.array([p.label for p in plans], dtype=object)),
         "integrator": ("run", np.array([p.integrator for p in plans], dtype=object)),
         "dt": ("run", np.array([p.dt for p in plans]), {"units": "s"}),
-        "per_period": ("run", np.array([p.per_period for p in plans]),
-                       {"units": "1", "long_name": "T1 / dt (NaN: explicit)"}),
-        "dt_over_dt_critical": ("run", np.array([p.dt / dt_critical for p in plans]),
-                                {"units": "1"}),
-        "damped": ("run", np.array([int(p.damped) for p in plans]),
-                   {"units": "1", "long_name": "1: Rayleigh-damped run"}),
-    }  # fmt: skip
+        "per_period": (
+            "run",
+            np.array([p.per_period for p in plans]),
+            {"units": "1", "long_name": "T1 / dt (NaN: explicit)"},
+        ),
+        "dt_over_dt_critical": (
+            "run",
+            np.array([p.dt / dt_critical for p in plans]),
+            {"units": "1"},
+        ),
+        "damped": (
+            "run",
+            np.array([int(p.damped) for p in plans]),
+            {"units": "1", "long_name": "1: Rayleigh-damped run"},
+        ),
+    }
     return xr.Dataset(data, coords=coords)
 
 
@@ -625,8 +709,11 @@ def _half_load_estimates(case, runs, ref, dt_critical, t_end, progress):
     differently drifts by ``delta omega t``."""
     p = 1.0 if np.any(BeamModel(case).kap0 != 0.0) else 2.0
     out = [math.nan] * len(runs)
-    targets = [i for i, r in enumerate(runs) if i != ref and not r.plan.damped
-               and r.plan.integrator == EXPLICIT_INTEGRATOR]  # fmt: skip
+    targets = [
+        i
+        for i, r in enumerate(runs)
+        if i != ref and not r.plan.damped and r.plan.integrator == EXPLICIT_INTEGRATOR
+    ]
     if not targets:
         return out, p
     half = case.with_overrides({"load.g": 0.5 * case.load.g})
@@ -679,21 +766,13 @@ def run_integrator_study(
     _check_study_inputs(integrators, dt_critical, omega_1, t_end)
     safety = case.dynamics.dt_safety if explicit_safety is None else float(explicit_safety)
     alpha = 2.0 * damping_ratio * omega_1
-    plan = integrator_plan(integrators, dt_critical, omega_1, safety, per_period,
-                           damped_per_period)  # fmt: skip
+    plan = integrator_plan(integrators, dt_critical, omega_1, safety, per_period, damped_per_period)
     t0 = time.perf_counter()
     runs = [_run_planned(case, p, dt_critical, t_end, alpha, progress) for p in plan]
     fits = [fit_first_mode(r.t, r.y, omega_1) for r in runs]
     ref = 0
-    ref_damped = next(i for i, r in enumerate(runs)
-                      if r.plan.damped and r.plan.integrator == EXPLICIT_INTEGRATOR)  # fmt: skip
-    rows = []
-    for r, fit in zip(runs, fits, strict=True):
-        b = ref_damped if r.plan.damped else ref
-        rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
     lin = LinearModes(case)
-    for r, row in zip(runs, rows, strict=True):
-        row.update(lin.bounds(r, runs[ref], alpha, static_tip))
+    rows = _study_rows(runs, fits, ref, lin, omega_1, damping_ratio, alpha, static_tip)
     nonlinear, order = _half_load_estimates(case, runs, ref, dt_critical, t_end, progress)
     for row, est in zip(rows, nonlinear, strict=True):
         row["tip_error_nonlinear"] = est
@@ -718,14 +797,31 @@ def run_integrator_study(
             reference_omega_fit=fits[ref]["omega"],
             reference_decay_rate=fits[ref]["decay_rate"],
             reference_omega_fit_linear=fit_first_mode(
-                runs[ref].t, lin.tip(runs[ref].t, runs[ref].plan.dt), omega_1)["omega"],
+                runs[ref].t, lin.tip(runs[ref].t, runs[ref].plan.dt), omega_1
+            )["omega"],
             omega_1_static=lin.omega_static,
             nonlinearity_rel=lin.nonlinearity(static_tip),
             half_load_order=order,
             wall_s=wall,
-        )  # fmt: skip
+        )
     )
     return ds
+
+
+def _study_rows(runs, fits, ref, lin, omega_1, damping_ratio, alpha, static_tip) -> list[dict]:
+    """Per run its row (:func:`_run_row`): measured against the reference run ``ref``
+    (undamped runs) or the damped explicit run (damped runs), with the bounds of the linear
+    model ``lin``."""
+    ref_damped = next(
+        i for i, r in enumerate(runs) if r.plan.damped and r.plan.integrator == EXPLICIT_INTEGRATOR
+    )
+    rows = []
+    for r, fit in zip(runs, fits, strict=True):
+        b = ref_damped if r.plan.damped else ref
+        rows.append(_run_row(r, fit, runs[b], fits[b], omega_1, damping_ratio, static_tip))
+    for r, row in zip(runs, rows, strict=True):
+        row.update(lin.bounds(r, runs[ref], alpha, static_tip))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------
@@ -739,34 +835,46 @@ def _recommendation_frame(ds: xr.Dataset):
     if ref is not None and ref in ds["run"].values:
         ds = ds.drop_sel(run=ref)
 
-    return pd.DataFrame({
-        "run": ds["run"].values,
-        "integrator": ds["integrator"].values,
-        "dt": ds["dt"].values,
-        "per_period": ds["per_period"].values,
-        "damped": ds["damped"].values.astype(bool),
-        "tip_error": ds["tip_error"].values,
-        "period_error": ds["period_error"].values,
-        "decay": ds["decay_per_period_rel"].values,
-        "decay_th": ds["theory_decay_per_period_rel"].values,
-        "final_err": ds["final_tip_rel_error"].values,
-        "settle": ds["settle_time"].values,
-        "wall_s": ds["wall_s"].values,
-        "steps": ds["steps"].values,
-        "dt_ratio": ds["dt_over_dt_critical"].values,
-        "newton": ds["newton_mean"].values,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "run": ds["run"].values,
+            "integrator": ds["integrator"].values,
+            "dt": ds["dt"].values,
+            "per_period": ds["per_period"].values,
+            "damped": ds["damped"].values.astype(bool),
+            "tip_error": ds["tip_error"].values,
+            "period_error": ds["period_error"].values,
+            "decay": ds["decay_per_period_rel"].values,
+            "decay_th": ds["theory_decay_per_period_rel"].values,
+            "final_err": ds["final_tip_rel_error"].values,
+            "settle": ds["settle_time"].values,
+            "wall_s": ds["wall_s"].values,
+            "steps": ds["steps"].values,
+            "dt_ratio": ds["dt_over_dt_critical"].values,
+            "newton": ds["newton_mean"].values,
+        }
+    )
 
 
 def _pick(purpose: str, frame, rule: str, why) -> dict[str, Any]:
     """The first row of ``frame`` as the recommendation for ``purpose`` (``why(row)``: the
     justification), or a row saying that no run met the rule."""
     if frame is None or frame.empty:
-        return {"purpose": purpose, "recommended": "(no run met the rule)", "dt (s)": math.nan,
-                "rule": rule, "justification": ""}  # fmt: skip
+        return {
+            "purpose": purpose,
+            "recommended": "(no run met the rule)",
+            "dt (s)": math.nan,
+            "rule": rule,
+            "justification": "",
+        }
     p = frame.iloc[0]
-    return {"purpose": purpose, "recommended": p["run"], "dt (s)": float(p["dt"]), "rule": rule,
-            "justification": why(p)}  # fmt: skip
+    return {
+        "purpose": purpose,
+        "recommended": p["run"],
+        "dt (s)": float(p["dt"]),
+        "rule": rule,
+        "justification": why(p),
+    }
 
 
 def _newton_note(p) -> str:
@@ -784,10 +892,10 @@ def _scaling_recommendation(scaling: xr.Dataset) -> dict[str, Any]:
         "recommended": f"generalized-alpha T1/{n_pp:g} (scaling study)",
         "dt (s)": float(scaling["implicit_dt"].sel(mesh=int(a["calibration_mesh"]))),
         "rule": f"coarsest T1/N with tip error <= {float(a['tip_error_target']):g} "
-                f"(scaling study, {int(a['calibration_mesh'])} elements)",
+        f"(scaling study, {int(a['calibration_mesh'])} elements)",
         "justification": f"tip error {e:.2%}; cost ~ n^{float(a['implicit_exponent']):.2f} "
-                         f"vs explicit ~ n^{float(a['explicit_exponent']):.2f}",
-    }  # fmt: skip
+        f"vs explicit ~ n^{float(a['explicit_exponent']):.2f}",
+    }
 
 
 def _transient_and_vibration(und, tip_tol: float) -> list[dict[str, Any]]:
@@ -825,8 +933,7 @@ def _static_stiff_reference(df, und, static_tol: float, period_tol: float):
             f"{p['settle']:.3g} s, wall {p['wall_s']:.3g} s{_newton_note(p)}"
         ),
     )
-    ga = und[(und["integrator"] == "generalized-alpha")
-             & (und["period_error"].abs() <= period_tol)]  # fmt: skip
+    ga = und[(und["integrator"] == "generalized-alpha") & (und["period_error"].abs() <= period_tol)]
     stiff = _pick(
         "stiff problems / unresolved high frequencies",
         ga.sort_values("dt", ascending=False),

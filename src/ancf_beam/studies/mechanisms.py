@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -89,9 +90,17 @@ def ideal_slider_crank(spec: MechanismSpec, t) -> dict[str, np.ndarray]:
     (closed form), ``torque`` and joint forces (inverse dynamics; the rod as a rigid bar)."""
     L, m, J, _ = _rigid_rod(spec)
     k = slider_crank_kinematics(t, spec.crank.length, L, spec.omega)
-    dyn = slider_crank_inverse_dynamics(t, spec.crank.length, L, spec.omega,
-                                        m_crank=spec.crank.mass, m_rod=m, j_rod=J,
-                                        m_slider=spec.slider.mass, g=spec.g)  # fmt: skip
+    dyn = slider_crank_inverse_dynamics(
+        t,
+        spec.crank.length,
+        L,
+        spec.omega,
+        m_crank=spec.crank.mass,
+        m_rod=m,
+        j_rod=J,
+        m_slider=spec.slider.mass,
+        g=spec.g,
+    )
     return {**k, **dyn}
 
 
@@ -111,10 +120,10 @@ def _estimate(x, fines, kappa: float, floor: float = 0.0) -> float:
     not yet asymptotic; :func:`ancf_beam.mbs.analysis.refinement`), plus ``floor`` (an
     adaptive run: the error one step admits, rtol times the quantity's scale, since the
     difference can vanish by coincidence; :func:`_tol_floor`)."""
-    levels = [np.asarray(x, float)] + [np.asarray(f, float) for f in
-                                       (fines if isinstance(fines, list) else [fines])]
-    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(levels[:-1], levels[1:],
-                                                             strict=True))  # fmt: skip
+    levels = [np.asarray(x, float)] + [
+        np.asarray(f, float) for f in (fines if isinstance(fines, list) else [fines])
+    ]
+    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(levels[:-1], levels[1:], strict=True))
     return (diff * kappa / (kappa - 1.0) if kappa > 1.0 else math.inf) + floor
 
 
@@ -144,8 +153,9 @@ def energy_residual(ds: xr.Dataset) -> np.ndarray:
         from scipy.integrate import cumulative_trapezoid
 
         omega = float(ds.attrs["param.drive.omega"])
-        return e - cumulative_trapezoid(ds["drive_torque"].values * omega, ds["time"].values,
-                                        initial=0.0)  # fmt: skip
+        return e - cumulative_trapezoid(
+            ds["drive_torque"].values * omega, ds["time"].values, initial=0.0
+        )
     return e
 
 
@@ -166,100 +176,170 @@ def _rod_compliance(spec: MechanismSpec, force: float) -> float:
 def _est_check(name, reference, computed, est, floor, factor, case, note, scale=1.0):
     """A check of ``computed`` against ``reference`` within ``factor`` times the error estimate
     ``est`` plus ``floor`` (all absolute; ``scale`` divides them for display)."""
-    row = check(name, reference / scale, computed / scale, (factor * est + floor) / scale,
-                mode="abs", note=note, case=case)  # fmt: skip
+    row = check(
+        name,
+        reference / scale,
+        computed / scale,
+        (factor * est + floor) / scale,
+        mode="abs",
+        note=note,
+        case=case,
+    )
     return row
 
 
+@dataclass(frozen=True)
+class _HistoryBound:
+    """How a history is checked against its reference: the largest error over the reference's
+    largest magnitude, within ``factor`` times the error estimated from the refined runs
+    (Richardson with ``kappa``, plus ``rtol`` times that magnitude) plus ``floor``."""
+
+    kappa: float
+    rtol: float
+    floor: float
+    factor: float
+    case: str
+
+    def check(self, label, computed, refined, reference, note) -> dict[str, Any]:
+        sc = float(np.max(np.abs(reference)))
+        est = _estimate(computed, refined, self.kappa, self.rtol * sc) / sc
+        error = _max_rel(computed, reference)
+        return _est_check(label, 0.0, error, est, self.floor, self.factor, self.case, note)
+
+
 def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
-    case = spec.name
     S = tol["estimate_factor"]
-    t = ds["time"].values
-    ref = ideal_slider_crank(spec, t)
+    ref = ideal_slider_crank(spec, ds["time"].values)
+    bound = _HistoryBound(kappa, _tol_floor(spec, ds), _roundoff(ds), S, spec.name)
+    est_note = (
+        f"bound {S:g} x (estimate from the refined run, kappa {kappa:g}, + rtol of an "
+        "adaptive run) + round-off 8 eps per step"
+    )
     rows = []
-    cl = spec.clearance
-    floor = _roundoff(ds)
-    rt = _tol_floor(spec, ds)
-    est_note = (f"bound {S:g} x (estimate from the refined run, kappa {kappa:g}, + rtol of an "
-                "adaptive run) + round-off 8 eps per step")  # fmt: skip
-    if cl is None and spec.beam is None:
-        for v, unit in (("x", "m"), ("v", "m/s"), ("a", "m/s^2")):
-            sc = float(np.max(np.abs(ref[v])))
-            rows.append(_est_check(
-                f"slider {v} vs closed-form kinematics (max error / max |ref|)", 0.0,
-                _max_rel(ds[f"slider_{v}"].values, ref[v]),
-                _estimate(ds[f"slider_{v}"].values, [f[f"slider_{v}"].values for f in fine],
-                          kappa, rt * sc) / sc,
-                floor, S, case, f"{unit}; {est_note}"))  # fmt: skip
-        sc = float(np.max(np.abs(ref["torque"])))
-        rows.append(_est_check(
-            "drive torque vs Newton-Euler inverse dynamics", 0.0,
-            _max_rel(ds["drive_torque"].values, ref["torque"]),
-            _estimate(ds["drive_torque"].values, [f["drive_torque"].values for f in fine],
-                      kappa, rt * sc) / sc,
-            floor, S, case, f"N m; {est_note}"))  # fmt: skip
-        for j in ds["joint"].values:
-            j = str(j)
-            sc = float(np.max(np.abs(ref[j])))
-            rows.append(_est_check(
-                f"{j} force vs inverse dynamics", 0.0,
-                _max_rel(ds["reaction_force"].sel(joint=j).values, ref[j]),
-                _estimate(ds["reaction_force"].sel(joint=j).values,
-                          [f["reaction_force"].sel(joint=j).values for f in fine], kappa,
-                          rt * sc) / sc,
-                floor, S, case, f"N; {est_note}"))  # fmt: skip
+    if spec.clearance is None and spec.beam is None:
+        rows.extend(_ideal_joint_rows(ds, fine, ref, bound, est_note))
     if rigid_limit is not None:
-        rl, rlf = rigid_limit, rigid_fine
-        tr = rl["time"].values
-        keep = tr >= STARTUP_SHARE * tr[-1]
-        rr = ideal_slider_crank(spec, tr)
-        force = max(float(np.max(np.abs(rr[j]))) for j in ("pivot", "crank_pin", "wrist_pin"))
-        comp = _rod_compliance(spec, force)
-        k_rl = float(rlf[0].attrs["kappa"])
-        note = (f"E0 = {RIGID_LIMIT_E0:g} Pa; t >= {STARTUP_SHARE:g} t_end (the rod starts "
-                f"undeformed); bound {S:g} x estimate (refined run, kappa {k_rl:g}) + the rod's "
-                f"stretch {comp:.2g} + round-off")  # fmt: skip
-        for v, key in (("x", "slider_x"), ("v", "slider_v"), ("a", "slider_a"),
-                       ("torque", "drive_torque")):  # fmt: skip
-            sc = float(np.max(np.abs(rr[v][keep])))
-            label = ("rigid limit: drive torque vs inverse dynamics" if v == "torque"
-                     else f"rigid limit: slider {v} vs closed form")  # fmt: skip
-            rows.append(_est_check(
-                label, 0.0, _max_rel(rl[key].values[keep], rr[v][keep]),
-                _estimate(rl[key].values[keep], [f[key].values[keep] for f in rlf], k_rl,
-                          _tol_floor(spec, rl) * sc) / sc,
-                comp + _roundoff(rl), S, case, note))  # fmt: skip
-    res = energy_residual(ds)
-    tmax = float(ds["kinetic_energy"].max())
-    e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
-    e_terms = e_scale + float(np.max(np.abs(ds["drive_work"].values))) / tmax \
-        if "drive_work" in ds else e_scale  # fmt: skip
-    rows.append(_est_check(
-        "energy change vs drive work (/ max T)", 0.0, float(np.max(np.abs(res))) / tmax,
-        _estimate(res, [energy_residual(f) for f in fine], kappa, rt * e_terms * tmax) / tmax,
-        floor * max(e_scale, 1.0), S, case,
-        f"drive work and dissipation booked every step; {est_note}"))  # fmt: skip
-    if cl is not None and spec.beam is None:  # the bound holds for a rigid rod
-        c = cl.radial_clearance
-        L = _rigid_rod(spec)[0]
-        dmin = math.sqrt(L * L - spec.crank.length**2)
-        ecc = np.hypot(ds["eccentricity_x"].values, ds["eccentricity_y"].values).max()
-        bound = ecc * L / dmin + ecc * ecc / dmin
-        dev = float(np.max(np.abs(ds["slider_x"].values - ref["x"])))
-        phi = float(ds["constraint_violation"].max())
+        rows.extend(_rigid_limit_rows(spec, rigid_limit, rigid_fine, S))
+    rows.append(_energy_balance_row(ds, fine, bound, est_note))
+    if spec.clearance is not None and spec.beam is None:  # the bound holds for a rigid rod
+        rows.append(_clearance_bound_row(spec, ds, ref["x"]))
+    return rows
+
+
+def _ideal_joint_rows(ds, fine, ref, bound: _HistoryBound, est_note: str) -> list[dict]:
+    """A rigid slider-crank with ideal joints: the slider's motion against the closed-form
+    kinematics, the drive torque and the joint forces against the inverse dynamics."""
+    rows = []
+    for v, unit in (("x", "m"), ("v", "m/s"), ("a", "m/s^2")):
+        key = f"slider_{v}"
         rows.append(
-            check(
-                "clearance: max |x - x_ideal| within the geometric bound",
-                bound,
-                dev,
-                _geometric_allowance(phi, L, dmin, bound),
-                mode="max",
-                note=f"m; e_max = {ecc:.4g} m (c = {c:.4g} m); the constraints' violation "
-                f"{phi:.2g} m moves the slider by at most (1 + l / d_min) |Phi|",
-                case=case,
+            bound.check(
+                f"slider {v} vs closed-form kinematics (max error / max |ref|)",
+                ds[key].values,
+                [f[key].values for f in fine],
+                ref[v],
+                f"{unit}; {est_note}",
+            )
+        )
+    rows.append(
+        bound.check(
+            "drive torque vs Newton-Euler inverse dynamics",
+            ds["drive_torque"].values,
+            [f["drive_torque"].values for f in fine],
+            ref["torque"],
+            f"N m; {est_note}",
+        )
+    )
+    for j in ds["joint"].values:
+        j = str(j)
+        rows.append(
+            bound.check(
+                f"{j} force vs inverse dynamics",
+                ds["reaction_force"].sel(joint=j).values,
+                [f["reaction_force"].sel(joint=j).values for f in fine],
+                ref[j],
+                f"N; {est_note}",
             )
         )
     return rows
+
+
+def _rigid_limit_rows(spec, rl, rlf, S) -> list[dict]:
+    """The rigid-limit run ``rl`` of an ANCF rod (refined runs ``rlf``) against the rigid
+    closed forms after the start-up share, allowing the rod's stretch."""
+    tr = rl["time"].values
+    keep = tr >= STARTUP_SHARE * tr[-1]
+    rr = ideal_slider_crank(spec, tr)
+    force = max(float(np.max(np.abs(rr[j]))) for j in ("pivot", "crank_pin", "wrist_pin"))
+    comp = _rod_compliance(spec, force)
+    k_rl = float(rlf[0].attrs["kappa"])
+    bound = _HistoryBound(k_rl, _tol_floor(spec, rl), comp + _roundoff(rl), S, spec.name)
+    note = (
+        f"E0 = {RIGID_LIMIT_E0:g} Pa; t >= {STARTUP_SHARE:g} t_end (the rod starts "
+        f"undeformed); bound {S:g} x estimate (refined run, kappa {k_rl:g}) + the rod's "
+        f"stretch {comp:.2g} + round-off"
+    )
+    rows = []
+    for v, key in (
+        ("x", "slider_x"),
+        ("v", "slider_v"),
+        ("a", "slider_a"),
+        ("torque", "drive_torque"),
+    ):
+        label = (
+            "rigid limit: drive torque vs inverse dynamics"
+            if v == "torque"
+            else f"rigid limit: slider {v} vs closed form"
+        )
+        refined = [f[key].values[keep] for f in rlf]
+        rows.append(bound.check(label, rl[key].values[keep], refined, rr[v][keep], note))
+    return rows
+
+
+def _energy_balance_row(ds, fine, bound: _HistoryBound, est_note: str) -> dict[str, Any]:
+    """The change of the total energy against the drive's work, over the largest kinetic
+    energy."""
+    res = energy_residual(ds)
+    tmax = float(ds["kinetic_energy"].max())
+    e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
+    e_terms = (
+        e_scale + float(np.max(np.abs(ds["drive_work"].values))) / tmax
+        if "drive_work" in ds
+        else e_scale
+    )
+    refined = [energy_residual(f) for f in fine]
+    return _est_check(
+        "energy change vs drive work (/ max T)",
+        0.0,
+        float(np.max(np.abs(res))) / tmax,
+        _estimate(res, refined, bound.kappa, bound.rtol * e_terms * tmax) / tmax,
+        bound.floor * max(e_scale, 1.0),
+        bound.factor,
+        bound.case,
+        f"drive work and dissipation booked every step; {est_note}",
+    )
+
+
+def _clearance_bound_row(spec, ds, x_ideal) -> dict[str, Any]:
+    """A rigid rod with a clearance joint: the slider's deviation from the ideal joint's
+    position within the geometric bound of the largest journal offset."""
+    c = spec.clearance.radial_clearance
+    L = _rigid_rod(spec)[0]
+    dmin = math.sqrt(L * L - spec.crank.length**2)
+    ecc = np.hypot(ds["eccentricity_x"].values, ds["eccentricity_y"].values).max()
+    bound = ecc * L / dmin + ecc * ecc / dmin
+    dev = float(np.max(np.abs(ds["slider_x"].values - x_ideal)))
+    phi = float(ds["constraint_violation"].max())
+    return check(
+        "clearance: max |x - x_ideal| within the geometric bound",
+        bound,
+        dev,
+        _geometric_allowance(phi, L, dmin, bound),
+        mode="max",
+        note=f"m; e_max = {ecc:.4g} m (c = {c:.4g} m); the constraints' violation "
+        f"{phi:.2g} m moves the slider by at most (1 + l / d_min) |Phi|",
+        case=spec.name,
+    )
 
 
 def _geometric_allowance(phi: float, L: float, dmin: float, bound: float) -> float:
@@ -281,14 +361,16 @@ def _two_body_reference(spec: MechanismSpec) -> dict[str, Any]:
         r["error"] = {k: 16.0 * _EPS * abs(x) for k, x in r.items()}
         r["source"] = "closed-form Kelvin-Voigt (force never tensile)"
         return r
-    r = integrate_impact(law.law, m, v0, K=law.stiffness, n=law.exponent,
-                         restitution=law.restitution, error=True)  # fmt: skip
+    r = integrate_impact(
+        law.law, m, v0, K=law.stiffness, n=law.exponent, restitution=law.restitution, error=True
+    )
     r["source"] = "independent 1-DOF integration (DOP853, rtol 1e-12)"
     return r
 
 
-def _two_body_floors(spec: MechanismSpec, ds: xr.Dataset, s: Mapping[str, float]
-                     ) -> dict[str, float]:  # fmt: skip
+def _two_body_floors(
+    spec: MechanismSpec, ds: xr.Dataset, s: Mapping[str, float]
+) -> dict[str, float]:
     """Relative round-off floor of each two-body result: 8 eps per step, and for the
     penetration and the force (an elastic part ``K delta^n``) the cancellation in ``delta =
     r1 + r2 - |x2 - x1|``: ``4 eps n L / delta_max`` with ``L`` the largest position (m)."""
@@ -296,8 +378,12 @@ def _two_body_floors(spec: MechanismSpec, ds: xr.Dataset, s: Mapping[str, float]
     L = sum(spec.radii) + spec.gap + spec.v_rel * float(ds["time"].values[-1])
     cond = 4.0 * _EPS * L / max(s["max_penetration"], 1e-300)
     n = spec.contact.exponent
-    return {"restitution": base, "duration": base, "max_penetration": base + cond,
-            "max_force": base + n * cond}
+    return {
+        "restitution": base,
+        "duration": base,
+        "max_penetration": base + cond,
+        "max_force": base + n * cond,
+    }
 
 
 def _two_body_rows(spec, ds, fine, kappa, tol):
@@ -307,13 +393,17 @@ def _two_body_rows(spec, ds, fine, kappa, tol):
     S = tol["estimate_factor"]
     floors = _two_body_floors(spec, ds, s)
     rows = []
-    for name, key, unit in (("restitution", "restitution", "1"),
-                            ("contact duration", "duration", "s"),
-                            ("max penetration", "max_penetration", "m"),
-                            ("max contact force", "max_force", "N")):  # fmt: skip
+    for name, key, unit in (
+        ("restitution", "restitution", "1"),
+        ("contact duration", "duration", "s"),
+        ("max penetration", "max_penetration", "m"),
+        ("max contact force", "max_force", "N"),
+    ):
         r = abs(ref[key])
-        est = (_estimate(s[key], [x[key] for x in sf], kappa, _tol_floor(spec, ds) * abs(s[key]))
-               + ref["error"][key])  # fmt: skip
+        est = (
+            _estimate(s[key], [x[key] for x in sf], kappa, _tol_floor(spec, ds) * abs(s[key]))
+            + ref["error"][key]
+        )
         rows.append(
             check(
                 f"impact {name} vs reference",
@@ -332,12 +422,19 @@ def _two_body_rows(spec, ds, fine, kappa, tol):
 def _two_body_scalars(spec: MechanismSpec, ds: xr.Dataset) -> dict[str, float]:
     """The impact's outcome from a two-body Dataset (its attributes hold the run's summary)."""
     a = ds.attrs
+
     def num(x):
         return math.nan if x is None or x == "null" else float(x)
 
-    return {k: num(a[f"summary.{k2}"]) for k, k2 in (
-        ("restitution", "restitution"), ("duration", "contact_duration"),
-        ("max_penetration", "max_penetration"), ("max_force", "max_contact_force"))}  # fmt: skip
+    return {
+        k: num(a[f"summary.{k2}"])
+        for k, k2 in (
+            ("restitution", "restitution"),
+            ("duration", "contact_duration"),
+            ("max_penetration", "max_penetration"),
+            ("max_force", "max_contact_force"),
+        )
+    }
 
 
 def mechanism_checks(
@@ -367,13 +464,20 @@ def mechanism_checks(
     phi = float(ds["constraint_violation"].max())
     phi_f = [float(f["constraint_violation"].max()) for f in fine]
     scale = _length_scale(spec)
-    rows = [_est_check(
-        "position constraint violation max |Phi|", 0.0, phi,
-        _estimate(phi, phi_f, kappa, _tol_floor(spec, ds) * scale),
-        64.0 * _EPS * scale, S, spec.name,
-        f"m (rad for angle equations); bound {S:g} x estimate from the refined run (kappa "
-        f"{kappa:g}) + the index-3 Newton floor 64 eps max|q0| = {64.0 * _EPS * scale:.2g}")]
-    # fmt: skip
+    rows = [
+        _est_check(
+            "position constraint violation max |Phi|",
+            0.0,
+            phi,
+            _estimate(phi, phi_f, kappa, _tol_floor(spec, ds) * scale),
+            64.0 * _EPS * scale,
+            S,
+            spec.name,
+            f"m (rad for angle equations); bound {S:g} x estimate from the refined run (kappa "
+            f"{kappa:g}) + the index-3 Newton floor 64 eps max|q0| = {64.0 * _EPS * scale:.2g}",
+        )
+    ]
+
     if spec.kind == "slider-crank":
         rows += _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine)
     elif spec.kind == "two-body":
@@ -382,14 +486,25 @@ def mechanism_checks(
         res = energy_residual(ds)
         tmax = float(ds["kinetic_energy"].max())
         e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
-        rows.append(_est_check(
-            "energy balance max|E - E0| / max T (no drive)", 0.0,
-            float(np.max(np.abs(res))) / tmax,
-            _estimate(res, [energy_residual(f) for f in fine], kappa,
-                      _tol_floor(spec, ds) * e_scale * tmax) / tmax,
-            _roundoff(ds) * max(e_scale, 1.0), S, spec.name,
-            f"{spec.integrator}, numerical dissipation included; bound {S:g} x estimate from "
-            f"the refined run (kappa {kappa:g}) + round-off"))  # fmt: skip
+        rows.append(
+            _est_check(
+                "energy balance max|E - E0| / max T (no drive)",
+                0.0,
+                float(np.max(np.abs(res))) / tmax,
+                _estimate(
+                    res,
+                    [energy_residual(f) for f in fine],
+                    kappa,
+                    _tol_floor(spec, ds) * e_scale * tmax,
+                )
+                / tmax,
+                _roundoff(ds) * max(e_scale, 1.0),
+                S,
+                spec.name,
+                f"{spec.integrator}, numerical dissipation included; bound {S:g} x estimate from "
+                f"the refined run (kappa {kappa:g}) + round-off",
+            )
+        )
     return rows
 
 
@@ -403,8 +518,12 @@ def _length_scale(spec: MechanismSpec) -> float:
 
 def needs_rigid_limit(spec: MechanismSpec) -> bool:
     """An ANCF connecting rod with ideal joints and uniform mass: its rigid limit is checked."""
-    return (spec.kind == "slider-crank" and spec.beam is not None and spec.clearance is None
-            and _rigid_rod(spec)[3])  # fmt: skip
+    return (
+        spec.kind == "slider-crank"
+        and spec.beam is not None
+        and spec.clearance is None
+        and _rigid_rod(spec)[3]
+    )
 
 
 def run_mechanism_validation(
@@ -459,6 +578,39 @@ def summary_attrs(summary: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # clearance sweep
 # --------------------------------------------------------------------------------------------
+#: values of each clearance of the sweep (:func:`_sweep_values`), and their units
+_SWEEP_VALUES = {
+    "dx_max": "m",
+    "dv_rms_rel": "1",
+    "da_rms_rel": "1",
+    "a_peak_ratio": "1",
+    "max_contact_force": "N",
+    "impacts": "1",
+    "contact_fraction": "1",
+    "max_eccentricity_ratio": "1",
+    "max_constraint_violation": "m",
+    "wall_s": "s",
+}
+#: the values of the sweep taken from each run's summary
+_SWEEP_SUMMARY = (
+    "max_contact_force",
+    "impacts",
+    "contact_fraction",
+    "max_eccentricity_ratio",
+    "max_constraint_violation",
+    "wall_s",
+)
+#: histories of each clearance of the sweep (:func:`_sweep_histories`), and their units
+_SWEEP_HISTORIES = {
+    "slider_a": "m/s^2",
+    "slider_x": "m",
+    "ecc_x": "m",
+    "ecc_y": "m",
+    "contact_force": "N",
+    "state": "0 free, 1 impact, 2 continuous",
+}
+
+
 def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.Dataset:
     """The clearance case ``spec`` with radial clearance ``c`` in ``clearances`` (m; the journal
     radius changes, the bearing stays): per ``c`` the slider's deviation from the ideal joint
@@ -474,47 +626,61 @@ def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.
         runs.append((float(c), s, d))
     t = runs[0][2]["time"].values
     ref = ideal_slider_crank(spec, t)
-    scal: dict[str, list] = {k: [] for k in ("dx_max", "dv_rms_rel", "da_rms_rel", "a_peak_ratio",
-                                             "max_contact_force", "impacts", "contact_fraction",
-                                             "max_eccentricity_ratio", "max_constraint_violation",
-                                             "wall_s")}  # fmt: skip
-    hist = {k: [] for k in ("slider_a", "slider_x", "ecc_x", "ecc_y", "contact_force", "state")}
-
-    def rms(y):
-        return float(np.sqrt(np.mean(np.square(y))))
-
+    scal: dict[str, list] = {k: [] for k in _SWEEP_VALUES}
+    hist: dict[str, list] = {k: [] for k in _SWEEP_HISTORIES}
     for _c, s, d in runs:
-        scal["dx_max"].append(float(np.max(np.abs(d["slider_x"].values - ref["x"]))))
-        scal["dv_rms_rel"].append(rms(d["slider_v"].values - ref["v"]) / rms(ref["v"]))
-        scal["da_rms_rel"].append(rms(d["slider_a"].values - ref["a"]) / rms(ref["a"]))
-        scal["a_peak_ratio"].append(float(np.max(np.abs(d["slider_a"].values))
-                                          / np.max(np.abs(ref["a"]))))  # fmt: skip
-        for k in ("max_contact_force", "impacts", "contact_fraction", "max_eccentricity_ratio",
-                  "max_constraint_violation", "wall_s"):  # fmt: skip
-            scal[k].append(float(s[k]))
-        hist["slider_a"].append(d["slider_a"].values)
-        hist["slider_x"].append(d["slider_x"].values)
-        hist["ecc_x"].append(d["eccentricity_x"].values[:, 0])
-        hist["ecc_y"].append(d["eccentricity_y"].values[:, 0])
-        hist["contact_force"].append(d["contact_force_normal"].values[:, 0])
-        hist["state"].append(d["contact_state"].values[:, 0])
-    units = {"dx_max": "m", "dv_rms_rel": "1", "da_rms_rel": "1", "a_peak_ratio": "1",
-             "max_contact_force": "N", "impacts": "1", "contact_fraction": "1",
-             "max_eccentricity_ratio": "1", "max_constraint_violation": "m",
-             "wall_s": "s"}  # fmt: skip
-    data = {k: ("clearance", np.array(v), {"units": units[k]}) for k, v in scal.items()}
-    hu = {"slider_a": "m/s^2", "slider_x": "m", "ecc_x": "m", "ecc_y": "m",
-          "contact_force": "N", "state": "0 free, 1 impact, 2 continuous"}  # fmt: skip
+        for k, v in _sweep_values(s, d, ref).items():
+            scal[k].append(v)
+        for k, v in _sweep_histories(d).items():
+            hist[k].append(v)
+    data = {k: ("clearance", np.array(v), {"units": _SWEEP_VALUES[k]}) for k, v in scal.items()}
     for k, v in hist.items():
-        data[k] = (("clearance", "time"), np.array(v), {"units": hu[k]})
+        data[k] = (("clearance", "time"), np.array(v), {"units": _SWEEP_HISTORIES[k]})
     data["a_ideal"] = ("time", ref["a"], {"units": "m/s^2"})
     data["x_ideal"] = ("time", ref["x"], {"units": "m"})
-    ds = xr.Dataset(data, coords={"clearance": ("clearance", np.array(clearances, float),
-                                                {"units": "m", "long_name": "radial clearance c"}),
-                                  "time": ("time", t, {"units": "s"})})  # fmt: skip
+    ds = xr.Dataset(
+        data,
+        coords={
+            "clearance": (
+                "clearance",
+                np.array(clearances, float),
+                {"units": "m", "long_name": "radial clearance c"},
+            ),
+            "time": ("time", t, {"units": "s"}),
+        },
+    )
     ds.attrs.update(provenance_attrs(spec, study="clearance_sweep"))
     ds.attrs["rod_length"] = _rigid_rod(spec)[0]
     return ds
+
+
+def _rms(y) -> float:
+    return float(np.sqrt(np.mean(np.square(y))))
+
+
+def _sweep_values(s, d, ref) -> dict[str, float]:
+    """The values of one clearance's run ``d`` (summary ``s``; keys of ``_SWEEP_VALUES``): the
+    slider's deviations from the ideal joint ``ref`` and the summary's entries."""
+    out = {
+        "dx_max": float(np.max(np.abs(d["slider_x"].values - ref["x"]))),
+        "dv_rms_rel": _rms(d["slider_v"].values - ref["v"]) / _rms(ref["v"]),
+        "da_rms_rel": _rms(d["slider_a"].values - ref["a"]) / _rms(ref["a"]),
+        "a_peak_ratio": float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(ref["a"]))),
+    }
+    out.update({k: float(s[k]) for k in _SWEEP_SUMMARY})
+    return out
+
+
+def _sweep_histories(d) -> dict[str, np.ndarray]:
+    """The histories of one clearance's run ``d`` (keys of ``_SWEEP_HISTORIES``)."""
+    return {
+        "slider_a": d["slider_a"].values,
+        "slider_x": d["slider_x"].values,
+        "ecc_x": d["eccentricity_x"].values[:, 0],
+        "ecc_y": d["eccentricity_y"].values[:, 0],
+        "contact_force": d["contact_force_normal"].values[:, 0],
+        "state": d["contact_state"].values[:, 0],
+    }
 
 
 def clearance_sweep_checks(
@@ -536,17 +702,41 @@ def clearance_sweep_checks(
     for i in np.argsort(c):
         ecc = float(c[i] * ds["max_eccentricity_ratio"].values[i])
         bound = ecc * L / dmin + ecc * ecc / dmin
-        phi = (float(ds["max_constraint_violation"].values[i])
-               if "max_constraint_violation" in ds else 0.0)  # fmt: skip
-        rows.append(check(f"c = {c[i] * 1e3:g} mm: max |x - x_ideal| within the bound", bound,
-                          float(ds["dx_max"].values[i]), _geometric_allowance(phi, L, dmin, bound),
-                          mode="max", note=f"m; |Phi| = {phi:.2g} m", case=case))  # fmt: skip
+        phi = (
+            float(ds["max_constraint_violation"].values[i])
+            if "max_constraint_violation" in ds
+            else 0.0
+        )
+        rows.append(
+            check(
+                f"c = {c[i] * 1e3:g} mm: max |x - x_ideal| within the bound",
+                bound,
+                float(ds["dx_max"].values[i]),
+                _geometric_allowance(phi, L, dmin, bound),
+                mode="max",
+                note=f"m; |Phi| = {phi:.2g} m",
+                case=case,
+            )
+        )
     return rows
 
 
 # --------------------------------------------------------------------------------------------
 # contact laws: restitution recovered by each normal law against the independent integration
 # --------------------------------------------------------------------------------------------
+#: the quantities of an impact compared by the contact-law study
+_IMPACT_KEYS = ("restitution", "duration", "max_penetration", "max_force")
+#: units of the contact-law study's per-run variables (by the quantity's name)
+_IMPACT_UNITS = {
+    "ce": "1",
+    "restitution": "1",
+    "duration": "s",
+    "max_penetration": "m",
+    "max_force": "N",
+    "steps": "1",
+}
+
+
 def run_contact_laws(
     spec: MechanismSpec,
     laws: Sequence[str],
@@ -568,47 +758,75 @@ def run_contact_laws(
     for law in laws:
         for ce in [None] if law == "hertz" else restitution:
             combos.append((law, ce))
-    keys = ("restitution", "duration", "max_penetration", "max_force")
     cols: dict[str, list] = {"law": [], "ce": [], "steps": []}
-    for k in keys:
+    for k in _IMPACT_KEYS:
         cols.update({k: [], f"{k}_ref": [], f"{k}_err": [], f"{k}_ref_err": [], f"{k}_floor": []})
     pen, force = [], []
     t = None
     for law, ce in combos:
-        block = {"law": law, "K": float(K), "exponent": float(exponent)}
-        over = {"contact.law": law, "contact.K": float(K), "contact.exponent": float(exponent),
-                "contact.k": None, "contact.c": None, "contact.zeta": None,
-                "contact.restitution": None if ce is None else float(ce)}  # fmt: skip
-        case = spec.with_overrides(over)
-        s, d = run_mechanism(case)
-        d.attrs.update(summary_attrs(s))
-        fine = refined_runs(case, d)
-        kappa = float(fine[0].attrs["kappa"])
-        ref = integrate_impact(law, m, v0, K=block["K"], n=block["exponent"], restitution=ce,
-                               error=True)  # fmt: skip
-        cols["law"].append(law)
-        cols["ce"].append(np.nan if ce is None else float(ce))
-        cols["steps"].append(float(s["steps"]))
-        got = _two_body_scalars(case, d)
-        got_f = [_two_body_scalars(case, f) for f in fine]
-        floors = _two_body_floors(case, d, got)
-        for k in keys:
-            cols[k].append(got[k])
-            cols[f"{k}_floor"].append(floors[k])
-            cols[f"{k}_err"].append(_estimate(got[k], [g[k] for g in got_f], kappa,
-                                              _tol_floor(case, d) * abs(got[k])))
-            cols[f"{k}_ref"].append(ref[k])
-            cols[f"{k}_ref_err"].append(ref["error"][k])
+        row, d = _contact_law_run(spec, law, ce, float(K), float(exponent))
+        for k, v in row.items():
+            cols[k].append(v)
         if t is None:
             t = d["time"].values
         pen.append(d["penetration"].values[:, 0])
         force.append(d["contact_force_normal"].values[:, 0])
-    units = {"ce": "1", "restitution": "1", "duration": "s", "max_penetration": "m",
-             "max_force": "N", "steps": "1"}  # fmt: skip
+    data = _contact_law_variables(cols)
+    data["penetration"] = (("run", "time"), np.array(pen), {"units": "m"})
+    data["contact_force"] = (("run", "time"), np.array(force), {"units": "N"})
+    ds = xr.Dataset(
+        data, coords={"run": np.arange(len(combos)), "time": ("time", t, {"units": "s"})}
+    )
+    ds.attrs.update(
+        provenance_attrs(
+            spec, study="contact_laws", m_eff=m, v0=v0, K=float(K), exponent=float(exponent)
+        )
+    )
+    return ds
+
+
+def _contact_law_run(spec, law, ce, K, exponent) -> tuple[dict[str, Any], xr.Dataset]:
+    """The two-body case ``spec`` with contact law ``law`` (``K``, ``exponent``, restitution
+    ``ce``): the row of the contact-law study (the multibody run's quantities with their
+    error estimates from the refined run and round-off floors, the reference's with its own
+    error) and the run."""
+    over = {
+        "contact.law": law,
+        "contact.K": K,
+        "contact.exponent": exponent,
+        "contact.k": None,
+        "contact.c": None,
+        "contact.zeta": None,
+        "contact.restitution": None if ce is None else float(ce),
+    }
+    case = spec.with_overrides(over)
+    s, d = run_mechanism(case)
+    d.attrs.update(summary_attrs(s))
+    fine = refined_runs(case, d)
+    kappa = float(fine[0].attrs["kappa"])
+    ref = integrate_impact(law, spec.m_eff, spec.v_rel, K=K, n=exponent, restitution=ce, error=True)
+    row = {"law": law, "ce": np.nan if ce is None else float(ce), "steps": float(s["steps"])}
+    got = _two_body_scalars(case, d)
+    got_f = [_two_body_scalars(case, f) for f in fine]
+    floors = _two_body_floors(case, d, got)
+    for k in _IMPACT_KEYS:
+        row[k] = got[k]
+        row[f"{k}_floor"] = floors[k]
+        row[f"{k}_err"] = _estimate(
+            got[k], [g[k] for g in got_f], kappa, _tol_floor(case, d) * abs(got[k])
+        )
+        row[f"{k}_ref"] = ref[k]
+        row[f"{k}_ref_err"] = ref["error"][k]
+    return row, d
+
+
+def _contact_law_variables(cols: Mapping[str, list]) -> dict[str, tuple]:
+    """The per-run columns of the contact-law study as Dataset variables with units and long
+    names (by the column's suffix)."""
     data = {}
     for k, v in cols.items():
         base = k.removesuffix("_floor").removesuffix("_err").removesuffix("_ref")
-        attrs = {"units": units.get(base, "")} if k != "law" else {}
+        attrs = {"units": _IMPACT_UNITS.get(base, "")} if k != "law" else {}
         if k.endswith("_ref"):
             attrs["long_name"] = "independent 1-DOF integration (references.impact)"
         elif k.endswith("_ref_err"):
@@ -618,13 +836,7 @@ def run_contact_laws(
         elif k.endswith("_floor"):
             attrs = {"units": "1", "long_name": "relative round-off floor of the run"}
         data[k] = ("run", np.array(v, dtype=object if k == "law" else float), attrs)
-    data["penetration"] = (("run", "time"), np.array(pen), {"units": "m"})
-    data["contact_force"] = (("run", "time"), np.array(force), {"units": "N"})
-    ds = xr.Dataset(data, coords={"run": np.arange(len(combos)),
-                                  "time": ("time", t, {"units": "s"})})  # fmt: skip
-    ds.attrs.update(provenance_attrs(spec, study="contact_laws", m_eff=m, v0=v0, K=float(K),
-                                     exponent=float(exponent)))  # fmt: skip
-    return ds
+    return data
 
 
 def contact_laws_checks(
@@ -643,21 +855,63 @@ def contact_laws_checks(
         law = str(ds["law"].values[i])
         ce = float(ds["ce"].values[i])
         tag = law if math.isnan(ce) else f"{law}, ce = {ce:g}"
-        for k, unit in (("restitution", "1"), ("duration", "s"), ("max_penetration", "m"),
-                        ("max_force", "N")):  # fmt: skip
+        for k, unit in (
+            ("restitution", "1"),
+            ("duration", "s"),
+            ("max_penetration", "m"),
+            ("max_force", "N"),
+        ):
             ref = float(ds[f"{k}_ref"].values[i])
             est = float(ds[f"{k}_err"].values[i]) + float(ds[f"{k}_ref_err"].values[i])
-            rows.append(check(f"{tag}: {k.replace('_', ' ')} vs independent integration", ref,
-                              float(ds[k].values[i]),
-                              S * est / abs(ref) + float(ds[f"{k}_floor"].values[i]),
-                              note=f"{unit}; bound {S:g} x (run's estimate + reference's error) "
-                              "+ round-off", case=str(ds.attrs["case"])))  # fmt: skip
+            rows.append(
+                check(
+                    f"{tag}: {k.replace('_', ' ')} vs independent integration",
+                    ref,
+                    float(ds[k].values[i]),
+                    S * est / abs(ref) + float(ds[f"{k}_floor"].values[i]),
+                    note=f"{unit}; bound {S:g} x (run's estimate + reference's error) + round-off",
+                    case=str(ds.attrs["case"]),
+                )
+            )
     return rows
 
 
 # --------------------------------------------------------------------------------------------
 # flagship: graded (and damaging) ANCF rod in a crank-slider with a clearance joint
 # --------------------------------------------------------------------------------------------
+#: values of each flagship variant taken from its run's summary, and their units
+_FLAGSHIP_SUMMARY = {
+    "max_contact_force": "N",
+    "first_impact_force": "N",
+    "impacts": "1",
+    "contact_fraction": "1",
+    "max_eccentricity_ratio": "1",
+    "slider_a_max": "m/s^2",
+    "slider_a_min": "m/s^2",
+    "midspan_deflection_max": "m",
+    "drive_torque_max": "N m",
+    "wall_s": "s",
+}
+#: values of each flagship variant derived from its run (:func:`_flagship_values`), and units
+_FLAGSHIP_DERIVED = {
+    "damage_max": "1",
+    "a_peak_ratio": "1",
+    "energy_drive_error": "1",
+    "energy_drive_error_est": "1",
+    "steps": "1",
+    "dt_contact": "s",
+}
+#: histories of each flagship variant (:func:`_flagship_histories`), and their units
+_FLAGSHIP_HISTORIES = {
+    "slider_a": "m/s^2",
+    "ecc_x": "m",
+    "ecc_y": "m",
+    "contact_force": "N",
+    "state": "0 free, 1 impact, 2 continuous",
+    "midspan": "m",
+}
+
+
 def run_flagship(
     spec: MechanismSpec, lams: Sequence[float], damage: Mapping[str, Any] | None = None
 ) -> xr.Dataset:
@@ -671,8 +925,31 @@ def run_flagship(
     and state; the ideal rigid mechanism's slider acceleration."""
     if spec.beam is None or spec.clearance is None:
         raise ValueError(f"mechanism '{spec.name}' needs an ANCF rod and a clearance joint")
-    variants = [(f"lam = {lam:g}", {"rod.defect.lam": float(lam)}, float(lam), False)
-                for lam in lams]  # fmt: skip
+    variants = _flagship_variants(spec, lams, damage)
+    scal: dict[str, list] = {k: [] for k in (*_FLAGSHIP_SUMMARY, *_FLAGSHIP_DERIVED)}
+    hist: dict[str, list] = {k: [] for k in _FLAGSHIP_HISTORIES}
+    t = ref = None
+    dmg_fields = []
+    for _label, over, _lam, _dmg in variants:
+        case = spec.with_overrides(over)
+        s, d = run_mechanism(case)
+        if t is None:
+            t = d["time"].values
+            ref = ideal_slider_crank(spec, t)
+        for k, v in _flagship_values(case, s, d, ref["a"]).items():
+            scal[k].append(v)
+        for k, v in _flagship_histories(d).items():
+            hist[k].append(v)
+        dmg_fields.append(d["damage_final"].values if "damage_final" in d else None)
+    return _flagship_dataset(spec, variants, scal, hist, dmg_fields, t, ref["a"])
+
+
+def _flagship_variants(spec, lams, damage) -> list[tuple[str, dict[str, Any], float, bool]]:
+    """``(label, overrides, lam, damaging)`` per variant: one per ``lam`` and, with
+    ``damage`` enabled, the damaging one (its axial quadrature that of bending)."""
+    variants = [
+        (f"lam = {lam:g}", {"rod.defect.lam": float(lam)}, float(lam), False) for lam in lams
+    ]
     if damage and damage.get("enabled", True):
         lam = float(damage["lam"])
         over = {"rod.defect.lam": lam, "rod.damage.enabled": True}
@@ -682,61 +959,55 @@ def run_flagship(
         if spec.beam.mesh.n_gauss_axial != spec.beam.mesh.n_gauss_bending:
             over["rod.mesh.n_gauss_axial"] = spec.beam.mesh.n_gauss_bending
         variants.append((f"lam = {lam:g}, damaging", over, lam, True))
-    keys = ("max_contact_force", "first_impact_force", "impacts", "contact_fraction",
-            "max_eccentricity_ratio", "slider_a_max", "slider_a_min", "midspan_deflection_max",
-            "drive_torque_max", "wall_s")  # fmt: skip
-    scal: dict[str, list] = {k: [] for k in (*keys, "damage_max", "a_peak_ratio",
-                                             "energy_drive_error", "energy_drive_error_est",
-                                             "steps", "dt_contact")}  # fmt: skip
-    hist: dict[str, list] = {k: [] for k in ("slider_a", "ecc_x", "ecc_y", "contact_force",
-                                             "state", "midspan")}  # fmt: skip
-    t = ref = None
-    dmg_fields = []
-    for _label, over, _lam, _dmg in variants:
-        case = spec.with_overrides(over)
-        s, d = run_mechanism(case)
-        if t is None:
-            t = d["time"].values
-            ref = ideal_slider_crank(spec, t)
-        for k in keys:
-            v = s.get(k)
-            scal[k].append(np.nan if v is None else float(v))
-        scal["damage_max"].append(float(s.get("damage_max", 0.0)))
-        scal["a_peak_ratio"].append(float(np.max(np.abs(d["slider_a"].values))
-                                          / np.max(np.abs(ref["a"]))))  # fmt: skip
-        scal["energy_drive_error"].append(_drive_work_error(d))
-        fine = refined_runs(case, d)
-        e_terms = float(np.max(np.abs(d["energy_total"].values))
-                        + np.max(np.abs(d["drive_work"].values)))  # fmt: skip
-        scal["energy_drive_error_est"].append(
-            _estimate(energy_residual(d), [energy_residual(f) for f in fine],
-                      float(fine[0].attrs["kappa"]), _tol_floor(case, d) * e_terms)
-            / float(d["kinetic_energy"].max()))  # fmt: skip
-        scal["steps"].append(float(s["steps"]))
-        dtc = d.attrs.get("solver.dt_contact")
-        scal["dt_contact"].append(0.0 if s["integrator"] == "adaptive" or dtc is None
-                                  else float(dtc))  # fmt: skip
-        hist["slider_a"].append(d["slider_a"].values)
-        hist["ecc_x"].append(d["eccentricity_x"].values[:, 0])
-        hist["ecc_y"].append(d["eccentricity_y"].values[:, 0])
-        hist["contact_force"].append(d["contact_force_normal"].values[:, 0])
-        hist["state"].append(d["contact_state"].values[:, 0])
-        hist["midspan"].append(d["midspan_deflection"].values)
-        dmg_fields.append(d["damage_final"].values if "damage_final" in d else None)
-    units = {"max_contact_force": "N", "first_impact_force": "N", "impacts": "1",
-             "contact_fraction": "1", "max_eccentricity_ratio": "1", "slider_a_max": "m/s^2",
-             "slider_a_min": "m/s^2", "midspan_deflection_max": "m", "drive_torque_max": "N m",
-             "wall_s": "s", "damage_max": "1", "a_peak_ratio": "1",
-             "energy_drive_error": "1", "energy_drive_error_est": "1", "steps": "1",
-             "dt_contact": "s"}  # fmt: skip
+    return variants
+
+
+def _flagship_values(case, s, d, a_ideal) -> dict[str, float]:
+    """The values of one variant (summary ``s``, run ``d``): the summary's (NaN when absent),
+    the largest damage, the peak slider acceleration over the ideal joint's, the energy
+    balance's error with its estimate from the refined run, the steps and the contact step
+    (0: adaptive)."""
+    out = {k: np.nan if s.get(k) is None else float(s.get(k)) for k in _FLAGSHIP_SUMMARY}
+    out["damage_max"] = float(s.get("damage_max", 0.0))
+    out["a_peak_ratio"] = float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(a_ideal)))
+    out["energy_drive_error"] = _drive_work_error(d)
+    fine = refined_runs(case, d)
+    e_terms = float(
+        np.max(np.abs(d["energy_total"].values)) + np.max(np.abs(d["drive_work"].values))
+    )
+    out["energy_drive_error_est"] = _estimate(
+        energy_residual(d),
+        [energy_residual(f) for f in fine],
+        float(fine[0].attrs["kappa"]),
+        _tol_floor(case, d) * e_terms,
+    ) / float(d["kinetic_energy"].max())
+    out["steps"] = float(s["steps"])
+    dtc = d.attrs.get("solver.dt_contact")
+    out["dt_contact"] = 0.0 if s["integrator"] == "adaptive" or dtc is None else float(dtc)
+    return out
+
+
+def _flagship_histories(d) -> dict[str, np.ndarray]:
+    """The histories of one variant's run ``d`` (keys of ``_FLAGSHIP_HISTORIES``)."""
+    return {
+        "slider_a": d["slider_a"].values,
+        "ecc_x": d["eccentricity_x"].values[:, 0],
+        "ecc_y": d["eccentricity_y"].values[:, 0],
+        "contact_force": d["contact_force_normal"].values[:, 0],
+        "state": d["contact_state"].values[:, 0],
+        "midspan": d["midspan_deflection"].values,
+    }
+
+
+def _flagship_dataset(spec, variants, scal, hist, dmg_fields, t, a_ideal) -> xr.Dataset:
+    """The flagship study's Dataset over ``variant`` (and ``time``) with its attributes."""
+    units = {**_FLAGSHIP_SUMMARY, **_FLAGSHIP_DERIVED}
     data = {k: ("variant", np.array(v, float), {"units": units[k]}) for k, v in scal.items()}
-    hu = {"slider_a": "m/s^2", "ecc_x": "m", "ecc_y": "m", "contact_force": "N",
-          "state": "0 free, 1 impact, 2 continuous", "midspan": "m"}  # fmt: skip
     for k, v in hist.items():
-        data[k] = (("variant", "time"), np.array(v), {"units": hu[k]})
+        data[k] = (("variant", "time"), np.array(v), {"units": _FLAGSHIP_HISTORIES[k]})
     data["lam"] = ("variant", np.array([v[2] for v in variants]), {"units": "1"})
     data["damaging"] = ("variant", np.array([int(v[3]) for v in variants]), {"units": "1"})
-    data["a_ideal"] = ("time", ref["a"], {"units": "m/s^2"})
+    data["a_ideal"] = ("time", a_ideal, {"units": "m/s^2"})
     fields = [f for f in dmg_fields if f is not None]
     if fields:
         data["damage_final"] = (
@@ -744,8 +1015,9 @@ def run_flagship(
             fields[-1],
             {"units": "1", "long_name": "damaging variant, at t_end"},
         )
-    ds = xr.Dataset(data, coords={"variant": [v[0] for v in variants],
-                                  "time": ("time", t, {"units": "s"})})  # fmt: skip
+    ds = xr.Dataset(
+        data, coords={"variant": [v[0] for v in variants], "time": ("time", t, {"units": "s"})}
+    )
     ds.attrs.update(provenance_attrs(spec, study="flagship"))
     ds.attrs["radial_clearance"] = spec.clearance.radial_clearance
     ds.attrs["contact_K"] = spec.clearance.contact.stiffness
@@ -780,18 +1052,37 @@ def flagship_checks(
     omega = float(ds.attrs.get("contact_omega", 0.0))
     for i, v in enumerate(ds["variant"].values):
         steps = float(ds["steps"].values[i]) if "steps" in ds else 1.0
-        est = float(ds["energy_drive_error_est"].values[i]) if "energy_drive_error_est" in ds \
-            else math.inf  # fmt: skip
-        rows.append(check(f"{v}: energy change vs drive work (/ max T)", 0.0,
-                          float(ds["energy_drive_error"].values[i]), S * est + 8 * _EPS * steps,
-                          mode="abs", note=f"contact and damage dissipation booked; bound {S:g} "
-                          "x estimate from the refined run + round-off", case=case))  # fmt: skip
+        est = (
+            float(ds["energy_drive_error_est"].values[i])
+            if "energy_drive_error_est" in ds
+            else math.inf
+        )
+        rows.append(
+            check(
+                f"{v}: energy change vs drive work (/ max T)",
+                0.0,
+                float(ds["energy_drive_error"].values[i]),
+                S * est + 8 * _EPS * steps,
+                mode="abs",
+                note=f"contact and damage dissipation booked; bound {S:g} "
+                "x estimate from the refined run + round-off",
+                case=case,
+            )
+        )
         ecc = float(np.hypot(ds["ecc_x"].values[i], ds["ecc_y"].values[i]).max())
         dmax = (float(ds["max_contact_force"].values[i]) / K) ** (1.0 / n)
         h = float(ds["dt_contact"].values[i]) if "dt_contact" in ds else 0.0
         allow = dmax * (omega * h) ** 2 / (8.0 * n) / (c + dmax) + 8 * _EPS
-        rows.append(check(f"{v}: journal offset <= c + (F_max / K)^(1/n)", c + dmax, ecc,
-                          allow, mode="max", note=f"m (sampled orbit); peak force of steps of "
-                          f"{h:.2g} s: (omega h)^2 / 8 with omega = {omega:.3g} rad/s",
-                          case=case))  # fmt: skip
+        rows.append(
+            check(
+                f"{v}: journal offset <= c + (F_max / K)^(1/n)",
+                c + dmax,
+                ecc,
+                allow,
+                mode="max",
+                note=f"m (sampled orbit); peak force of steps of "
+                f"{h:.2g} s: (omega h)^2 / 8 with omega = {omega:.3g} rad/s",
+                case=case,
+            )
+        )
     return rows

@@ -31,23 +31,51 @@ __all__ = [
 
 # units of the resolved case parameters (``param.<section>.<key>``), by key
 PARAM_UNITS = {
-    "beam.length": "m", "beam.width": "m", "beam.height": "m",
-    "material.E0": "Pa", "material.rho": "kg/m^3", "load.g": "m/s^2",
-    "imperfection.kappa0": "1/m", "imperfection.tip_offset": "m",
-    "damage.threshold": "1", "damage.softening": "1", "damage.d_max": "1",
-    "defect.lam": "1", "defect.n": "1", "defect.table": "(x/L, factor)",
-    "defect.rho.lam": "1", "defect.rho.n": "1", "defect.rho.table": "(x/L, factor)",
-    "defect.width.lam": "1", "defect.width.n": "1", "defect.width.table": "(x/L, factor)",
-    "defect.height.lam": "1", "defect.height.n": "1", "defect.height.table": "(x/L, factor)",
-    "static.rtol": "1", "dynamics.t_end": "s", "dynamics.dt": "s", "dynamics.dt_safety": "1",
-    "dynamics.damping_alpha": "1/s", "dynamics.damping_beta": "s",
-    "dynamics.sample_dt": "s", "dynamics.snapshot_dt": "s",
-    "dynamics.energy_growth_limit": "1", "dynamics.rho_inf": "1",
-    "dynamics.newmark_beta": "1", "dynamics.newmark_gamma": "1",
-    "damage.enabled": "1", "mesh.n_elements": "1", "mesh.n_gauss_axial": "1",
-    "mesh.n_gauss_bending": "1", "static.load_steps": "1", "static.max_iterations": "1",
-    "static.max_cutbacks": "1", "modal.n_modes": "1", "stepped.segments": "1",
-}  # fmt: skip
+    "beam.length": "m",
+    "beam.width": "m",
+    "beam.height": "m",
+    "material.E0": "Pa",
+    "material.rho": "kg/m^3",
+    "load.g": "m/s^2",
+    "imperfection.kappa0": "1/m",
+    "imperfection.tip_offset": "m",
+    "damage.threshold": "1",
+    "damage.softening": "1",
+    "damage.d_max": "1",
+    "defect.lam": "1",
+    "defect.n": "1",
+    "defect.table": "(x/L, factor)",
+    "defect.rho.lam": "1",
+    "defect.rho.n": "1",
+    "defect.rho.table": "(x/L, factor)",
+    "defect.width.lam": "1",
+    "defect.width.n": "1",
+    "defect.width.table": "(x/L, factor)",
+    "defect.height.lam": "1",
+    "defect.height.n": "1",
+    "defect.height.table": "(x/L, factor)",
+    "static.rtol": "1",
+    "dynamics.t_end": "s",
+    "dynamics.dt": "s",
+    "dynamics.dt_safety": "1",
+    "dynamics.damping_alpha": "1/s",
+    "dynamics.damping_beta": "s",
+    "dynamics.sample_dt": "s",
+    "dynamics.snapshot_dt": "s",
+    "dynamics.energy_growth_limit": "1",
+    "dynamics.rho_inf": "1",
+    "dynamics.newmark_beta": "1",
+    "dynamics.newmark_gamma": "1",
+    "damage.enabled": "1",
+    "mesh.n_elements": "1",
+    "mesh.n_gauss_axial": "1",
+    "mesh.n_gauss_bending": "1",
+    "static.load_steps": "1",
+    "static.max_iterations": "1",
+    "static.max_cutbacks": "1",
+    "modal.n_modes": "1",
+    "stepped.segments": "1",
+}
 
 # gradient laws: config prefix, symbol, clamp value symbol, unit of the clamp value
 _GRADIENTS = (
@@ -180,10 +208,12 @@ def frame_html(df, formats: Mapping[str, str] | None = None, caption: str = "") 
     if caption:
         sty = sty.set_caption(caption)
     sty = sty.set_table_styles(
-        [{"selector": "", "props": "font-size: 0.85em;"},
-         {"selector": "th, td", "props": "padding: 2px 6px; text-align: left;"},
-         {"selector": "caption", "props": "text-align: left; font-weight: bold;"}]
-    )  # fmt: skip
+        [
+            {"selector": "", "props": "font-size: 0.85em;"},
+            {"selector": "th, td", "props": "padding: 2px 6px; text-align: left;"},
+            {"selector": "caption", "props": "text-align: left; font-weight: bold;"},
+        ]
+    )
     return sty.to_html()
 
 
@@ -207,8 +237,15 @@ def report_counts(df, seen: set | None = None) -> dict:
     import pandas as pd
 
     seen = set() if seen is None else seen
-    keys = list(zip(df["case"].astype(str), df["check"].astype(str),
-                    df["reference"].round(12), df["computed"].round(12), strict=True))  # fmt: skip
+    keys = list(
+        zip(
+            df["case"].astype(str),
+            df["check"].astype(str),
+            df["reference"].round(12),
+            df["computed"].round(12),
+            strict=True,
+        )
+    )
     distinct = [k not in seen for k in keys]
     seen.update(keys)
     df = df.loc[pd.Series(distinct, index=df.index, dtype=bool)]
@@ -216,9 +253,14 @@ def report_counts(df, seen: set | None = None) -> dict:
     df = df.loc[df["status"].isin(("PASS", "FAIL"))]
     ratio = pd.to_numeric(df["err/tol"], errors="coerce") if "err/tol" in df else pd.Series([])
     worst = float(ratio.max()) if len(ratio) and ratio.notna().any() else math.nan
-    return {"n": len(df), "passed": int((df["status"] == "PASS").sum()),
-            "failed": df.loc[df["status"] == "FAIL", "check"].astype(str).tolist(),
-            "info": info, "repeats": len(keys) - sum(distinct), "worst": worst}  # fmt: skip
+    return {
+        "n": len(df),
+        "passed": int((df["status"] == "PASS").sum()),
+        "failed": df.loc[df["status"] == "FAIL", "check"].astype(str).tolist(),
+        "info": info,
+        "repeats": len(keys) - sum(distinct),
+        "worst": worst,
+    }
 
 
 def headline(

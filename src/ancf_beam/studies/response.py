@@ -26,19 +26,37 @@ from ancf_beam.studies.defects import (
 __all__ = ["run_response"]
 
 _RESPONSE_UNITS = {
-    "tip_y_mean": "m", "tip_y_min": "m", "tip_y_max": "m", "tip_amplitude": "m",
-    "peak_hz": "Hz", "peak_omega": "rad/s", "spectral_resolution_hz": "Hz",
-    "has_beat": "1", "beat_hz": "Hz", "beat_omega": "rad/s", "modulation_depth": "1",
-    "beat_cycles": "1", "envelope_decay_rate": "1/s", "snapshot_time": "s",
-}  # fmt: skip
+    "tip_y_mean": "m",
+    "tip_y_min": "m",
+    "tip_y_max": "m",
+    "tip_amplitude": "m",
+    "peak_hz": "Hz",
+    "peak_omega": "rad/s",
+    "spectral_resolution_hz": "Hz",
+    "has_beat": "1",
+    "beat_hz": "Hz",
+    "beat_omega": "rad/s",
+    "modulation_depth": "1",
+    "beat_cycles": "1",
+    "envelope_decay_rate": "1/s",
+    "snapshot_time": "s",
+}
 
 
 _METRIC_UNITS = {
-    "x_peak": "m", "kappa_peak": "1/m", "abs_kappa_peak": "1/m", "mean_abs_kappa": "1/m",
-    "peak_to_mean": "1", "bending_energy": "J", "energy_fraction_inner": "1",
-    "energy_fraction_outer": "1", "kappa_centroid": "m", "participation_length": "m",
-    "participation_ratio": "1", "gini": "1",
-}  # fmt: skip
+    "x_peak": "m",
+    "kappa_peak": "1/m",
+    "abs_kappa_peak": "1/m",
+    "mean_abs_kappa": "1/m",
+    "peak_to_mean": "1",
+    "bending_energy": "J",
+    "energy_fraction_inner": "1",
+    "energy_fraction_outer": "1",
+    "kappa_centroid": "m",
+    "participation_length": "m",
+    "participation_ratio": "1",
+    "gini": "1",
+}
 
 
 def _profile_vars(prefix: str, prof, metrics: Mapping[str, float], dim: str) -> dict:
@@ -47,16 +65,28 @@ def _profile_vars(prefix: str, prof, metrics: Mapping[str, float], dim: str) -> 
         f"{prefix}x": (dim, prof.x, {"units": "m"}),
         f"{prefix}y": (dim, prof.y, {"units": "m"}),
         f"{prefix}kappa": (dim, prof.kappa, {"units": "1/m", "long_name": "curvature"}),
-        f"{prefix}kappa_ref": (dim, prof.kappa_ref,
-                               {"units": "1/m", "long_name": "reference curvature"}),
-        f"{prefix}dkappa": (dim, prof.dkappa,
-                            {"units": "1/m", "long_name": "curvature change kappa - kappa_ref"}),
-        f"{prefix}EI": (dim, prof.EI, {"units": "N m^2", "long_name": "effective EI (damage "
-                                                                      "included)"}),
+        f"{prefix}kappa_ref": (
+            dim,
+            prof.kappa_ref,
+            {"units": "1/m", "long_name": "reference curvature"},
+        ),
+        f"{prefix}dkappa": (
+            dim,
+            prof.dkappa,
+            {"units": "1/m", "long_name": "curvature change kappa - kappa_ref"},
+        ),
+        f"{prefix}EI": (
+            dim,
+            prof.EI,
+            {"units": "N m^2", "long_name": "effective EI (damage included)"},
+        ),
         f"{prefix}moment": (dim, prof.moment, {"units": "N m", "long_name": "EI dkappa"}),
-        f"{prefix}energy_density": (dim, prof.energy_density,
-                                    {"units": "J/m", "long_name": "EI dkappa^2 / 2"}),
-    }  # fmt: skip
+        f"{prefix}energy_density": (
+            dim,
+            prof.energy_density,
+            {"units": "J/m", "long_name": "EI dkappa^2 / 2"},
+        ),
+    }
     for k, v in metrics.items():
         out[f"{prefix}{k}"] = (
             (),
@@ -75,8 +105,9 @@ def _profile(model, q, damage=None, per_element: int = 8):
     prof = curvature_distribution(model, q, per_element=per_element)
     if damage is not None:
         ei = prof.EI * (1.0 - damage_at(model, damage, prof.X))
-        prof = CurvatureProfile(X=prof.X, x=prof.x, y=prof.y, kappa=prof.kappa,
-                                kappa_ref=prof.kappa_ref, EI=ei)  # fmt: skip
+        prof = CurvatureProfile(
+            X=prof.X, x=prof.x, y=prof.y, kappa=prof.kappa, kappa_ref=prof.kappa_ref, EI=ei
+        )
     return prof
 
 
@@ -151,8 +182,9 @@ def _summary_vars(summ: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(v, str):
             continue
         val = math.nan if v is None else float(v)
-        unit = _RESPONSE_UNITS.get(k, _METRIC_UNITS.get(k[5:], "1") if k.startswith("curv_")
-                                   else "1")  # fmt: skip
+        unit = _RESPONSE_UNITS.get(
+            k, _METRIC_UNITS.get(k[5:], "1") if k.startswith("curv_") else "1"
+        )
         data[k] = ((), val, {"units": unit, "long_name": f"summarize_run: {k}"})
     return data
 
@@ -180,16 +212,29 @@ def _static_vars(case, smodel, q, d_static, per_element) -> dict[str, Any]:
     smet = concentration_metrics(sprof.X, sprof.dkappa, sprof.EI)
     data = _profile_vars("static_", sprof, smet, "s_static")
     ref = smodel.sample(smodel.reference(), per_element=per_element)
-    data["static_ref_x"] = ("s_static", ref["x"], {"units": "m", "long_name": "stress-free "
-                                                   "reference shape x"})  # fmt: skip
-    data["static_ref_y"] = ("s_static", ref["y"], {"units": "m", "long_name": "stress-free "
-                                                   "reference shape y"})  # fmt: skip
+    data["static_ref_x"] = (
+        "s_static",
+        ref["x"],
+        {"units": "m", "long_name": "stress-free reference shape x"},
+    )
+    data["static_ref_y"] = (
+        "s_static",
+        ref["y"],
+        {"units": "m", "long_name": "stress-free reference shape y"},
+    )
     if d_static is None:  # undamaged: the same on a mesh four times finer (error estimates)
         data.update(_fine_static_vars(case, smodel, per_element))
     ldx, ldy = curved_linear_static_tip(case)
     for key, val, axis in (("linear_tip_dx", ldx, "x"), ("linear_tip_dy", ldy, "y")):
-        data[key] = ((), val, {"units": "m", "long_name": f"tip displacement {axis}, linear "
-                               "inextensible quadrature (curved_linear_static_tip)"})  # fmt: skip
+        data[key] = (
+            (),
+            val,
+            {
+                "units": "m",
+                "long_name": f"tip displacement {axis}, linear "
+                "inextensible quadrature (curved_linear_static_tip)",
+            },
+        )
     return data
 
 
@@ -204,11 +249,19 @@ def _fine_static_vars(case, smodel, per_element) -> dict[str, Any]:
     fine = BeamModel(case.with_overrides({"mesh.n_elements": 4 * smodel.n_el}))
     fprof = _profile(fine, solve_static(fine).q, None, per_element)
     fmet = concentration_metrics(fprof.X, fprof.dkappa, fprof.EI)
-    data = {"static_dkappa_fine": ("s_static", fprof.dkappa[::4], {
-        "units": "rad/m", "long_name": "curvature change on the mesh four times finer"})}
+    data = {
+        "static_dkappa_fine": (
+            "s_static",
+            fprof.dkappa[::4],
+            {"units": "rad/m", "long_name": "curvature change on the mesh four times finer"},
+        )
+    }
     for k in ("peak_to_mean", "gini", "energy_fraction_inner"):
-        data[f"static_{k}_fine"] = ((), float(fmet[k]), {
-            "units": "1", "long_name": f"concentration metric {k}, mesh four times finer"})
+        data[f"static_{k}_fine"] = (
+            (),
+            float(fmet[k]),
+            {"units": "1", "long_name": f"concentration metric {k}, mesh four times finer"},
+        )
     return data
 
 
@@ -239,15 +292,27 @@ def _damage_vars(case, model, smodel, d_static, simulate_ds, n_modes):
     om_s = modal_analysis(frozen_damage_model(case, d_static), n_modes=n_modes).omega
     om_d = modal_analysis(frozen_damage_model(model.case, d_final), n_modes=n_modes).omega
     data = {
-        "damage_static": (("gp",), d_static.ravel(),
-                          {"units": "1", "long_name": "damage after the static loading"}),
-        "damage_final": (("gp_dyn",), d_final.ravel(),
-                         {"units": "1", "long_name": "damage at the end of the run"}),
-        "omega_damaged_static": ("mode", om_s, {"units": "rad/s", "long_name":
-                                                "frequencies with the static damage frozen"}),
-        "omega_damaged_final": ("mode", om_d, {"units": "rad/s", "long_name":
-                                               "frequencies with the run's final damage frozen"}),
-    }  # fmt: skip
+        "damage_static": (
+            ("gp",),
+            d_static.ravel(),
+            {"units": "1", "long_name": "damage after the static loading"},
+        ),
+        "damage_final": (
+            ("gp_dyn",),
+            d_final.ravel(),
+            {"units": "1", "long_name": "damage at the end of the run"},
+        ),
+        "omega_damaged_static": (
+            "mode",
+            om_s,
+            {"units": "rad/s", "long_name": "frequencies with the static damage frozen"},
+        ),
+        "omega_damaged_final": (
+            "mode",
+            om_d,
+            {"units": "rad/s", "long_name": "frequencies with the run's final damage frozen"},
+        ),
+    }
     coords = {
         "x_gp": ("gp", gauss_positions(smodel).ravel(), {"units": "m"}),
         "x_gp_dyn": ("gp_dyn", gauss_positions(model).ravel(), {"units": "m"}),

@@ -33,8 +33,12 @@ __all__ = [
 IMPLICIT = "generalized-alpha"  # the implicit integrator of the study
 
 
-def crossover(n: Sequence[float], cost_a: Sequence[float], cost_b: Sequence[float],
-              fit_min: float | None = None) -> tuple[float, str]:  # fmt: skip
+def crossover(
+    n: Sequence[float],
+    cost_a: Sequence[float],
+    cost_b: Sequence[float],
+    fit_min: float | None = None,
+) -> tuple[float, str]:
     """Mesh ``n*`` where two cost curves cross (log-log interpolation), and how it was found.
 
     Returns ``(n_star, kind)``: ``kind`` is ``'interpolated'`` when ``cost_a - cost_b`` changes
@@ -114,8 +118,9 @@ class ImplicitCost:
     err_fine: float  # tip error estimated against dt / fine_factor
 
 
-def _explicit_run(model: BeamModel, t_end: float, dt: float, dt_cr: float,
-                  progress: bool) -> DynamicsResult:  # fmt: skip
+def _explicit_run(
+    model: BeamModel, t_end: float, dt: float, dt_cr: float, progress: bool
+) -> DynamicsResult:
     # undamped, like the cost runs of the first version of the study
     settings = DynamicsSettings.from_case(
         model.case, integrator=EXPLICIT_INTEGRATOR, t_end=t_end, dt=dt, damping=(0.0, 0.0)
@@ -123,15 +128,17 @@ def _explicit_run(model: BeamModel, t_end: float, dt: float, dt_cr: float,
     return simulate(model, settings, dt_critical=dt_cr, progress=progress)
 
 
-def _implicit_run(model: BeamModel, t_end: float, dt: float, dt_cr: float,
-                  progress: bool) -> DynamicsResult:  # fmt: skip
+def _implicit_run(
+    model: BeamModel, t_end: float, dt: float, dt_cr: float, progress: bool
+) -> DynamicsResult:
     """Generalized-alpha (the case's ``dynamics.rho_inf``) on a fresh copy of the model."""
     settings = DynamicsSettings.from_case(model.case, integrator=IMPLICIT, t_end=t_end, dt=dt)
     return simulate(BeamModel(model.case), settings, dt_critical=dt_cr, progress=progress)
 
 
-def _explicit_cost(model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run_full,
-                   progress) -> ExplicitCost:  # fmt: skip
+def _explicit_cost(
+    model, dt, dt_cr, t_end, window_wall_s, min_window_steps, run_full, progress
+) -> ExplicitCost:
     n_total = int(math.ceil(t_end / dt - 1e-9))
     # calibration window -> K steps for about window_wall_s of run time. Costs are process CPU
     # times: with several jobs sharing the cores, wall times of the window and of the full run
@@ -175,23 +182,33 @@ def _warm_up(case: CaseSpec, ne: int) -> None:
     """Load the compiled kernels (numba cache) outside every timing."""
     warm = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
     w_max = omega_max(warm)[0]
-    explicit = DynamicsSettings.from_case(warm.case, integrator=EXPLICIT_INTEGRATOR,
-                                          dt=0.5 / w_max, t_end=50 / w_max)  # fmt: skip
+    explicit = DynamicsSettings.from_case(
+        warm.case, integrator=EXPLICIT_INTEGRATOR, dt=0.5 / w_max, t_end=50 / w_max
+    )
     simulate(warm, explicit, dt_critical=2.0 / w_max, progress=False)
     implicit = DynamicsSettings.from_case(warm.case, integrator=IMPLICIT, dt=1e-3, t_end=5e-3)
     simulate(BeamModel(warm.case), implicit, progress=False)
 
 
-def _mesh_costs(case, meshes, full_meshes, t_end, explicit_safety, window_wall_s,
-                min_window_steps, progress) -> dict[int, MeshCost]:  # fmt: skip
+def _mesh_costs(
+    case, meshes, full_meshes, t_end, explicit_safety, window_wall_s, min_window_steps, progress
+) -> dict[int, MeshCost]:
     per_mesh = {}
     for ne in meshes:
         model = BeamModel(case.with_overrides({"mesh.n_elements": ne}))
         w_max = omega_max(model)[0]
         w1 = float(modal_analysis(model, n_modes=1, about="reference").omega[0])
         dt_cr = 2.0 / w_max
-        ex = _explicit_cost(model, explicit_safety * dt_cr, dt_cr, t_end, window_wall_s,
-                            min_window_steps, ne in full_meshes, progress)  # fmt: skip
+        ex = _explicit_cost(
+            model,
+            explicit_safety * dt_cr,
+            dt_cr,
+            t_end,
+            window_wall_s,
+            min_window_steps,
+            ne in full_meshes,
+            progress,
+        )
         per_mesh[ne] = MeshCost(model, dt_cr, w1, ex)
     return per_mesh
 
@@ -235,72 +252,165 @@ def _implicit_costs(per_mesh, meshes, chosen, t_end, fine_factor, progress):
     return rows
 
 
-def _scaling_dataset(meshes, per_mesh, implicit, cal: Calibration, reference: ExplicitCost,
-                     explicit_safety, fine_factor) -> xr.Dataset:  # fmt: skip
-    pm = [per_mesh[m] for m in meshes]
-    ex = [p.explicit for p in pm]
-    n_pad = len(cal.candidates) - len(cal.histories)
+def _scaling_dataset(
+    meshes,
+    per_mesh,
+    implicit,
+    cal: Calibration,
+    reference: ExplicitCost,
+    explicit_safety,
+    fine_factor,
+) -> xr.Dataset:
     return xr.Dataset(
         {
-            "dt_critical": ("mesh", np.array([p.dt_cr for p in pm]),
-                            {"units": "s", "long_name": "2 / omega_max"}),
-            "omega_1": ("mesh", np.array([p.omega_1 for p in pm]), {"units": "rad/s"}),
-            "explicit_dt": ("mesh", explicit_safety * np.array([p.dt_cr for p in pm]),
-                            {"units": "s"}),
-            "explicit_steps": ("mesh", np.array([e.steps_total for e in ex], float),
-                               {"units": "1", "long_name": "steps to simulate t_end"}),
-            "explicit_window_steps": ("mesh", np.array([e.window_steps for e in ex], float),
-                                      {"units": "1", "long_name": "K: steps of the timed window"}),
-            "explicit_per_step_s": ("mesh", np.array([e.per_step_s for e in ex], float),
-                                    {"units": "s", "long_name": "wall time per step (window)"}),
-            "explicit_projected_s": (
-                "mesh", np.array([e.projected_s for e in ex], float),
-                {"units": "s", "long_name": "wall time to t_end projected from a measured "
-                                            "window of K steps (per-step time x steps)"}),
-            "explicit_measured_s": ("mesh", np.array([e.measured_s for e in ex], float),
-                                    {"units": "s", "long_name": "wall time of the full run "
-                                                                "(NaN: not run to the end)"}),
-            "explicit_cost_s": ("mesh", np.array([e.cost_s for e in ex]),
-                                {"units": "s", "long_name": "explicit wall time to t_end: "
-                                 "measured full run, else projected from a measured window of "
-                                 "K steps (see explicit_cost_source)"}),
-            "explicit_cost_source": ("mesh", np.array([e.source for e in ex], dtype=object)),
-            "implicit_dt": ("mesh", np.array([r.dt for r in implicit]),
-                            {"units": "s", "long_name": "T1 / N (generalized-alpha)"}),
-            "implicit_steps": ("mesh", np.array([r.steps for r in implicit], float),
-                               {"units": "1"}),
-            "implicit_cost_s": ("mesh", np.array([r.cpu_s for r in implicit]),
-                                {"units": "s", "long_name": "generalized-alpha wall time to "
-                                                            "t_end (measured full run)"}),
-            "implicit_newton_mean": ("mesh", np.array([r.newton_mean for r in implicit]),
-                                     {"units": "1", "long_name": "Newton iterations per step"}),
-            "implicit_tip_error_explicit": (
-                "mesh", np.array([r.err_explicit for r in implicit]),
-                {"units": "1", "long_name": "tip error vs the full explicit run (NaN: none)"}),
-            "implicit_tip_error_fine": (
-                "mesh", np.array([r.err_fine for r in implicit]),
-                {"units": "1", "long_name": f"tip error estimated against generalized-alpha "
-                                            f"at dt/{fine_factor} (second-order Richardson)"}),
-            "calibration_tip_error": ("candidate", np.array(cal.tip_error),
-                                      {"units": "1", "long_name": "tip error vs explicit on the "
-                                       "calibration mesh (NaN: not needed)"}),
-            "calibration_wall_s": ("candidate", np.array(cal.cpu_s), {"units": "s"}),
-            "calibration_time": (("candidate", "sample"),
-                                 pad_rows([h[0] for h in cal.histories] + [np.zeros(0)] * n_pad),
-                                 {"units": "s"}),
-            "calibration_tip_y": (("candidate", "sample"),
-                                  pad_rows([h[1] for h in cal.histories]
-                                           + [np.zeros(0)] * n_pad), {"units": "m"}),
-            "reference_time": ("ref_sample", reference.t, {"units": "s"}),
-            "reference_tip_y": ("ref_sample", reference.y,
-                                {"units": "m", "long_name": "explicit run, calibration mesh"}),
+            **_explicit_variables([per_mesh[m] for m in meshes], explicit_safety),
+            **_implicit_variables(implicit, fine_factor),
+            **_calibration_variables(cal, reference),
         },
         coords={
             "mesh": ("mesh", np.array(meshes), {"units": "1", "long_name": "number of elements"}),
-            "candidate": ("candidate", np.array(cal.candidates),
-                          {"units": "1", "long_name": "N in dt = T1 / N"}),
+            "candidate": (
+                "candidate",
+                np.array(cal.candidates),
+                {"units": "1", "long_name": "N in dt = T1 / N"},
+            ),
         },
-    )  # fmt: skip
+    )
+
+
+def _explicit_variables(pm, explicit_safety) -> dict[str, tuple]:
+    """Per mesh (``pm``: the meshes' results), the critical step, the first frequency and the
+    explicit run's step, steps and costs."""
+    ex = [p.explicit for p in pm]
+    return {
+        "dt_critical": (
+            "mesh",
+            np.array([p.dt_cr for p in pm]),
+            {"units": "s", "long_name": "2 / omega_max"},
+        ),
+        "omega_1": ("mesh", np.array([p.omega_1 for p in pm]), {"units": "rad/s"}),
+        "explicit_dt": (
+            "mesh",
+            explicit_safety * np.array([p.dt_cr for p in pm]),
+            {"units": "s"},
+        ),
+        "explicit_steps": (
+            "mesh",
+            np.array([e.steps_total for e in ex], float),
+            {"units": "1", "long_name": "steps to simulate t_end"},
+        ),
+        "explicit_window_steps": (
+            "mesh",
+            np.array([e.window_steps for e in ex], float),
+            {"units": "1", "long_name": "K: steps of the timed window"},
+        ),
+        "explicit_per_step_s": (
+            "mesh",
+            np.array([e.per_step_s for e in ex], float),
+            {"units": "s", "long_name": "wall time per step (window)"},
+        ),
+        "explicit_projected_s": (
+            "mesh",
+            np.array([e.projected_s for e in ex], float),
+            {
+                "units": "s",
+                "long_name": "wall time to t_end projected from a measured "
+                "window of K steps (per-step time x steps)",
+            },
+        ),
+        "explicit_measured_s": (
+            "mesh",
+            np.array([e.measured_s for e in ex], float),
+            {"units": "s", "long_name": "wall time of the full run (NaN: not run to the end)"},
+        ),
+        "explicit_cost_s": (
+            "mesh",
+            np.array([e.cost_s for e in ex]),
+            {
+                "units": "s",
+                "long_name": "explicit wall time to t_end: "
+                "measured full run, else projected from a measured window of "
+                "K steps (see explicit_cost_source)",
+            },
+        ),
+        "explicit_cost_source": ("mesh", np.array([e.source for e in ex], dtype=object)),
+    }
+
+
+def _implicit_variables(implicit, fine_factor) -> dict[str, tuple]:
+    """Per mesh, the implicit run's step, steps, cost, Newton iterations and tip errors."""
+    return {
+        "implicit_dt": (
+            "mesh",
+            np.array([r.dt for r in implicit]),
+            {"units": "s", "long_name": "T1 / N (generalized-alpha)"},
+        ),
+        "implicit_steps": (
+            "mesh",
+            np.array([r.steps for r in implicit], float),
+            {"units": "1"},
+        ),
+        "implicit_cost_s": (
+            "mesh",
+            np.array([r.cpu_s for r in implicit]),
+            {
+                "units": "s",
+                "long_name": "generalized-alpha wall time to t_end (measured full run)",
+            },
+        ),
+        "implicit_newton_mean": (
+            "mesh",
+            np.array([r.newton_mean for r in implicit]),
+            {"units": "1", "long_name": "Newton iterations per step"},
+        ),
+        "implicit_tip_error_explicit": (
+            "mesh",
+            np.array([r.err_explicit for r in implicit]),
+            {"units": "1", "long_name": "tip error vs the full explicit run (NaN: none)"},
+        ),
+        "implicit_tip_error_fine": (
+            "mesh",
+            np.array([r.err_fine for r in implicit]),
+            {
+                "units": "1",
+                "long_name": f"tip error estimated against generalized-alpha "
+                f"at dt/{fine_factor} (second-order Richardson)",
+            },
+        ),
+    }
+
+
+def _calibration_variables(cal: Calibration, reference: ExplicitCost) -> dict[str, tuple]:
+    """The calibration's tip errors, costs and histories per candidate ``N``, and the
+    explicit reference run's history."""
+    n_pad = len(cal.candidates) - len(cal.histories)
+    return {
+        "calibration_tip_error": (
+            "candidate",
+            np.array(cal.tip_error),
+            {
+                "units": "1",
+                "long_name": "tip error vs explicit on the calibration mesh (NaN: not needed)",
+            },
+        ),
+        "calibration_wall_s": ("candidate", np.array(cal.cpu_s), {"units": "s"}),
+        "calibration_time": (
+            ("candidate", "sample"),
+            pad_rows([h[0] for h in cal.histories] + [np.zeros(0)] * n_pad),
+            {"units": "s"},
+        ),
+        "calibration_tip_y": (
+            ("candidate", "sample"),
+            pad_rows([h[1] for h in cal.histories] + [np.zeros(0)] * n_pad),
+            {"units": "m"},
+        ),
+        "reference_time": ("ref_sample", reference.t, {"units": "s"}),
+        "reference_tip_y": (
+            "ref_sample",
+            reference.y,
+            {"units": "m", "long_name": "explicit run, calibration mesh"},
+        ),
+    }
 
 
 def _cost_laws(meshes, per_mesh, implicit, fit_min_elements: int) -> dict[str, float | str]:
@@ -363,13 +473,15 @@ def run_scaling_study(
     safety = case.dynamics.dt_safety if explicit_safety is None else float(explicit_safety)
     t_start = time.perf_counter()
     _warm_up(case, meshes[0])
-    per_mesh = _mesh_costs(case, meshes, full_meshes, t_end, safety, window_wall_s,
-                           min_window_steps, progress)  # fmt: skip
+    per_mesh = _mesh_costs(
+        case, meshes, full_meshes, t_end, safety, window_wall_s, min_window_steps, progress
+    )
     cal = _calibrate(per_mesh[calibration_mesh], per_period_candidates, t_end, tip_error_target)
     implicit = _implicit_costs(per_mesh, meshes, cal.chosen, t_end, fine_factor, progress)
     wall = time.perf_counter() - t_start
-    ds = _scaling_dataset(meshes, per_mesh, implicit, cal, per_mesh[calibration_mesh].explicit,
-                          safety, fine_factor)  # fmt: skip
+    ds = _scaling_dataset(
+        meshes, per_mesh, implicit, cal, per_mesh[calibration_mesh].explicit, safety, fine_factor
+    )
     err = np.array(cal.tip_error)
     settings = {
         "t_end": t_end,

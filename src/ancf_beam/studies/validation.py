@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -121,8 +122,13 @@ def elastica_reference(case: CaseSpec, n_el: int, tol: float = ELASTICA_TOL) -> 
     p = SectionProfile(case)
     L = case.beam.length
     k0 = reference_curvature(case)
-    kw = {"n_nodes": 10 * n_el + 1, "kappa0": k0, "tol": tol,
-          "clamp_exponent": clamp_exponent(case), "breaks": profile_breaks(case)}  # fmt: skip
+    kw = {
+        "n_nodes": 10 * n_el + 1,
+        "kappa0": k0,
+        "tol": tol,
+        "clamp_exponent": clamp_exponent(case),
+        "breaks": profile_breaks(case),
+    }
     el = solve_elastica(L, p.EI, p.EA, p.rhoA, case.load.g, **kw)
     el0 = solve_elastica(L, p.EI, p.EA, p.rhoA, 0.0, **kw) if k0 is not None else None
     el["ref_tip_x"] = el0["tip_x"] if el0 else L
@@ -178,48 +184,73 @@ def run_validation(
       (nonlinear vs linear). ``dt = dt_safety x dt_critical`` is asserted
       (:func:`assert_dt_safety`), not checked.
     """
-    from ancf_beam.beam.defects import SectionProfile
-    from ancf_beam.references import transfer
-
     tol = dict(DEFAULT_TOLERANCES)
     tol.update(tolerances or {})
     fs = float(tol["estimate_factor"])
     segments = case.stepped.segments if segments is None else int(segments)
     t0 = time.perf_counter()
-    rows: list[dict[str, Any]] = []
     numbers: list[dict[str, Any]] = []
     shapes: dict[str, Any] = {}
-    p = SectionProfile(case)
-    L = case.beam.length
-    straight = straight_elastic(case)
     large = large_deflection(case)
-    exact = transfer.exact_graded_static(L, p.EI, p.q)
+    ref = _references(case, modal_ds, segments)
+    rows = _static_modal_checks(case, static_ds, ref, fs, large, numbers, shapes)
+    info: dict[str, float] = {}
+    if simulate_ds is not None:
+        assert_dt_safety(case, simulate_ds.attrs)
+        if case.load.g > 0.0:  # released from rest without load, nothing moves
+            straight = straight_elastic(case)
+            rows.extend(_dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info))
+    ds = _validation_dataset(case, rows, numbers, ref, tol, t0, large)
+    ds.attrs.update(info)
+    return ds.assign(shapes)
+
+
+@dataclass(frozen=True)
+class _References:
+    """The references of a case's statics and modes: its section profile ``p``, the exact
+    graded linear statics, the stepped transfer-matrix beam, the ANCF bending frequencies
+    ``om`` and the stepped beam's ``om_tm`` with their error ``om_tm_err``."""
+
+    p: Any
+    exact: dict[str, Any]
+    stepped: _SteppedReference
+    om: np.ndarray
+    om_tm: np.ndarray
+    om_tm_err: np.ndarray
+
+
+def _references(case, modal_ds, segments) -> _References:
+    from ancf_beam.beam.defects import SectionProfile
+    from ancf_beam.references import transfer
+
+    p = SectionProfile(case)
+    exact = transfer.exact_graded_static(case.beam.length, p.EI, p.q)
     stepped = _SteppedReference(case, p, segments)
     om_all, frac = _ancf_frequencies(case, modal_ds)
     om = om_all[frac < 0.5]  # the bending modes (the stepped beam has no axial ones)
     om_tm, om_tm_err = stepped.frequencies(om.size)
+    return _References(p, exact, stepped, om, om_tm, om_tm_err)
+
+
+def _static_modal_checks(case, static_ds, ref, fs, large, numbers, shapes) -> list[dict]:
+    """The static and modal checks that apply to ``case`` (see :func:`run_validation`); the
+    elastica's shapes and reported numbers go into ``shapes`` / ``numbers``."""
+    rows: list[dict[str, Any]] = []
+    straight = straight_elastic(case)
     loaded = case.load.g > 0.0  # without load the static state is the reference: no checks
     if straight and loaded:
-        quad = _quadrature_error(L, p, exact)
-        rows.extend(_linear_static_checks(case, exact, quad, fs))
-        rows.extend(_stepped_checks(case, stepped, exact, quad, fs))
+        quad = _quadrature_error(case.beam.length, ref.p, ref.exact)
+        rows.extend(_linear_static_checks(case, ref.exact, quad, fs))
+        rows.extend(_stepped_checks(case, ref.stepped, ref.exact, quad, fs))
     if straight:
-        rows.extend(_frequency_checks(case, om, om_tm, om_tm_err, stepped, fs))
+        rows.extend(_frequency_checks(case, ref.om, ref.om_tm, ref.om_tm_err, ref.stepped, fs))
     # the elastica has the element's nonlinear strain measures; the small-deflection model
     # (mesh.strain: linear) is validated by the linear quadrature above
     if not case.damage.enabled and loaded and case.mesh.strain == "nonlinear":
         rows.extend(_elastica_part(case, static_ds, large, fs, numbers, shapes))
     if families(case):
-        rows.extend(_uniform_checks(case, om.size, fs, loaded))
-    info: dict[str, float] = {}
-    if simulate_ds is not None:
-        assert_dt_safety(case, simulate_ds.attrs)
-        if loaded:  # released from rest without load, nothing moves
-            rows.extend(_dynamics_checks(case, static_ds, simulate_ds, fs, large, straight,
-                                         info))  # fmt: skip
-    ds = _validation_dataset(case, rows, numbers, exact, p, om, om_tm, stepped, tol, t0, large)
-    ds.attrs.update(info)
-    return ds.assign(shapes)
+        rows.extend(_uniform_checks(case, ref.om.size, fs, loaded))
+    return rows
 
 
 def _elastica_part(case, static_ds, large, fs, numbers, shapes) -> list[dict[str, Any]]:
@@ -254,8 +285,10 @@ def _quadrature_error(L, p, exact) -> dict[str, float]:
     from ancf_beam.references import transfer
 
     coarse = transfer.exact_graded_static(L, p.EI, p.q, n_points=(len(exact["x"]) + 1) // 2)
-    return {k: max(QUADRATURE_REL * abs(exact[k]), abs(exact[k] - coarse[k]))
-            for k in ("tip_deflection", "tip_slope")}  # fmt: skip
+    return {
+        k: max(QUADRATURE_REL * abs(exact[k]), abs(exact[k] - coarse[k]))
+        for k in ("tip_deflection", "tip_slope")
+    }
 
 
 class _SteppedReference:
@@ -282,9 +315,14 @@ class _SteppedReference:
         from ancf_beam.references import transfer
 
         if self._tips is None:
-            self._tips = np.array([
-                transfer.stepped_static(self.L, self.p.EI, self.p.q, c, nodes=nd)["tip_deflection"]
-                for c, nd in zip(self.counts, self.nodes, strict=True)])  # fmt: skip
+            self._tips = np.array(
+                [
+                    transfer.stepped_static(self.L, self.p.EI, self.p.q, c, nodes=nd)[
+                        "tip_deflection"
+                    ]
+                    for c, nd in zip(self.counts, self.nodes, strict=True)
+                ]
+            )
         return self._tips
 
     def frequencies(self, n_modes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -295,9 +333,12 @@ class _SteppedReference:
 
         if n_modes < 1:
             return np.zeros(0), np.zeros(0)
-        f = np.array([transfer.stepped_frequencies(self.L, self.p.EI, self.p.rhoA, c, n_modes,
-                                                   nodes=nd)
-                      for c, nd in zip(self.counts[:3], self.nodes[:3], strict=True)])  # fmt: skip
+        f = np.array(
+            [
+                transfer.stepped_frequencies(self.L, self.p.EI, self.p.rhoA, c, n_modes, nodes=nd)
+                for c, nd in zip(self.counts[:3], self.nodes[:3], strict=True)
+            ]
+        )
         r = stepped_richardson(f, self.order)
         err = np.abs(r[0] - r[1]) + (stepped_roundoff(self.counts[2]) + ROOT_REL) * np.abs(r[1])
         return r[1], err
@@ -310,8 +351,11 @@ def _ancf_frequencies(case, modal_ds) -> tuple[np.ndarray, np.ndarray]:
     from ancf_beam.solvers.modal import modal_analysis
 
     om = np.asarray(modal_ds["omega"].values, float)
-    frac = (np.asarray(modal_ds["axial_fraction"].values, float) if "axial_fraction" in modal_ds
-            else np.zeros(om.size))  # fmt: skip
+    frac = (
+        np.asarray(modal_ds["axial_fraction"].values, float)
+        if "axial_fraction" in modal_ds
+        else np.zeros(om.size)
+    )
     if str(modal_ds.attrs.get("about", "reference")) != "reference":
         res = modal_analysis(BeamModel(case), n_modes=om.size, about="reference")
         om, frac = res.omega, res.axial_fraction
@@ -337,18 +381,32 @@ def _bending_frequencies(case, n_modes: int) -> np.ndarray:
 def _frequency_checks(case, om, om_tm, om_tm_err, stepped, fs):
     """ANCF bending frequencies vs the stepped frequencies (Richardson 2N, 4N)."""
     n_el = case.mesh.n_elements
-    om_2, om_4 = (_bending_frequencies(case.with_overrides({"mesh.n_elements": m * n_el}),
-                                       om.size) for m in (2, 4))  # fmt: skip
+    om_2, om_4 = (
+        _bending_frequencies(case.with_overrides({"mesh.n_elements": m * n_el}), om.size)
+        for m in (2, 4)
+    )
     rows = []
     label = f"N={stepped.counts[1]}, {stepped.counts[2]}"
     for k in range(om.size):
-        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
-                        fs * refinement_estimate(om[k], om_2[k], om_4[k]) / om_tm[k])
+        b = Bound().add(
+            f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+            fs * refinement_estimate(om[k], om_2[k], om_4[k]) / om_tm[k],
+        )
         b.add("stepped reference |R(N, 2N) - R(2N, 4N)| + round-off", om_tm_err[k] / om_tm[k])
-        b.add(f"Ritz round-off 32 eps n^2 ({n_el}, {4 * n_el} el.)",
-              modal_roundoff(n_el) + modal_roundoff(4 * n_el))
-        rows.append(check(f"omega_{k + 1}: ANCF vs stepped TM (Richardson {label})", om_tm[k],
-                          om[k], b.total, note="rad/s; " + b.note(), case=case.name))
+        b.add(
+            f"Ritz round-off 32 eps n^2 ({n_el}, {4 * n_el} el.)",
+            modal_roundoff(n_el) + modal_roundoff(4 * n_el),
+        )
+        rows.append(
+            check(
+                f"omega_{k + 1}: ANCF vs stepped TM (Richardson {label})",
+                om_tm[k],
+                om[k],
+                b.total,
+                note="rad/s; " + b.note(),
+                case=case.name,
+            )
+        )
     return rows
 
 
@@ -389,12 +447,22 @@ def _linear_static_checks(case, exact, quad, fs):
         ("slope", "tip_slope", [r.q[-1] / r.q[-2] for r in (lin, *finer)], 1, "rad"),
     ):
         ref, val = exact[key], vals[0]
-        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
-                        fs * refinement_estimate(*vals) / abs(ref))
+        b = Bound().add(
+            f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+            fs * refinement_estimate(*vals) / abs(ref),
+        )
         b.add("quadrature", quad[key] / abs(ref))
         b.add("Newton + round-off (adjoint)", solver[k] / abs(ref))
-        rows.append(check(f"static tip {what}: ANCF linear vs exact quadrature", ref, val,
-                          b.total, note=f"{unit}; " + b.note(), case=case.name))
+        rows.append(
+            check(
+                f"static tip {what}: ANCF linear vs exact quadrature",
+                ref,
+                val,
+                b.total,
+                note=f"{unit}; " + b.note(),
+                case=case.name,
+            )
+        )
     return rows
 
 
@@ -402,69 +470,116 @@ def _elastica_checks(case, static_ds, el, el_loose, large, fs):
     """Nonlinear ANCF statics vs the extensible elastica: tip displacement (vector error
     relative to the elastica's tip displacement), tip rotation and the largest nodal
     distance (same normalisation)."""
+    q = static_ds["q"].values
+    n_el = q.size // 4 - 1
+    m_an, m_el, est = _elastica_estimates(case, q, n_el, el, el_loose)
+    scale = float(np.linalg.norm(m_el["u"]))
+    what = "elastica (large deflection)" if large else "elastica"
+    note = f"|u_tip| = {scale:.4g} m, tip angle {el['tip_angle_deg']:.4g} deg"
+    rows = []
+    for key, name, ref, val, norm, unit in (
+        (
+            "u",
+            "tip displacement",
+            0.0,
+            float(np.linalg.norm(m_an["u"] - m_el["u"])) / scale,
+            scale,
+            "|r_ANCF - r_elastica| / |u_tip|",
+        ),
+        ("rot", "tip rotation", m_el["rot"], m_an["rot"], abs(m_el["rot"]), "deg"),
+        (
+            "shape",
+            "shape",
+            0.0,
+            float(np.max(np.hypot(q[0::4] - el["node_x"], q[1::4] - el["node_y"]))) / scale,
+            scale,
+            "max nodal distance / |u_tip|",
+        ),
+    ):
+        ancf, ela, solver = est[key]
+        b = Bound().add(
+            f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)", fs * ancf / norm
+        )
+        b.add(f"elastica |tol {ELASTICA_TOL:g} - {10 * ELASTICA_TOL:g}|", ela / norm)
+        b.add("Newton + round-off (adjoint)", solver / norm)
+        label = "nodes" if key == "shape" else ""
+        rows.append(
+            check(
+                f"static {name}: ANCF {label + ' ' if label else ''}vs extensible {what}",
+                ref,
+                val,
+                b.total,
+                mode="rel" if key == "rot" else "abs",
+                note=f"{unit}; {note}; " + b.note(),
+                case=case.name,
+            )
+        )
+    return rows
+
+
+def _elastica_estimates(case, q, n_el, el, el_loose):
+    """The ANCF and elastica measures (:func:`_static_measures`, :func:`_elastica_measures`)
+    and, per compared quantity (``u``, ``rot``, ``shape``), the ANCF error estimated from the
+    meshes twice and four times finer, the elastica's from its looser solve and the Newton
+    and round-off error from the adjoint."""
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.solvers.static import solve_static
 
-    q = static_ds["q"].values
-    n_el = q.size // 4 - 1
     model = BeamModel(case.with_overrides({"mesh.n_elements": n_el}))
     models = [BeamModel(case.with_overrides({"mesh.n_elements": m * n_el})) for m in (2, 4)]
     q2, q4 = (solve_static(m).q for m in models)
     m_an = _static_measures(model, q)
     m2, m4 = _static_measures(models[0], q2), _static_measures(models[1], q4)
     m_el, m_loose = _elastica_measures(el), _elastica_measures(el_loose)
-    scale = float(np.linalg.norm(m_el["u"]))
     grads = tip_gradients(model, q)
-    sx, sy, sa = static_solution_error(model, q, [grads["tip_x"], grads["tip_y"],
-                                                  grads["tip_angle"]])  # fmt: skip
-    what = "elastica (large deflection)" if large else "elastica"
-    note = f"|u_tip| = {scale:.4g} m, tip angle {el['tip_angle_deg']:.4g} deg"
+    sx, sy, sa = static_solution_error(
+        model, q, [grads["tip_x"], grads["tip_y"], grads["tip_angle"]]
+    )
     # the finer meshes' nodes 0, 2, 4, ... and 0, 4, 8, ... are this mesh's nodes
-    shape_est = float(np.max(refinement_estimate(
-        0.0, np.hypot(q[0::4] - q2[0::8], q[1::4] - q2[1::8]),
-        np.hypot(q[0::4] - q4[0::16], q[1::4] - q4[1::16]))))
-    shape_el = float(np.max(np.hypot(el["node_x"] - el_loose["node_x"],
-                                     el["node_y"] - el_loose["node_y"])))  # fmt: skip
+    shape_est = float(
+        np.max(
+            refinement_estimate(
+                0.0,
+                np.hypot(q[0::4] - q2[0::8], q[1::4] - q2[1::8]),
+                np.hypot(q[0::4] - q4[0::16], q[1::4] - q4[1::16]),
+            )
+        )
+    )
+    shape_el = float(
+        np.max(np.hypot(el["node_x"] - el_loose["node_x"], el["node_y"] - el_loose["node_y"]))
+    )
     est = {
-        "u": (refinement_estimate(0.0, np.linalg.norm(m_an["u"] - m2["u"]),
-                                  np.linalg.norm(m_an["u"] - m4["u"])),
-              float(np.linalg.norm(m_el["u"] - m_loose["u"])), math.hypot(sx, sy)),
-        "rot": (refinement_estimate(m_an["rot"], m2["rot"], m4["rot"]),
-                abs(m_el["rot"] - m_loose["rot"]), math.degrees(sa)),
+        "u": (
+            refinement_estimate(
+                0.0, np.linalg.norm(m_an["u"] - m2["u"]), np.linalg.norm(m_an["u"] - m4["u"])
+            ),
+            float(np.linalg.norm(m_el["u"] - m_loose["u"])),
+            math.hypot(sx, sy),
+        ),
+        "rot": (
+            refinement_estimate(m_an["rot"], m2["rot"], m4["rot"]),
+            abs(m_el["rot"] - m_loose["rot"]),
+            math.degrees(sa),
+        ),
         "shape": (shape_est, shape_el, math.hypot(sx, sy)),
-    }  # fmt: skip
-    rows = []
-    for key, name, ref, val, norm, unit in (
-        ("u", "tip displacement", 0.0, float(np.linalg.norm(m_an["u"] - m_el["u"])) / scale,
-         scale, "|r_ANCF - r_elastica| / |u_tip|"),
-        ("rot", "tip rotation", m_el["rot"], m_an["rot"], abs(m_el["rot"]), "deg"),
-        ("shape", "shape", 0.0,
-         float(np.max(np.hypot(q[0::4] - el["node_x"], q[1::4] - el["node_y"]))) / scale,
-         scale, "max nodal distance / |u_tip|"),
-    ):  # fmt: skip
-        ancf, ela, solver = est[key]
-        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
-                        fs * ancf / norm)
-        b.add(f"elastica |tol {ELASTICA_TOL:g} - {10 * ELASTICA_TOL:g}|", ela / norm)
-        b.add("Newton + round-off (adjoint)", solver / norm)
-        label = "nodes" if key == "shape" else ""
-        rows.append(check(
-            f"static {name}: ANCF {label + ' ' if label else ''}vs extensible {what}", ref, val,
-            b.total, mode="rel" if key == "rot" else "abs",
-            note=f"{unit}; {note}; " + b.note(), case=case.name))  # fmt: skip
-    return rows
+    }
+    return m_an, m_el, est
 
 
 def _static_measures(model, q) -> dict[str, Any]:
     """Tip displacement from the reference (m, vector) and tip rotation (deg) of ``q``."""
     ref = model.reference()
-    return {"u": np.array([q[-4] - ref[-4], q[-3] - ref[-3]]),
-            "rot": math.degrees(math.atan2(q[-1], q[-2]) - math.atan2(ref[-1], ref[-2]))}
+    return {
+        "u": np.array([q[-4] - ref[-4], q[-3] - ref[-3]]),
+        "rot": math.degrees(math.atan2(q[-1], q[-2]) - math.atan2(ref[-1], ref[-2])),
+    }
 
 
 def _elastica_measures(el) -> dict[str, Any]:
-    return {"u": np.array([el["tip_x"] - el["ref_tip_x"], el["tip_y"] - el["ref_tip_y"]]),
-            "rot": el["tip_angle_deg"] - el["ref_tip_angle_deg"]}  # fmt: skip
+    return {
+        "u": np.array([el["tip_x"] - el["ref_tip_x"], el["tip_y"] - el["ref_tip_y"]]),
+        "rot": el["tip_angle_deg"] - el["ref_tip_angle_deg"],
+    }
 
 
 def _linear_model_numbers(case, el):
@@ -479,16 +594,25 @@ def _linear_model_numbers(case, el):
         _number(case, "elastica tip angle", el["tip_angle_deg"], "deg"),
         _number(case, "elastica tip deflection (downward)", -el["tip_y"], "m"),
         _number(case, "linear model tip deflection (downward)", -lin.tip_y, "m"),
-        _number(case, "linear model: tip deflection / elastica - 1", lin.tip_y / el["tip_y"] - 1,
-                "1", "small-deflection model, mesh.strain: linear"),
-        _number(case, "linear model: tip position error / |u_tip|", err, "1",
-                "|r_lin - r_elastica| / |r_elastica - r_reference|"),
-    ], lin.q  # fmt: skip
+        _number(
+            case,
+            "linear model: tip deflection / elastica - 1",
+            lin.tip_y / el["tip_y"] - 1,
+            "1",
+            "small-deflection model, mesh.strain: linear",
+        ),
+        _number(
+            case,
+            "linear model: tip position error / |u_tip|",
+            err,
+            "1",
+            "|r_lin - r_elastica| / |r_elastica - r_reference|",
+        ),
+    ], lin.q
 
 
 def _number(case, name, value, unit, note=""):
-    return {"case": case.name, "quantity": name, "value": float(value), "unit": unit,
-            "note": note}  # fmt: skip
+    return {"case": case.name, "quantity": name, "value": float(value), "unit": unit, "note": note}
 
 
 def _stepped_checks(case, stepped, exact, quad, fs):
@@ -503,14 +627,25 @@ def _stepped_checks(case, stepped, exact, quad, fs):
     # residual after the extrapolation ~ (L/N)^q, q > 1: the extrapolations from N..8N are a
     # sequence converging at an order above 1 (refinement_estimate: max(2 |R0 - R1|,
     # 4/3 |R0 - R2|), robust to two residual terms of opposite signs, e.g. orders 3.15 and 4)
-    b = Bound().add(f"{fs:g} x stepped estimate from R(N, 2N), R(2N, 4N), R(4N, 8N)",
-                    fs * refinement_estimate(*r[:3]) / abs(w_ex))
+    b = Bound().add(
+        f"{fs:g} x stepped estimate from R(N, 2N), R(2N, 4N), R(4N, 8N)",
+        fs * refinement_estimate(*r[:3]) / abs(w_ex),
+    )
     b.add("quadrature", quad["tip_deflection"] / abs(w_ex))
-    b.add(f"transfer-matrix round-off 4 eps x {stepped.counts[1]}",
-          stepped_roundoff(stepped.counts[1]))
-    rows = [check(f"static tip deflection: stepped TM (Richardson {stepped.label}) vs exact "
-                  "quadrature", w_ex, r[0], b.total,
-                  note=f"m; leading order {p:g}; " + b.note(), case=name)]  # fmt: skip
+    b.add(
+        f"transfer-matrix round-off 4 eps x {stepped.counts[1]}",
+        stepped_roundoff(stepped.counts[1]),
+    )
+    rows = [
+        check(
+            f"static tip deflection: stepped TM (Richardson {stepped.label}) vs exact quadrature",
+            w_ex,
+            r[0],
+            b.total,
+            note=f"m; leading order {p:g}; " + b.note(),
+            case=name,
+        )
+    ]
     order = _stepped_order_check(case, stepped, tips - w_ex, abs(w_ex), quad, fs)
     return rows + ([order] if order else [])
 
@@ -528,8 +663,7 @@ def _stepped_order_check(case, stepped, err, w_abs, quad, fs):
     larger of the observed one, capped at 0.9, and the theoretical ``2^-(q - 2)``, ``q`` the
     smallest exponent above 2). Checked: the order between N and 2N lies in ``[p, 2]``
     widened by that estimate (with the factor of safety) and the round-off of the errors."""
-    noise = np.array([stepped_roundoff(c) for c in stepped.counts]) * w_abs + quad[
-        "tip_deflection"]
+    noise = np.array([stepped_roundoff(c) for c in stepped.counts]) * w_abs + quad["tip_deflection"]
     if not np.all(np.abs(err) > 10.0 * noise):  # uniform sections: no order to measure
         return None
     orders = [log_ratio(err[k], err[k + 1]) for k in range(err.size - 1)]
@@ -540,17 +674,24 @@ def _stepped_order_check(case, stepped, err, w_abs, quad, fs):
     rho_obs = abs(d12 / d01) if d01 != 0.0 else 0.0
     rho = max(2.0 ** (2.0 - q_above), min(rho_obs, 0.9))
     b = Bound().add(f"exponents up to 2: half of [{p_lo:.4g}, {p_hi:.4g}]", 0.5 * (p_hi - p_lo))
-    b.add(f"{fs:g} x pre-asymptotic |p(N,2N) - p(2N,4N)| / (1 - {rho:.3g})",
-          fs * abs(d01) / (1.0 - rho))
-    b.add("round-off of the errors", (noise[0] / abs(err[0]) + noise[1] / abs(err[1]))
-          / math.log(2.0))
+    b.add(
+        f"{fs:g} x pre-asymptotic |p(N,2N) - p(2N,4N)| / (1 - {rho:.3g})",
+        fs * abs(d01) / (1.0 - rho),
+    )
+    b.add(
+        "round-off of the errors", (noise[0] / abs(err[0]) + noise[1] / abs(err[1])) / math.log(2.0)
+    )
     return check(
-        f"stepped TM observed order ({stepped.label})", 0.5 * (p_lo + p_hi), orders[0], b.total,
+        f"stepped TM observed order ({stepped.label})",
+        0.5 * (p_lo + p_hi),
+        orders[0],
+        b.total,
         mode="abs",
         note=f"midpoint-property stepped beam: error terms O(1/N^p), p in "
-             f"{', '.join(f'{x:.4g}' for x in stepped.exponents[:5])}, ...; orders "
-             f"{', '.join(f'{x:.4f}' for x in orders)} (N to 8N); " + b.note(),
-        case=case.name)  # fmt: skip
+        f"{', '.join(f'{x:.4g}' for x in stepped.exponents[:5])}, ...; orders "
+        f"{', '.join(f'{x:.4f}' for x in orders)} (N to 8N); " + b.note(),
+        case=case.name,
+    )
 
 
 def _uniform_checks(case, n_modes, fs, loaded=True):
@@ -572,29 +713,49 @@ def _uniform_checks(case, n_modes, fs, loaded=True):
         (solver,) = static_solution_error(model, lin.q, [tip_gradients(model, lin.q)["tip_y"]])
         # the cubic Hermite element is nodally exact for a uniform beam (Tong 1969): the
         # closed form's few operations and the solve's Newton and round-off bound are all
-        b = Bound().add("closed form 8 eps", 8.0 * EPS).add("Newton + round-off (adjoint)",
-                                                             solver / abs(w_u))  # fmt: skip
-        rows.append(check(
-            "uniform counterpart: linear tip deflection vs -q L^4 / (8 EI)", w_u, lin.tip_y,
-            b.total, note="m; defects removed; nodally exact element; " + b.note(),
-            case=name))  # fmt: skip
+        b = (
+            Bound()
+            .add("closed form 8 eps", 8.0 * EPS)
+            .add("Newton + round-off (adjoint)", solver / abs(w_u))
+        )
+        rows.append(
+            check(
+                "uniform counterpart: linear tip deflection vs -q L^4 / (8 EI)",
+                w_u,
+                lin.tip_y,
+                b.total,
+                note="m; defects removed; nodally exact element; " + b.note(),
+                case=name,
+            )
+        )
     nmu = min(3, n_modes)
     if nmu < 1:
         return rows
     om_u = transfer.uniform_frequencies(L, EI0, rhoA0, nmu)
     om_anc = _bending_frequencies(uc, nmu)
-    om_2, om_4 = (_bending_frequencies(uc.with_overrides({"mesh.n_elements": m * n_el}), nmu)
-                  for m in (2, 4))  # fmt: skip
+    om_2, om_4 = (
+        _bending_frequencies(uc.with_overrides({"mesh.n_elements": m * n_el}), nmu) for m in (2, 4)
+    )
     for k in range(min(nmu, om_anc.size)):
-        b = Bound().add(f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
-                        fs * refinement_estimate(om_anc[k], om_2[k], om_4[k]) / om_u[k])
-        b.add(f"Ritz round-off 32 eps n^2 ({n_el}, {4 * n_el} el.)",
-              modal_roundoff(n_el) + modal_roundoff(4 * n_el))
+        b = Bound().add(
+            f"{fs:g} x ANCF estimate ({n_el}, {2 * n_el}, {4 * n_el} el.)",
+            fs * refinement_estimate(om_anc[k], om_2[k], om_4[k]) / om_u[k],
+        )
+        b.add(
+            f"Ritz round-off 32 eps n^2 ({n_el}, {4 * n_el} el.)",
+            modal_roundoff(n_el) + modal_roundoff(4 * n_el),
+        )
         b.add("closed form (beta L root) 16 eps", 16.0 * EPS)
-        rows.append(check(
-            f"uniform counterpart: omega_{k + 1} vs (beta_k L)^2 sqrt(EI / rhoA) / L^2",
-            om_u[k], om_anc[k], b.total, note="rad/s; defects removed; " + b.note(),
-            case=name))  # fmt: skip
+        rows.append(
+            check(
+                f"uniform counterpart: omega_{k + 1} vs (beta_k L)^2 sqrt(EI / rhoA) / L^2",
+                om_u[k],
+                om_anc[k],
+                b.total,
+                note="rad/s; defects removed; " + b.note(),
+                case=name,
+            )
+        )
     return rows
 
 
@@ -609,8 +770,9 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
 
     name = case.name
     ne_sim = int(simulate_ds.sizes["node"]) - 1
-    sim_case = case if ne_sim == case.mesh.n_elements else case.with_overrides(
-        {"mesh.n_elements": ne_sim})  # fmt: skip
+    sim_case = (
+        case if ne_sim == case.mesh.n_elements else case.with_overrides({"mesh.n_elements": ne_sim})
+    )
     rows = [_energy_drift_check(sim_case, simulate_ds, fs, large)]
     if large:  # no vibration about the static state, no linear superposition
         return rows
@@ -620,8 +782,11 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
         tip_static = solve_static(BeamModel(sim_case)).tip_y
     nonlinear = geometric_nonlinearity(BeamModel(sim_case), tip_static)
     w1 = float(modal_analysis(BeamModel(sim_case), n_modes=1, about="static").omega[0])
-    info.update(omega_1_static=w1, nonlinearity_rel=nonlinear / abs(tip_static),
-                static_nonlinearity_rel=nonlinear / 8.0 / abs(tip_static))  # fmt: skip
+    info.update(
+        omega_1_static=w1,
+        nonlinearity_rel=nonlinear / abs(tip_static),
+        static_nonlinearity_rel=nonlinear / 8.0 / abs(tip_static),
+    )
     t = simulate_ds["time"].values
     y = simulate_ds["tip_y"].values
     dt = float(simulate_ds.attrs["dt"])
@@ -630,16 +795,23 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
     y_lin = response.tip(t, discrete=True)
     mean_lin, _ = whole_period_mean(t, y_lin, 2 * math.pi / w1)
     residual = mean_lin - response.static_tip
-    b = Bound().add(f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|",
-                    fs * nonlinear / abs(tip_static))
+    b = Bound().add(
+        f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|", fs * nonlinear / abs(tip_static)
+    )
     steps = float(simulate_ds.attrs["t_end"]) / dt
     b.add("time-stepping round-off eps x steps", EPS * steps)
-    rows.append(check(
-        "explicit run: mean tip over whole periods (2nd half) vs static tip + linear residual "
-        "oscillation",
-        tip_static + residual, mean, b.total,
-        note=f"m; {nper} periods of omega_1 = {w1:.4g} rad/s; residual oscillation of the "
-             f"linear discrete run {residual:.3g} m; " + b.note(), case=name))  # fmt: skip
+    rows.append(
+        check(
+            "explicit run: mean tip over whole periods (2nd half) vs static tip + linear residual "
+            "oscillation",
+            tip_static + residual,
+            mean,
+            b.total,
+            note=f"m; {nper} periods of omega_1 = {w1:.4g} rad/s; residual oscillation of the "
+            f"linear discrete run {residual:.3g} m; " + b.note(),
+            case=name,
+        )
+    )
     if straight:
         rows.append(_first_period_check(sim_case, t, y, response, nonlinear, fs, steps))
     return rows
@@ -656,34 +828,48 @@ def _energy_drift_check(sim_case, simulate_ds, fs, large):
     drift = float(a["energy_drift_rel"])
     t_max = float(simulate_ds["kinetic"].max())
     dt = float(a["dt"])
-    energies = [simulate_ds[k].values for k in ("kinetic", "strain", "gravity", "damping_work")
-                if k in simulate_ds]  # fmt: skip
+    energies = [
+        simulate_ds[k].values
+        for k in ("kinetic", "strain", "gravity", "damping_work")
+        if k in simulate_ds
+    ]
     scale = float(sum(np.max(np.abs(e)) for e in energies))
     b = Bound().add("energy sums 16 eps", 16.0 * EPS * scale / t_max)
     damped = sim_case.dynamics.damping_alpha > 0.0 or sim_case.dynamics.damping_beta > 0.0
     if large or damped:
         half = _rerun(sim_case, a, 0.5 * dt)
         d_half = float(half["energy_drift_rel"])
-        b.add(f"{fs:g} x estimate 4/3 |drift(dt) - drift(dt/2)| (second order; dt/2: "
-              f"{d_half:.3g})", fs * 4.0 / 3.0 * abs(drift - d_half))
+        b.add(
+            f"{fs:g} x estimate 4/3 |drift(dt) - drift(dt/2)| (second order; dt/2: {d_half:.3g})",
+            fs * 4.0 / 3.0 * abs(drift - d_half),
+        )
         why = "large deflection" if large else "damped run"
     else:
         bound = central_difference_energy_bound(BeamModel(sim_case), dt)
         b.add(f"{fs:g} x central differences dt^2/8 Q_g M^-1 Q_g / max T", fs * bound / t_max)
         why = "linearised beam"
     return check(
-        "explicit run: energy drift max|E - E0| / max T", 0.0, drift, b.total, mode="abs",
+        "explicit run: energy drift max|E - E0| / max T",
+        0.0,
+        drift,
+        b.total,
+        mode="abs",
         note=f"central differences; bound of the {why}; " + b.note(),
-        case=sim_case.name)  # fmt: skip
+        case=sim_case.name,
+    )
 
 
 def _rerun(sim_case, attrs, dt, t_end=None):
     """The explicit run of ``sim_case`` again at step ``dt`` (same ``dt_critical``)."""
     from ancf_beam.analyses import run_simulate
 
-    s, _ = run_simulate(sim_case, dt=dt, dt_critical=float(attrs["dt_critical"]),
-                        t_end=float(attrs["t_end"]) if t_end is None else t_end,
-                        progress=False)  # fmt: skip
+    s, _ = run_simulate(
+        sim_case,
+        dt=dt,
+        dt_critical=float(attrs["dt_critical"]),
+        t_end=float(attrs["t_end"]) if t_end is None else t_end,
+        progress=False,
+    )
     return s
 
 
@@ -719,35 +905,47 @@ def _first_period_check(sim_case, t, y, response, nonlinear, fs, steps):
     b.add(f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|", fs * nonlinear / disp)
     b.add("time-stepping round-off eps x steps", EPS * steps)
     return check(
-        "explicit run: tip history over the first period vs linear modal superposition", 0.0,
-        float(np.max(np.abs(y[sel] - y_lin))) / disp, b.total, mode="abs",
+        "explicit run: tip history over the first period vs linear modal superposition",
+        0.0,
+        float(np.max(np.abs(y[sel] - y_lin))) / disp,
+        b.total,
+        mode="abs",
         note=f"max |y - y_lin| / max |y - y0|; {response.omega.size} modes, {int(sel.sum())} "
-             "samples; " + b.note(), case=sim_case.name)  # fmt: skip
+        "samples; " + b.note(),
+        case=sim_case.name,
+    )
 
 
-def _validation_dataset(case, rows, numbers, exact, p, om, om_tm, stepped, tol, t0, large):
+def _validation_dataset(case, rows, numbers, ref, tol, t0, large):
     ds = checks_dataset(rows)
     wall = time.perf_counter() - t0
     ds = ds.assign(
-        exact_x=("x_exact", exact["x"], {"units": "m"}),
-        exact_w=("x_exact", exact["w"], {"units": "m", "long_name": "exact linear deflection"}),
+        exact_x=("x_exact", ref.exact["x"], {"units": "m"}),
+        exact_w=(
+            "x_exact",
+            ref.exact["w"],
+            {"units": "m", "long_name": "exact linear deflection"},
+        ),
         exact_curvature=(
             "x_exact",
-            -exact["moment"] / p.EI(exact["x"]),
+            -ref.exact["moment"] / ref.p.EI(ref.exact["x"]),
             {"units": "rad/m", "long_name": "exact linear curvature -M/EI"},
         ),
-        stepped_omega=("mode", om_tm, {"units": "rad/s",
-                                       "long_name": "stepped TM, Richardson 2N, 4N"}),
-        ancf_omega=("mode", om, {"units": "rad/s", "long_name": "ANCF bending modes"}),
-    )  # fmt: skip
-    ds = ds.assign_coords(mode=np.arange(1, om.size + 1))
+        stepped_omega=(
+            "mode",
+            ref.om_tm,
+            {"units": "rad/s", "long_name": "stepped TM, Richardson 2N, 4N"},
+        ),
+        ancf_omega=("mode", ref.om, {"units": "rad/s", "long_name": "ANCF bending modes"}),
+    )
+    ds = ds.assign_coords(mode=np.arange(1, ref.om.size + 1))
     ds = ds.assign(numbers_dataset(numbers))
     ds.attrs.update(
         provenance_attrs(
             case,
             study="validation",
-            segments=stepped.counts[0],
-            stepped_order=stepped.order,
+            segments=ref.stepped.counts[0],
+            stepped_order=ref.stepped.order,
             n_checks=len(rows),
             n_pass=sum(r["status"] == "PASS" for r in rows),
             n_fail=sum(r["status"] == "FAIL" for r in rows),
@@ -765,16 +963,19 @@ def numbers_dataset(numbers) -> xr.Dataset:
     ``number_name``, ``number_value``, ``number_unit``, ``number_note``."""
 
     def col(k, dtype):
-        return np.array([r[k] for r in numbers], dtype=dtype) if numbers else np.array(
-            [], dtype=dtype)  # fmt: skip
+        return (
+            np.array([r[k] for r in numbers], dtype=dtype) if numbers else np.array([], dtype=dtype)
+        )
 
-    return xr.Dataset({
-        "number_case": ("number", col("case", object)),
-        "number_name": ("number", col("quantity", object)),
-        "number_value": ("number", col("value", float)),
-        "number_unit": ("number", col("unit", object)),
-        "number_note": ("number", col("note", object)),
-    })  # fmt: skip
+    return xr.Dataset(
+        {
+            "number_case": ("number", col("case", object)),
+            "number_name": ("number", col("quantity", object)),
+            "number_value": ("number", col("value", float)),
+            "number_unit": ("number", col("unit", object)),
+            "number_note": ("number", col("note", object)),
+        }
+    )
 
 
 #: Tolerances of the damage-aware dynamic checks (see :func:`damage_dynamics_checks`): the same
@@ -848,17 +1049,27 @@ def _window_drift(simulate_ds, window) -> float:
 
 
 def _damage_drift_check(name, simulate_ds, window, drifts, fs):
-    energies = [simulate_ds[k].values for k in ("kinetic", "strain", "gravity", "damping_work")
-                if k in simulate_ds]  # fmt: skip
+    energies = [
+        simulate_ds[k].values
+        for k in ("kinetic", "strain", "gravity", "damping_work")
+        if k in simulate_ds
+    ]
     scale = float(sum(np.max(np.abs(e)) for e in energies)) / float(simulate_ds["kinetic"].max())
-    b = Bound().add(f"{fs:g} x first-order estimate 2 |drift(dt) - drift(dt/2)|",
-                    fs * 2.0 * abs(drifts[0] - drifts[1]))
+    b = Bound().add(
+        f"{fs:g} x first-order estimate 2 |drift(dt) - drift(dt/2)|",
+        fs * 2.0 * abs(drifts[0] - drifts[1]),
+    )
     b.add("energy sums 16 eps", 16.0 * EPS * scale)
     return check(
-        f"explicit run with damage: energy drift max|E - E0| / max T (first {window:g} s)", 0.0,
-        drifts[0], b.total, mode="abs",
+        f"explicit run with damage: energy drift max|E - E0| / max T (first {window:g} s)",
+        0.0,
+        drifts[0],
+        b.total,
+        mode="abs",
         note=f"released energy counted as dissipated; staggered update: O(dt); drift "
-             f"{drifts[1]:.3g} at dt/2; " + b.note(), case=name)  # fmt: skip
+        f"{drifts[1]:.3g} at dt/2; " + b.note(),
+        case=name,
+    )
 
 
 def _damage_drift_order_check(name, window, drifts, fs):
@@ -866,13 +1077,20 @@ def _damage_drift_order_check(name, window, drifts, fs):
     term from the order under ``dt/2 -> dt/4`` (the next term is ``O(dt^2)``: the deviation
     from 1 halves per halving of ``dt``)."""
     p01, p12 = log_ratio(drifts[0], drifts[1]), log_ratio(drifts[1], drifts[2])
-    b = Bound().add(f"{fs:g} x pre-asymptotic |p(dt, dt/2) - p(dt/2, dt/4)| / (1 - 2^-1)",
-                    fs * 2.0 * abs(p01 - p12))
+    b = Bound().add(
+        f"{fs:g} x pre-asymptotic |p(dt, dt/2) - p(dt/2, dt/4)| / (1 - 2^-1)",
+        fs * 2.0 * abs(p01 - p12),
+    )
     return check(
-        f"damage energy drift: observed order under dt -> dt/2 (first {window:g} s)", 1.0,
-        p01, b.total, mode="abs",
+        f"damage energy drift: observed order under dt -> dt/2 (first {window:g} s)",
+        1.0,
+        p01,
+        b.total,
+        mode="abs",
         note=f"drift {drifts[0]:.3g}, {drifts[1]:.3g}, {drifts[2]:.3g} at dt, dt/2, dt/4; "
-             + b.note(), case=name)  # fmt: skip
+        + b.note(),
+        case=name,
+    )
 
 
 def _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs, info):
@@ -907,16 +1125,21 @@ def _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs, info):
     half = t[sel][0] + 0.5 * (t[sel][-1] - t[sel][0])
     c_a = _fitted_equilibrium(t[sel & (t <= half)], y[sel & (t <= half)], omega_dt)
     c_b = _fitted_equilibrium(t[sel & (t >= half)], y[sel & (t >= half)], omega_dt)
-    b = Bound().add(f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|",
-                    fs * nonlinear / abs(tip_frozen))
+    b = Bound().add(
+        f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|", fs * nonlinear / abs(tip_frozen)
+    )
     b.add(f"{fs:g} x change between the window's halves", fs * abs(c_a - c_b) / abs(tip_frozen))
     b.add("least squares + round-off 64 eps", 64.0 * EPS)
     return check(
         "explicit run with damage: equilibrium over whole periods (2nd half) vs static tip "
-        "with the final damage frozen", tip_frozen, c0, b.total,
+        "with the final damage frozen",
+        tip_frozen,
+        c0,
+        b.total,
         note=f"m; {nper} periods of the damaged omega_1 = {omega[0]:.4g} rad/s; plain mean "
-             f"{mean:.6g} m; {omega.size} modes fitted; " + b.note(),
-        case=sim_case.name)  # fmt: skip
+        f"{mean:.6g} m; {omega.size} modes fitted; " + b.note(),
+        case=sim_case.name,
+    )
 
 
 def _fitted_equilibrium(t, y, omega) -> float:
@@ -936,8 +1159,14 @@ def _damage_irreversible_check(name, simulate_ds):
     dmg = np.asarray(simulate_ds["damage"].values, float)
     decrease = float(np.max(dmg[:-1] - dmg[1:])) if dmg.shape[0] > 1 else 0.0
     return check(
-        "damage irreversible: largest decrease between snapshots", 0.0, max(decrease, 0.0), 0.0,
-        mode="abs", note=f"max damage {dmg.max():.3g}", case=name)  # fmt: skip
+        "damage irreversible: largest decrease between snapshots",
+        0.0,
+        max(decrease, 0.0),
+        0.0,
+        mode="abs",
+        note=f"max damage {dmg.max():.3g}",
+        case=name,
+    )
 
 
 def run_family_validation(

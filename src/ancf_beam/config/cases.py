@@ -1,0 +1,485 @@
+"""Beam cases: YAML -> validated, frozen case specifications; the workflow's ``pipeline`` section.
+
+A configuration holds *defaults* in the sections ``beam``, ``material``, ``defect``, ``mesh``,
+``load``, ``static``, ``modal``, ``stepped``, ``dynamics``, ``imperfection`` and ``damage``, an
+optional ``cases`` mapping of named cases overriding any of those keys, ``mechanisms``
+(:mod:`ancf_beam.config.mechanisms`) and ``pipeline`` (read only by the Snakemake workflow).
+Keys, types, ranges, defaults and descriptions are those of the schema
+(:mod:`ancf_beam.config.schema`); here are only the checks that span keys. The spec dataclasses
+have no defaults of their own: :func:`build_case` fills every field. SI units throughout.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ancf_beam.config import schema
+from ancf_beam.errors import ConfigError
+from ancf_beam.yamlio import parse_yaml_text, read_yaml
+
+__all__ = [
+    "BeamSpec",
+    "CaseSpec",
+    "DEFAULTS",
+    "DamageSpec",
+    "DefectSpec",
+    "DynamicsSpec",
+    "EXPLICIT_INTEGRATOR",
+    "GradientSpec",
+    "IMPLICIT_INTEGRATORS",
+    "IMPLICIT_STEPS_PER_PERIOD",
+    "INTEGRATORS",
+    "ImperfectionSpec",
+    "LoadSpec",
+    "MAPPINGS",
+    "MAX_ELEMENTS",
+    "MAX_KAPPA0_L",
+    "MAX_SEGMENTS",
+    "MODAL_STATES",
+    "MaterialSpec",
+    "MeshSpec",
+    "ModalSpec",
+    "NEWTON_DEFAULTS",
+    "NEWTON_PREDICTORS",
+    "NEWTON_VARIANTS",
+    "N_GAUSS_RANGE",
+    "PIPELINE_DEFAULTS",
+    "RULES",
+    "SECTIONS",
+    "STRAIN_MODELS",
+    "StaticSpec",
+    "SteppedSpec",
+    "build_case",
+    "case_from_file",
+    "check_names",
+    "config_hash",
+    "default_config_path",
+    "flatten",
+    "load_config",
+    "parse_set",
+    "pipeline_settings",
+    "resolve_case",
+    "validate",
+    "validate_config",
+]
+
+#: The case sections and their defaults (from the schema).
+SECTIONS = tuple(schema.node("case")["properties"])
+DEFAULTS: dict[str, dict[str, Any]] = {s: schema.defaults(schema.node(s)) for s in SECTIONS}
+TOP_LEVEL_EXTRA = ("cases", "pipeline", "mechanisms")
+#: Defaults of the workflow's ``pipeline`` section (the library's analyses never read it).
+PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = schema.defaults(schema.node("pipeline"))
+MAPPINGS = schema.enum("defect", "mapping")
+STRAIN_MODELS = schema.enum("mesh", "strain")
+MODAL_STATES = schema.enum("modal", "about")
+INTEGRATORS = schema.enum("dynamics", "integrator")
+EXPLICIT_INTEGRATOR = INTEGRATORS[0]
+IMPLICIT_INTEGRATORS = INTEGRATORS[1:]
+#: Every case key's (allowed values in words, predicate), for values given as CLI options.
+RULES: dict[str, tuple[str, Any]] = {k: schema.rule(k) for k in schema.case_keys()}
+MAX_ELEMENTS = schema.node("mesh_count")["maximum"]
+MAX_SEGMENTS = schema.node("stepped")["properties"]["segments"]["maximum"]
+_GAUSS = schema.node("mesh")["properties"]["n_gauss_axial"]
+N_GAUSS_RANGE = (_GAUSS["minimum"], _GAUSS["maximum"])
+#: Bound of ``|kappa0| * beam.length`` per imperfection profile: reference tip angles up to 2 rad
+#: (uniform) and 1.5 rad (linear), the range over which the reference tip height grows with
+#: kappa0, so a ``tip_offset`` maps onto exactly one kappa0 inside the same bound.
+MAX_KAPPA0_L = {"uniform": 2.0, "linear": 3.0}
+#: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
+#: arguments of ancf_beam.solvers.settings.DynamicsSettings.from_case), not case keys.
+NEWTON_DEFAULTS: dict[str, Any] = {
+    "max_iter": 20,
+    "tol": 1e-8,
+    "increment_tol": 1e-10,
+    "max_halvings": 4,
+    "newton": "modified",
+    "predictor": "auto",
+}
+NEWTON_VARIANTS = ("full", "modified")
+NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
+IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
+
+
+@dataclass(frozen=True)
+class GradientSpec:
+    """Parameters of one gradient law: power law ``lam``, ``n`` and the optional measured
+    ``table`` ``((x/L, factor), ...)``. The law itself is
+    :func:`ancf_beam.beam.defects.gradient_factor`."""
+
+    lam: float
+    n: float
+    table: tuple[tuple[float, float], ...] | None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GradientSpec:
+        table = d.get("table")
+        if table is not None:
+            table = tuple((float(a), float(b)) for a, b in table)
+        return cls(float(d["lam"]), float(d["n"]), table)
+
+
+def _section(name: str, doc: str, **namespace: Any) -> type:
+    return schema.spec_class(name, name.removesuffix("Spec").lower(), __name__, doc, namespace)
+
+
+BeamSpec = _section("BeamSpec", "Geometry of the beam (m).")
+MaterialSpec = _section("MaterialSpec", "Material at the clamp.")
+MeshSpec = _section("MeshSpec", "Discretisation.")
+LoadSpec = _section("LoadSpec", "Gravity, along -y.")
+StaticSpec = _section("StaticSpec", "Static solver controls.")
+ModalSpec = _section("ModalSpec", "Modal analysis.")
+SteppedSpec = _section("SteppedSpec", "The stepped-beam reference.")
+DynamicsSpec = _section("DynamicsSpec", "Dynamic runs.")
+DamageSpec = _section("DamageSpec", "Strain-driven irreversible damage (ancf_beam.beam.damage).")
+ImperfectionSpec = _section(
+    "ImperfectionSpec",
+    "Stress-free initially curved reference: curvature ``kappa0 * p(x)`` (1/m), ``p = 1``\n"
+    "(uniform) or ``p = 1 - x/L`` (linear); ``tip_offset`` (m), when given, sets ``kappa0``.",
+    active=property(
+        lambda self: self.kappa0 != 0.0 or bool(self.tip_offset),
+        doc="True when the reference is curved.",
+    ),
+)
+_SPECS = {
+    "beam": BeamSpec,
+    "material": MaterialSpec,
+    "mesh": MeshSpec,
+    "load": LoadSpec,
+    "static": StaticSpec,
+    "modal": ModalSpec,
+    "stepped": SteppedSpec,
+    "dynamics": DynamicsSpec,
+    "imperfection": ImperfectionSpec,
+    "damage": DamageSpec,
+}
+
+
+@dataclass(frozen=True)
+class DefectSpec:
+    E: GradientSpec
+    rho: GradientSpec
+    width: GradientSpec
+    height: GradientSpec
+    mapping: str  # gauss | nodal | element
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One fully resolved case: everything the library needs, plus its provenance."""
+
+    name: str
+    beam: BeamSpec
+    material: MaterialSpec
+    defect: DefectSpec
+    mesh: MeshSpec
+    load: LoadSpec
+    static: StaticSpec
+    modal: ModalSpec
+    stepped: SteppedSpec
+    dynamics: DynamicsSpec
+    imperfection: ImperfectionSpec
+    damage: DamageSpec
+    resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.resolved)
+
+    def flat(self) -> dict[str, Any]:
+        """Resolved parameters as a flat ``{dotted.key: value}`` dict (None -> 'none')."""
+        return flatten(self.resolved)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> CaseSpec:
+        """A copy of this case with dotted-key overrides applied and validated."""
+        merged = copy.deepcopy(dict(self.resolved))
+        for key, value in overrides.items():
+            set_dotted(merged, key, value)
+        return build_case(merged, self.name)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def config_hash(resolved: Mapping[str, Any]) -> str:
+    """SHA-256 (first 16 hex digits) of the canonical JSON of a resolved configuration."""
+    text = json.dumps(resolved, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def deep_merge(base: dict, over: Mapping, where: str) -> dict:
+    """Merge ``over`` into ``base`` in place; a key ``base`` lacks is an unknown key."""
+    for k, v in over.items():
+        path = f"{where}.{k}" if where else str(k)
+        if k not in base:
+            raise ConfigError(schema.unknown_key_message(path, base))
+        if isinstance(base[k], dict):
+            if not isinstance(v, Mapping):
+                raise ConfigError(f"config key '{path}' must be a mapping, got {v!r}")
+            deep_merge(base[k], v, path)
+        else:
+            base[k] = v
+    return base
+
+
+def set_dotted(d: dict, key: str, value: Any) -> None:
+    """Set the dotted ``key`` of the nested dict ``d``; every part must exist already."""
+    parts = key.split(".")
+    node = d
+    for i, p in enumerate(parts):
+        path = ".".join(parts[: i + 1])
+        if not isinstance(node, dict):
+            raise ConfigError(
+                f"unknown config key '{path}': '{'.'.join(parts[:i])}' is a value "
+                f"({node!r}), not a block of keys"
+            )
+        if p not in node:
+            raise ConfigError(schema.unknown_key_message(path, node))
+        if i == len(parts) - 1:
+            if isinstance(node[p], dict):
+                raise ConfigError(f"config key '{path}' is a section; set one of its keys")
+            node[p] = value
+        else:
+            node = node[p]
+
+
+def _check_table(key: str, table: Any) -> None:
+    """A measured table's rows (checked by the schema) rise strictly from x/L = 0 to 1."""
+    if table is None:
+        return
+    xs = [float(row[0]) for row in table]
+    if not (
+        xs[0] == 0.0 and xs[-1] == 1.0 and all(b > a for a, b in zip(xs, xs[1:], strict=False))
+    ):
+        raise ConfigError(
+            f"config key '{key}' = {table!r} is invalid: expected "
+            f"{schema.describe(schema.node('table'))}"
+        )
+
+
+def validate(resolved: dict[str, Any]) -> dict[str, Any]:
+    """Validate a fully merged case in place (numbers coerced); raise :class:`ConfigError`."""
+    for section in SECTIONS:
+        resolved[section] = schema.check(resolved[section], schema.node(section), section)
+    defect = resolved["defect"]
+    for key, block in (
+        ("defect", defect),
+        *((f"defect.{k}", defect[k]) for k in ("rho", "width", "height")),
+    ):
+        _check_table(f"{key}.table", block["table"])
+    return resolved
+
+
+def validate_config(config: Mapping[str, Any]) -> None:
+    """Check a whole configuration against the schema (the workflow does before any job)."""
+    check_names(config)
+    schema.check(config, schema.SCHEMA)
+
+
+def default_config_path() -> Path | None:
+    """The repository's ``config/config.yaml`` when the package runs from a checkout, else None
+    (the schema's defaults then apply)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "config" / "config.yaml"
+        if candidate.is_file() and (parent / "src" / "ancf_beam").is_dir():
+            return candidate
+    return None
+
+
+def check_names(config: Mapping[str, Any]) -> None:
+    """The keys of ``cases`` and ``mechanisms`` are names (strings): a number given as a case
+    name would pass the schema and fail later with a bare ``KeyError``."""
+    for section in ("cases", "mechanisms"):
+        block = config.get(section)
+        if block is None:
+            continue
+        if not isinstance(block, Mapping):
+            raise ConfigError(f"config key '{section}' must be a mapping of named blocks")
+        for name in block:
+            if not isinstance(name, str) or not name:
+                raise ConfigError(
+                    f"config key '{section}.{name}': the name {name!r} is a "
+                    f"{type(name).__name__}; names must be non-empty strings (quote it: "
+                    f"'\"{name}\"')"
+                )
+
+
+def _check_top_level(config: Mapping[str, Any]) -> None:
+    for k in config:
+        if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
+            raise ConfigError(schema.unknown_key_message(str(k), (*SECTIONS, *TOP_LEVEL_EXTRA)))
+
+
+def load_config(path: str | Path | None = None) -> dict[str, Any]:
+    """Read a configuration YAML file: duplicate keys, malformed YAML, unknown top-level keys
+    and non-string case names are errors (values are validated by :func:`resolve_case`)."""
+    p = Path(path) if path is not None else default_config_path()
+    if p is None:
+        return {}
+    data = read_yaml(p) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file '{p}' must hold a mapping at the top level")
+    _check_top_level(data)
+    check_names(data)
+    return data
+
+
+def parse_set(items: Iterable[str]) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` strings (VALUE is YAML, read like the config files: numbers,
+    strings, null, lists)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        out[key] = parse_yaml_text(raw, f"--set {key}")  # the config files' reading of values
+    return out
+
+
+def resolve_case(
+    config: Mapping[str, Any] | None = None,
+    case: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> CaseSpec:
+    """Merge the schema's defaults <- config sections <- case block <- dotted overrides, validate.
+
+    ``case=None`` selects the config's defaults (named ``"default"``).
+    """
+    config = dict(config or {})
+    check_names(config)
+    _check_top_level(config)
+    merged = copy.deepcopy(DEFAULTS)
+    deep_merge(merged, {k: v for k, v in config.items() if k in SECTIONS}, "")
+    name = "default"
+    if case is not None:
+        cases = config.get("cases") or {}
+        if case not in cases:
+            avail = ", ".join(cases) or "(none defined)"
+            raise ConfigError(f"unknown case '{case}' (available cases: {avail})")
+        block = cases[case] or {}
+        if not isinstance(block, Mapping):
+            raise ConfigError(f"case '{case}' must be a mapping of overrides")
+        deep_merge(merged, block, f"cases.{case}")
+        name = case
+    for key, value in (overrides or {}).items():
+        set_dotted(merged, key, value)
+    return build_case(merged, name)
+
+
+def _check_case(resolved: Mapping[str, Any]) -> None:
+    """The checks of a case that span keys."""
+    imp = resolved["imperfection"]
+    if imp["tip_offset"] not in (None, 0, 0.0) and imp["kappa0"] != 0:
+        raise ConfigError(
+            "config keys 'imperfection.kappa0' and 'imperfection.tip_offset' are exclusive: "
+            "set one of them (the other to 0 / null)"
+        )
+    _check_reference_shape(resolved)
+    mesh = resolved["mesh"]
+    if resolved["modal"]["n_modes"] > 4 * mesh["n_elements"]:
+        raise ConfigError(
+            f"config key 'modal.n_modes' = {resolved['modal']['n_modes']} is invalid: expected "
+            f"an integer in [1, {4 * mesh['n_elements']}] (4 x mesh.n_elements, the free DOFs)"
+        )
+    if resolved["damage"]["enabled"] and mesh["n_gauss_axial"] != mesh["n_gauss_bending"]:
+        raise ConfigError(
+            "config key 'damage.enabled' = true needs mesh.n_gauss_axial == mesh.n_gauss_bending "
+            f"(got {mesh['n_gauss_axial']} and {mesh['n_gauss_bending']}): damage lives at "
+            "shared integration points"
+        )
+
+
+def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
+    resolved = validate(copy.deepcopy(merged))
+    _check_case(resolved)
+    d = resolved["defect"]
+    defect = DefectSpec(
+        E=GradientSpec.from_dict(d),
+        rho=GradientSpec.from_dict(d["rho"]),
+        width=GradientSpec.from_dict(d["width"]),
+        height=GradientSpec.from_dict(d["height"]),
+        mapping=d["mapping"],
+    )
+    return CaseSpec(
+        name=name,
+        defect=defect,
+        **{key: schema.spec(cls, resolved[key]) for key, cls in _SPECS.items()},
+        resolved=resolved,
+    )
+
+
+def _check_reference_shape(resolved: Mapping[str, Any]) -> None:
+    """Plausibility of the initially curved reference: ``|kappa0| L <=`` :data:`MAX_KAPPA0_L`,
+    and a ``tip_offset`` that a kappa0 inside that bound reaches."""
+    imp, length = resolved["imperfection"], float(resolved["beam"]["length"])
+    kmax = MAX_KAPPA0_L[imp["profile"]] / length
+    where = f"beam.length = {length:g} m, imperfection.profile = {imp['profile']}"
+    if abs(imp["kappa0"]) > kmax:
+        raise ConfigError(
+            f"config key 'imperfection.kappa0' = {imp['kappa0']!r} is invalid: expected |kappa0| "
+            f"<= {kmax:.6g} 1/m (|kappa0| L <= {MAX_KAPPA0_L[imp['profile']]:g} for {where})"
+        )
+    offset = imp["tip_offset"]
+    if offset not in (None, 0, 0.0):
+        n = 4000  # midpoint rule for the tip height of the reference curved to the bound
+        s = (np.arange(n) + 0.5) / n * length
+        th = kmax * (s if imp["profile"] == "uniform" else s - 0.5 * s**2 / length)
+        reach = float(np.sum(np.sin(th)) * length / n)
+        if not abs(offset) < reach:
+            raise ConfigError(
+                f"config key 'imperfection.tip_offset' = {offset!r} is invalid: expected "
+                f"|tip_offset| < {reach:.6g} m (the tip height at |kappa0| L = "
+                f"{MAX_KAPPA0_L[imp['profile']]:g} for {where})"
+            )
+
+
+def case_from_file(
+    path: str | Path | None = None, case: str | None = None, sets: Iterable[str] = ()
+) -> CaseSpec:
+    """Convenience for the CLI: file + case name + ``KEY=VALUE`` strings -> CaseSpec."""
+    return resolve_case(load_config(path), case, parse_set(sets))
+
+
+def pipeline_settings(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The workflow's ``pipeline`` section merged over :data:`PIPELINE_DEFAULTS`, validated by
+    the schema. Numbers whose default is a float (or a list of floats) come back as floats."""
+    merged = copy.deepcopy(PIPELINE_DEFAULTS)
+    given = (config or {}).get("pipeline") or {}
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"config key 'pipeline' must be a mapping, got {given!r}")
+    deep_merge(merged, given, "pipeline")
+    schema.check(merged, schema.node("pipeline"), "pipeline")
+    _float_like_defaults(merged, PIPELINE_DEFAULTS)
+    return merged
+
+
+def _float_like_defaults(merged: dict, defaults: Mapping) -> None:
+    for k, d in defaults.items():
+        v = merged[k]
+        if isinstance(d, Mapping):
+            _float_like_defaults(v, d)
+        elif isinstance(d, float) and isinstance(v, int | float) and not isinstance(v, bool):
+            merged[k] = float(v)
+        elif isinstance(d, list) and d and isinstance(d[0], float) and isinstance(v, list):
+            merged[k] = [float(x) for x in v]

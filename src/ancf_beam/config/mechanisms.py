@@ -1,0 +1,432 @@
+"""Mechanism cases (planar multibody, :mod:`ancf_beam.mbs`): the ``mechanisms:`` section.
+
+One block per mechanism, ``kind`` selecting its keys and their defaults (the schema's
+``pendulum``, ``slider_crank``, ``two_body``). An ANCF beam inside a mechanism (the pendulum, a
+slider-crank's ``rod: {model: ancf}``) is a beam case: its sections start from the schema's
+defaults, not from the configuration's top-level cantilever, and are validated by
+:func:`~ancf_beam.config.cases.build_case`. Gravity is the mechanism's ``g``. Here are the checks
+that span keys: the rod longer than the crank, the clearance radii, the contact law's keys.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ancf_beam.config import schema
+from ancf_beam.config.cases import (
+    DEFAULTS,
+    CaseSpec,
+    build_case,
+    config_hash,
+    deep_merge,
+    flatten,
+    load_config,
+    parse_set,
+    set_dotted,
+)
+from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.errors import ConfigError
+
+__all__ = [
+    "BEAM_CASE_SECTIONS",
+    "BaumgarteSpec",
+    "CLEARANCE_INTEGRATORS",
+    "CLEARANCE_JOINTS",
+    "ClearanceSpec",
+    "IVP_METHODS",
+    "MECHANISM_INTEGRATORS",
+    "MECHANISM_KINDS",
+    "MechanismSolverSpec",
+    "MechanismSpec",
+    "ROD_MODELS",
+    "check_clearance_integrator",
+    "RigidLinkSpec",
+    "RigidPartSpec",
+    "mechanism_from_file",
+    "mechanism_names",
+    "resolve_mechanism",
+]
+
+#: the schema definition of each kind
+KIND_NODES = {"pendulum": "pendulum", "slider-crank": "slider_crank", "two-body": "two_body"}
+MECHANISM_KINDS = schema.enum("mechanism", "kind")
+MECHANISM_INTEGRATORS = schema.enum("mech_integrator")
+ROD_MODELS = ("rigid", "ancf")
+IVP_METHODS = schema.enum("mech_solver", "method")
+BEAM_CASE_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
+CLEARANCE_JOINTS = schema.enum("clearance", "joint")
+#: the integrators that record contact episodes, which a clearance joint's outputs are made of
+CLEARANCE_INTEGRATORS = ("generalized-alpha", "newmark", "adaptive")
+
+
+@dataclass(frozen=True)
+class RigidLinkSpec:
+    """Rigid link: length (m, between its two joints), mass (kg), centroidal inertia (kg m^2);
+    the centre of mass is at mid-length."""
+
+    length: float
+    mass: float
+    inertia: float
+
+
+@dataclass(frozen=True)
+class RigidPartSpec:
+    mass: float  # kg
+    inertia: float  # kg m^2
+
+
+BaumgarteSpec = schema.spec_class(
+    "BaumgarteSpec",
+    "baumgarte",
+    __name__,
+    "Baumgarte stabilisation of the index-1 integrators.",
+    defaults=True,
+)
+MechanismSolverSpec = schema.spec_class(
+    "MechanismSolverSpec",
+    "mech_solver",
+    __name__,
+    "Integrator controls of a mechanism; ``MechanismSolverSpec()`` holds the defaults.",
+    defaults=True,
+)
+
+
+@dataclass(frozen=True)
+class ClearanceSpec:
+    """A revolute clearance joint (docs/design.md section 7): the journal (radius
+    ``journal_radius``, m) of joint ``joint`` moves inside its bearing (``bearing_radius``, m);
+    ``E`` (Pa), ``nu`` of both parts give the conformal Hertz stiffness when ``contact`` (an
+    :class:`ancf_beam.mbs.contact.ContactLaw`) has no ``K``; ``friction`` an
+    :class:`ancf_beam.mbs.contact.FrictionLaw`. ``continuous_factor``: a contact episode longer
+    than this many free Hertz impact durations (at its onset speed) is continuous contact."""
+
+    joint: str
+    bearing_radius: float
+    journal_radius: float
+    E: float | None
+    nu: float | None
+    contact: Any
+    friction: Any
+    continuous_factor: float
+
+    @property
+    def radial_clearance(self) -> float:
+        """``c = R_b - R_j`` (m)."""
+        return self.bearing_radius - self.journal_radius
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """One resolved mechanism case. ``beam`` is the pendulum's beam case or the slider-crank's
+    ANCF rod (None for a rigid rod, then ``rod`` holds it)."""
+
+    name: str
+    kind: str
+    t_end: float
+    integrator: str
+    sample_dt: float
+    g: float
+    baumgarte: BaumgarteSpec
+    solver: MechanismSolverSpec
+    beam: CaseSpec | None = None
+    crank: RigidLinkSpec | None = None
+    rod: RigidLinkSpec | None = None
+    slider: RigidPartSpec | None = None
+    omega: float | None = None
+    clearance: ClearanceSpec | None = None
+    masses: tuple[float, float] | None = None  # two-body: m1, m2 (kg)
+    radii: tuple[float, float] | None = None  # two-body: contact radii (m)
+    v_rel: float | None = None  # two-body: approach speed (m/s)
+    gap: float | None = None  # two-body: initial gap (m)
+    contact: Any = None  # two-body: ancf_beam.mbs.contact.ContactLaw
+    resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def m_eff(self) -> float | None:
+        """Effective mass ``m1 m2 / (m1 + m2)`` (kg) of the two-body impact."""
+        if self.masses is None:
+            return None
+        m1, m2 = self.masses
+        return m1 * m2 / (m1 + m2)
+
+    @property
+    def rod_model(self) -> str | None:
+        if self.kind != "slider-crank":
+            return None
+        return "ancf" if self.beam is not None else "rigid"
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.resolved)
+
+    def flat(self) -> dict[str, Any]:
+        """Resolved parameters as a flat ``{dotted.key: value}`` dict."""
+        return flatten(self.resolved)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> MechanismSpec:
+        """A copy with dotted-key overrides (relative to the block) applied and validated."""
+        return resolve_mechanism(
+            {"mechanisms": {self.name: dict(self.resolved)}}, self.name, overrides
+        )
+
+
+def mechanism_names(config: Mapping[str, Any]) -> list[str]:
+    return list(config.get("mechanisms") or {})
+
+
+def _key_error(name: str, key: str, value: Any, desc: str) -> ConfigError:
+    return ConfigError(
+        f"config key 'mechanisms.{name}.{key}' = {value!r} is invalid: expected {desc}"
+    )
+
+
+def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
+    """A slider-crank's ``clearance:`` block (checked by the schema) -> :class:`ClearanceSpec`,
+    with the rules that span its keys: the journal inside the bearing, E and nu when the contact
+    law has no stiffness of its own."""
+    where = f"mechanisms.{name}.clearance"
+    b = {**schema.defaults(schema.node("clearance")), **block}
+    r_b, r_j = float(b["bearing_radius"]), float(b["journal_radius"])
+    if not r_j < r_b:
+        raise ConfigError(
+            f"config key '{where}.journal_radius' = {r_j!r} is invalid: expected "
+            f"a number in (0, bearing_radius = {r_b}) (m)"
+        )
+    contact = b["contact"]
+    k_hertz = None
+    if contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
+        props = schema.properties(schema.node("clearance"))
+        for key in ("E", "nu"):
+            if b[key] is None:
+                raise ConfigError(
+                    f"config key '{where}.{key}' = None is invalid: expected "
+                    f"{schema.describe(props[key])[8:]} (the contact law has "
+                    "no K)"
+                )
+        k_hertz = hertz_conformal_stiffness(b["E"], b["nu"], b["E"], b["nu"], r_b, r_j)
+    law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
+    friction = FrictionLaw.from_config(b["friction"], f"{where}.friction")
+    block["continuous_factor"] = float(b["continuous_factor"])
+    e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
+    return ClearanceSpec(b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"])
+
+
+def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):
+    """A beam case from the mechanism block's beam sections (over the schema's defaults)."""
+    full = copy.deepcopy(DEFAULTS)
+    try:
+        deep_merge(full, {k: sections[k] for k in BEAM_CASE_SECTIONS}, "")
+        full["load"]["g"] = g
+        return build_case(full, f"{name}{where}")
+    except ConfigError as exc:
+        raise ConfigError(f"mechanisms.{name}{where}: {exc}") from exc
+
+
+def _kind_defaults(name: str, kind: Any, block: Mapping[str, Any], overrides: dict) -> dict:
+    """The defaults of the mechanism's kind (a slider-crank's rod those of its model)."""
+    if kind not in MECHANISM_KINDS:
+        desc = schema.describe(schema.properties(schema.node("mechanism"))["kind"])
+        raise _key_error(name, "kind", kind, desc)
+    merged = {"kind": kind, **schema.defaults(schema.node(KIND_NODES[kind]))}
+    if kind == "slider-crank":
+        rod_block = block.get("rod") or {}
+        if not isinstance(rod_block, Mapping):
+            raise ConfigError(f"config key 'mechanisms.{name}.rod' must be a mapping")
+        model = overrides.get("rod.model", rod_block.get("model", "rigid"))
+        if model not in ROD_MODELS:
+            raise _key_error(name, "rod.model", model, f"one of {', '.join(ROD_MODELS)}")
+        merged["rod"] = {"model": model, **schema.defaults(schema.node(f"rod_{model}"))}
+    return merged
+
+
+def _merge_contact(merged: dict, block: Mapping[str, Any], overrides: dict) -> dict:
+    """A two-body's contact block replaces the default one as a whole (its keys depend on the
+    law); ``--set contact.KEY=VALUE`` adds or replaces one key, null removes it. Returns the
+    block without its contact."""
+    contact = block.get("contact", merged["contact"])
+    merged["contact"] = dict(contact) if isinstance(contact, Mapping) else contact
+    for key in [k for k in overrides if k.startswith("contact.")]:
+        if not isinstance(merged["contact"], dict):
+            break
+        value = overrides.pop(key)
+        if value is None:
+            merged["contact"].pop(key.split(".", 1)[1], None)
+        else:
+            merged["contact"][key.split(".", 1)[1]] = value
+    return {k: v for k, v in block.items() if k != "contact"}
+
+
+def _set_clearance_overrides(name: str, merged: dict[str, Any], overrides: dict) -> None:
+    """Apply (and remove from ``overrides``) the ``clearance.KEY`` overrides of a slider-crank:
+    any key of the block, nested ones too (``clearance.contact.restitution=0.5``); null removes
+    a key (its default applies). The block is validated as a whole afterwards."""
+    for key in [k for k in overrides if k.startswith("clearance.")]:
+        value = overrides.pop(key)
+        if merged.get("clearance") is None:
+            merged["clearance"] = {}
+        node = merged["clearance"]
+        parts = key.split(".")
+        for i, part in enumerate(parts[1:-1], start=1):
+            sub = node.get(part)
+            if sub is None:
+                sub = node[part] = {}
+            elif isinstance(sub, Mapping):
+                sub = node[part] = dict(sub)
+            else:
+                raise ConfigError(
+                    f"unknown config key 'mechanisms.{name}.{key}': "
+                    f"'{'.'.join(parts[: i + 1])}' is a value ({sub!r}), not a block of keys"
+                )
+            node = sub
+        if value is None:
+            node.pop(parts[-1], None)
+        else:
+            node[parts[-1]] = value
+
+
+def _merged_block(name: str, config: Mapping[str, Any] | None, overrides: dict) -> dict:
+    """Kind defaults <- the block <- dotted overrides (relative to the block)."""
+    mechs = (config or {}).get("mechanisms") or {}
+    if not isinstance(mechs, Mapping):
+        raise ConfigError("config key 'mechanisms' must be a mapping of named mechanisms")
+    if name not in mechs:
+        avail = ", ".join(mechs) or "(none defined)"
+        raise ConfigError(f"unknown mechanism '{name}' (available mechanisms: {avail})")
+    block = mechs[name] or {}
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"mechanism '{name}' must be a mapping")
+    kind = overrides.get("kind", block.get("kind"))
+    merged = _kind_defaults(name, kind, block, overrides)
+    if kind == "two-body":
+        block = _merge_contact(merged, block, overrides)
+    deep_merge(merged, block, f"mechanisms.{name}")
+    if isinstance(merged.get("clearance"), Mapping):  # a copy: overrides must not edit the config
+        merged["clearance"] = copy.deepcopy(dict(merged["clearance"]))
+    if kind == "slider-crank":
+        _set_clearance_overrides(name, merged, overrides)
+    for key, value in overrides.items():
+        try:
+            set_dotted(merged, key, value)
+        except ConfigError as exc:
+            raise ConfigError(f"mechanism '{name}': {exc}") from exc
+    return merged
+
+
+def _check_block(name: str, merged: dict[str, Any]) -> None:
+    """The schema's check of the mechanism-level keys (coerced in place); the beam sections
+    are beam cases, checked by build_case with their own messages."""
+    beam_owner = merged if merged["kind"] == "pendulum" else merged.get("rod") or {}
+    shallow = {k: v for k, v in merged.items()}
+    if beam_owner is merged:
+        shallow = {k: v for k, v in merged.items() if k not in BEAM_CASE_SECTIONS}
+    elif merged["kind"] == "slider-crank":
+        shallow["rod"] = {k: v for k, v in beam_owner.items() if k not in BEAM_CASE_SECTIONS}
+    checked = schema.check(shallow, schema.node(KIND_NODES[merged["kind"]]), f"mechanisms.{name}")
+    for key, value in checked.items():
+        if key == "rod":
+            merged["rod"].update(value)
+        else:
+            merged[key] = value
+
+
+def resolve_mechanism(
+    config: Mapping[str, Any] | None,
+    name: str,
+    overrides: Mapping[str, Any] | None = None,
+) -> MechanismSpec:
+    """Mechanism ``name`` of ``config['mechanisms']``: kind defaults <- block <- dotted
+    overrides (relative to the block, e.g. ``rod.mesh.n_elements``), validated."""
+    merged = _merged_block(name, config, dict(overrides or {}))
+    _check_block(name, merged)
+    kind = merged["kind"]
+    common = {
+        "name": name,
+        "kind": kind,
+        "t_end": float(merged["t_end"]),
+        "integrator": merged["integrator"],
+        "sample_dt": float(merged["sample_dt"]),
+        "g": float(merged["g"]),
+        "baumgarte": schema.spec(BaumgarteSpec, merged["baumgarte"]),
+        "solver": schema.spec(MechanismSolverSpec, merged["solver"]),
+    }
+    if kind == "pendulum":
+        beam = _mechanism_beam_case(name, "", merged, common["g"])
+        resolved = {k: merged[k] for k in merged if k not in BEAM_CASE_SECTIONS}
+        resolved.update({k: beam.resolved[k] for k in BEAM_CASE_SECTIONS})
+        return MechanismSpec(**common, beam=beam, resolved=resolved)
+    if kind == "two-body":
+        return _two_body_spec(name, merged, common)
+    return _slider_crank_spec(name, merged, common)
+
+
+def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
+    crank = RigidLinkSpec(**{k: float(v) for k, v in merged["crank"].items()})
+    rod = merged["rod"]
+    beam = rigid = None
+    if rod["model"] == "ancf":
+        beam = _mechanism_beam_case(name, ".rod", rod, common["g"])
+        chord, rod_key = beam.beam.length, "rod.beam.length"
+        merged["rod"] = {"model": "ancf", **{k: beam.resolved[k] for k in BEAM_CASE_SECTIONS}}
+    else:
+        rigid = RigidLinkSpec(**{k: float(v) for k, v in rod.items() if k != "model"})
+        chord, rod_key = rigid.length, "rod.length"
+    if not chord > crank.length:
+        raise _key_error(
+            name, rod_key, chord, f"a rod longer than the crank (crank.length = {crank.length} m)"
+        )
+    clearance = None
+    if merged["clearance"] is not None:
+        clearance = _clearance_spec(name, merged["clearance"])
+        check_clearance_integrator(name, merged["integrator"])
+    return MechanismSpec(
+        **common,
+        beam=beam,
+        crank=crank,
+        rod=rigid,
+        slider=RigidPartSpec(**{k: float(v) for k, v in merged["slider"].items()}),
+        omega=float(merged["drive"]["omega"]),
+        clearance=clearance,
+        resolved=merged,
+    )
+
+
+def check_clearance_integrator(name: str, integrator: str, override: bool = False) -> None:
+    """A clearance joint's outputs are its contact episodes: refuse an integrator that does not
+    record them (central differences), before any step is taken. ``override``: the integrator
+    was given for one run (CLI ``--integrator``), not by the configuration."""
+    if integrator not in CLEARANCE_INTEGRATORS:
+        what = f"config key 'mechanisms.{name}.integrator'"
+        if override:
+            what = f"the integrator of this run of mechanism '{name}'"
+        raise ConfigError(
+            f"{what} = {integrator!r} is invalid: expected one of "
+            f"{', '.join(CLEARANCE_INTEGRATORS)} (a clearance joint needs an integrator that "
+            "records its contact episodes)"
+        )
+
+
+def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) -> MechanismSpec:
+    b = merged["bodies"]
+    masses = (float(b["m1"]), float(b["m2"]))
+    m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
+    law = ContactLaw.from_config(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
+    return MechanismSpec(
+        **common,
+        masses=masses,
+        radii=(float(b["radius1"]), float(b["radius2"])),
+        v_rel=float(merged["v_rel"]),
+        gap=float(merged["gap"]),
+        contact=law,
+        resolved=merged,
+    )
+
+
+def mechanism_from_file(
+    path: str | Path | None, name: str, sets: Iterable[str] = ()
+) -> MechanismSpec:
+    """Convenience for the CLI: file + mechanism name + ``KEY=VALUE`` strings."""
+    return resolve_mechanism(load_config(path), name, parse_set(sets))
