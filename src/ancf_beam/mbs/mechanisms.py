@@ -32,7 +32,7 @@ slider, so the contact couples neighbours in the coordinate vector (within the b
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,11 +40,13 @@ from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
 from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
 from ancf_beam.mbs.forces import CircleContact
+from ancf_beam.mbs.general import build_general
 from ancf_beam.mbs.joints import Driver, Prismatic, Revolute
 from ancf_beam.mbs.system import System
 
 __all__ = [
     "Mechanism",
+    "build_general_mechanism",
     "build_mechanism",
     "build_pendulum",
     "build_slider_crank",
@@ -66,6 +68,13 @@ class Mechanism:
     contact: CircleContact | None = None  # two-body; the slider-crank's clearance joint
     bodies: tuple[PointMass, PointMass] | None = None  # two-body
     v0: np.ndarray | None = None  # initial velocities to integrate from (None: the system's)
+    q0: np.ndarray | None = None  # initial positions to integrate from (None: the system's)
+    # general mechanisms: the parts by name ("body.marker" for markers)
+    markers: dict = field(default_factory=dict)
+    named_bodies: dict = field(default_factory=dict)
+    drivers: dict = field(default_factory=dict)
+    contacts: dict = field(default_factory=dict)
+    continuous_factor: dict = field(default_factory=dict)
 
     @property
     def contact_m_eff(self) -> float | None:
@@ -204,11 +213,28 @@ def build_two_body(spec: MechanismSpec) -> Mechanism:
     return Mechanism(spec, system.finalize(), bodies=(b1, b2), contact=contact)
 
 
+def build_general_mechanism(spec: MechanismSpec) -> Mechanism:
+    """A general mechanism (:mod:`ancf_beam.mbs.general`), assembled."""
+    system, parts, q, v = build_general(spec)
+    return Mechanism(
+        spec,
+        system,
+        v0=v,
+        q0=q,
+        markers=parts.markers,
+        named_bodies=parts.bodies,
+        drivers=parts.drivers,
+        contacts=parts.contacts,
+        continuous_factor=parts.continuous_factor,
+    )
+
+
 def build_mechanism(spec: MechanismSpec) -> Mechanism:
     """The mechanism of ``spec.kind``."""
     builders = {
         "pendulum": build_pendulum,
         "slider-crank": build_slider_crank,
         "two-body": build_two_body,
+        "general": build_general_mechanism,
     }
     return builders[spec.kind](spec)
