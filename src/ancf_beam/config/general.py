@@ -67,6 +67,10 @@ class GeneralSpec:
     beams: Mapping[str, CaseSpec] = field(default_factory=dict)
     laws: Mapping[str, ContactSpec] = field(default_factory=dict)
     g: float = 0.0
+    #: per contact (by name): the reduced mass (kg) and impact speed (m/s) that set its
+    #: frequency estimate, where a preset knows them; otherwise estimated from the bodies
+    m_eff: Mapping[str, float] = field(default_factory=dict)
+    v_impact: Mapping[str, float] = field(default_factory=dict)
 
 
 def _item(group: str, value: Any) -> Any:

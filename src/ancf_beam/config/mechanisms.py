@@ -118,6 +118,7 @@ class ClearanceSpec:
     contact: Any
     friction: Any
     continuous_factor: float
+    journal: str | None = None  # the body with the journal; None: crank or slider
 
     @property
     def radial_clearance(self) -> float:
@@ -219,7 +220,16 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
     friction = FrictionLaw.from_config(b["friction"], f"{where}.friction")
     block["continuous_factor"] = float(b["continuous_factor"])
     e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
-    return ClearanceSpec(b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"])
+    journal = b.get("journal")
+    allowed = ("crank", "rod") if b["joint"] == "crank_pin" else ("rod", "slider")
+    if journal is not None and journal not in allowed:
+        raise ConfigError(
+            f"config key '{where}.journal' = {journal!r} is invalid: expected null or one of "
+            f"{', '.join(allowed)} (the bodies of the {b['joint']})"
+        )
+    return ClearanceSpec(
+        b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"], journal
+    )
 
 
 def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):

@@ -239,7 +239,7 @@ class CircleContact(ForceElement):
                 continue
             m = getattr(body, "mass", None)
             if m is None and hasattr(body, "model"):
-                m = body.model.total_mass()
+                m = body.model.total_mass
             if m is None:
                 return None
             masses.append(float(m))

@@ -62,6 +62,17 @@ class GeneralParts:
     drivers: dict[str, Driver] = field(default_factory=dict)
     contacts: dict[str, ForceElement] = field(default_factory=dict)
     continuous_factor: dict[str, float] = field(default_factory=dict)
+    v_impact: float | None = None  # the contacts' characteristic impact speed (m/s)
+
+    def contact_kw(self, name: str, gen) -> dict[str, Any]:
+        """The law, friction, reduced mass and impact speed of contact ``name``."""
+        law = gen.laws[name]
+        return dict(
+            law=law.law,
+            friction=law.friction,
+            m_eff=gen.m_eff.get(name),
+            v_impact=gen.v_impact.get(name, self.v_impact),
+        )
 
 
 def _rigid(name: str, b: dict) -> RigidBody:
@@ -88,8 +99,7 @@ def _place_beam(name: str, b: dict, model: BeamModel, parts: GeneralParts) -> Be
     return BeamBody(name, model=model, origin=origin, angle=angle)
 
 
-def _bodies(spec: MechanismSpec, parts: GeneralParts) -> None:
-    gen = spec.general
+def _bodies(gen, parts: GeneralParts) -> None:
     markers = {n: b.get("markers", {}) for n, b in gen.bodies.items()}
     for name, b in gen.bodies.items():
         if b["type"] == "rigid":
@@ -144,7 +154,7 @@ def _initial_position(p: Point, system_q: np.ndarray) -> tuple[float, float]:
     return float(x), float(y)
 
 
-def _joint(name: str, j: dict, parts: GeneralParts, q0: np.ndarray, ideal: bool, spec) -> list:
+def _joint(name: str, j: dict, parts: GeneralParts, q0: np.ndarray, ideal: bool, gen) -> list:
     kind = j["type"]
     if kind == "driver":
         drv = _driver(name, j, parts)
@@ -160,7 +170,7 @@ def _joint(name: str, j: dict, parts: GeneralParts, q0: np.ndarray, ideal: bool,
         p, q = (_point(r, parts) for r in j["points"])
         if j["clearance"] is None or ideal:
             return [Revolute(name, p=p, q=q)]
-        return [_clearance(name, j, p, q, parts, spec)]
+        return [_clearance(name, j, p, q, parts, gen)]
     p, through = parts.markers[j["point"]], _point(j["through"], parts)
     if j["guide"] is None or ideal:
         return [
@@ -172,13 +182,12 @@ def _joint(name: str, j: dict, parts: GeneralParts, q0: np.ndarray, ideal: bool,
                 lock_rotation=j["lock_rotation"],
             )
         ]
-    return _guide(name, j, p, through, parts, spec)
+    return _guide(name, j, p, through, parts, gen)
 
 
-def _clearance(name, j, p, q, parts, spec) -> CircleContact:
+def _clearance(name, j, p, q, parts, gen) -> CircleContact:
     cl = j["clearance"]
     journal, bearing = (p, q) if p.body is not None and p.body.name == cl["journal"] else (q, p)
-    law = spec.general.laws[name]
     contact = CircleContact(
         name,
         p=bearing,
@@ -186,19 +195,17 @@ def _clearance(name, j, p, q, parts, spec) -> CircleContact:
         inside=True,
         r_p=cl["bearing_radius"],
         r_q=cl["journal_radius"],
-        law=law.law,
-        friction=law.friction,
-        v_impact=parts.continuous_factor.get("__v_impact__"),
+        **parts.contact_kw(name, gen),
     )
     parts.contacts[name] = contact
-    parts.continuous_factor[name] = law.continuous_factor
+    parts.continuous_factor[name] = gen.laws[name].continuous_factor
     return contact
 
 
-def _guide(name, j, p, through, parts, spec) -> list:
+def _guide(name, j, p, through, parts, gen) -> list:
     from ancf_beam.mbs.forces import guide_corners  # point-against-line contacts
 
-    law = spec.general.laws[name]
+    law = gen.laws[name]
     g = j["guide"]
     contacts = guide_corners(
         name,
@@ -210,7 +217,7 @@ def _guide(name, j, p, through, parts, spec) -> list:
         gap=g["clearance"],
         law=law.law,
         friction=law.friction,
-        v_impact=parts.continuous_factor.get("__v_impact__"),
+        v_impact=gen.v_impact.get(name, parts.v_impact),
     )
     for c in contacts:
         parts.contacts[c.name] = c
@@ -230,10 +237,8 @@ def _force(name: str, f: dict, parts: GeneralParts) -> list:
     return [PointForce(name, point=parts.markers[f["point"]], force=tuple(f["force"]))]
 
 
-def _contact(name: str, c: dict, parts: GeneralParts, spec) -> list:
-    law = spec.general.laws[name]
-    common = dict(law=law.law, friction=law.friction)
-    common["v_impact"] = parts.continuous_factor.get("__v_impact__")
+def _contact(name: str, c: dict, parts: GeneralParts, gen) -> list:
+    common = parts.contact_kw(name, gen)
     if c["type"] == "circle-circle":
         p, q = (_point(r, parts) for r in c["points"])
         out = [
@@ -272,33 +277,29 @@ def _contact(name: str, c: dict, parts: GeneralParts, spec) -> list:
             )
     for fe in out:
         parts.contacts[fe.name] = fe
-        parts.continuous_factor[fe.name] = law.continuous_factor
+        parts.continuous_factor[fe.name] = gen.laws[name].continuous_factor
     return out
 
 
-def _system(
-    spec: MechanismSpec, ideal: bool, v_impact: float | None
-) -> tuple[System, GeneralParts]:
-    """The system of ``spec`` (``ideal``: clearance joints and guides as ideal joints)."""
-    gen = spec.general
-    parts = GeneralParts()
-    parts.continuous_factor["__v_impact__"] = v_impact
-    _bodies(spec, parts)
+def _system(spec: MechanismSpec, gen, ideal: bool, v_impact: float | None):
+    """The system of ``gen`` (``ideal``: clearance joints and guides as ideal joints)."""
+    parts = GeneralParts(v_impact=v_impact)
+    _bodies(gen, parts)
     system = System(g=gen.g, name=spec.name)
     system.add(*parts.bodies.values())
     q0 = np.concatenate([b.initial_coordinates() for b in parts.bodies.values()])
     _offsets(parts, q0)
     items: list = []
     for name, j in gen.joints.items():
-        items += _joint(name, j, parts, q0, ideal, spec)
+        items += _joint(name, j, parts, q0, ideal, gen)
     for name, f in gen.forces.items():
         items += _force(name, f, parts)
     if not ideal:
         for name, c in gen.contacts.items():
-            items += _contact(name, c, parts, spec)
-    parts.continuous_factor.pop("__v_impact__")
+            items += _contact(name, c, parts, gen)
     try:
-        system.add(*items) if items else None
+        if items:
+            system.add(*items)
     except ValueError as exc:
         raise ConfigError(f"mechanisms.{spec.name}: {exc}") from exc
     return system, parts
@@ -321,6 +322,9 @@ def _assemble(spec: MechanismSpec, system: System) -> np.ndarray:
         raise ConfigError(f"{where}: {exc}") from exc
     if system.m == 0:
         return system.q0
+    scale = max(1e-3, float(np.max(np.abs(system.q0))))
+    if np.max(np.abs(system.constraints(system.q0)["phi"])) <= 1e-12 * scale:
+        return system.q0  # assembled as given (the integrators' criterion)
     try:
         q = system.project_positions(system.q0, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
     except ValueError as exc:
@@ -350,23 +354,26 @@ def _check_real(spec: MechanismSpec, system: System, q: np.ndarray) -> None:
         raise ConfigError(f"{where}: {exc}") from exc
 
 
-def build_general(spec: MechanismSpec):
+def build_general(spec: MechanismSpec, gen=None):
     """Build, assemble and return ``(system, parts, q0, v0)``: the finalized system, the handles
-    on its parts, the assembled positions and the initial velocities (module docstring).
+    on its parts, the assembled positions and the initial velocities (module docstring; None
+    without contacts: the integrators make the given ones consistent) of
+    ``gen`` (default ``spec.general``; a preset passes its expansion).
 
     With contacts, the ideal mechanism (clearance joints and guides ideal) is assembled first:
     its positions (journals centred) and velocities start the run, and its fastest marker's
     speed is the contacts' characteristic impact speed ``v_impact`` (m/s, at least 1e-3)."""
-    if not spec.general.laws and not spec.general.contacts:
-        system, parts = _system(spec, ideal=False, v_impact=None)
+    gen = spec.general if gen is None else gen
+    if not gen.laws:
+        system, parts = _system(spec, gen, ideal=False, v_impact=None)
         q = _assemble(spec, system)
-        v = system.consistent_velocities(q, 0.0)
+        v = None  # the integrators make the given velocities consistent
     else:
-        ideal, iparts = _system(spec, ideal=True, v_impact=None)
+        ideal, iparts = _system(spec, gen, ideal=True, v_impact=None)
         q = _assemble(spec, ideal)
         v = ideal.consistent_velocities(q, 0.0)
         speeds = [np.hypot(*p.velocity(q, v)) for p in iparts.markers.values()]
-        system, parts = _system(spec, ideal=False, v_impact=max(max(speeds), 1e-3))
+        system, parts = _system(spec, gen, ideal=False, v_impact=max(max(speeds), 1e-3))
         _check_real(spec, system, q)
     system.q0 = q
     return system, parts, q, v
