@@ -219,7 +219,8 @@ def _key_node(root: dict[str, Any], schema_path) -> dict[str, Any]:
             n = target(n["$ref"])
         else:
             n = n[step]
-        if prev in ("properties", "additionalProperties") or step == "additionalProperties":
+        key_step = prev in ("properties", "additionalProperties") or step == "additionalProperties"
+        if key_step and isinstance(n, dict):
             key_node = n
         if isinstance(n, dict) and prev == "items":
             key_node = n

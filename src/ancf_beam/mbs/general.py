@@ -320,25 +320,22 @@ def _assemble(spec: MechanismSpec, system: System) -> np.ndarray:
         system.finalize(check=False)
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+    q = system.q0
     if system.m == 0:
-        return system.q0
-    scale = max(1e-3, float(np.max(np.abs(system.q0))))
-    if np.max(np.abs(system.constraints(system.q0)["phi"])) <= 1e-12 * scale:
-        return system.q0  # assembled as given (the integrators' criterion)
-    try:
-        q = system.project_positions(system.q0, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
-    except ValueError as exc:
-        joints = ", ".join(j.name for j in system.joints)
-        raise ConfigError(
-            f"config keys '{where}.joints' ({joints}) cannot be assembled from the bodies' "
-            f"given positions and angles ({exc}): give a position guess closer to an assembled "
-            "configuration, or check the joints' points"
-        ) from exc
-    try:
-        system.check_redundancy(q, 0.0)
-    except RedundantConstraintError as exc:
-        keys = ", ".join(f"'{where}.joints.{j}'" for j in exc.joints)
-        raise ConfigError(f"config keys {keys}: {exc}") from exc
+        return q
+    scale = max(1e-3, float(np.max(np.abs(q))))
+    if np.max(np.abs(system.constraints(q)["phi"])) > 1e-12 * scale:  # the integrators' test
+        try:
+            q = system.project_positions(q, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
+        except ValueError as exc:
+            _check_real(spec, system, q)  # redundant joints: named at the guess
+            joints = ", ".join(j.name for j in system.joints)
+            raise ConfigError(
+                f"config keys '{where}.joints' ({joints}) cannot be assembled from the bodies' "
+                f"given positions and angles ({exc}): give a position guess closer to an "
+                "assembled configuration, or check the joints' points"
+            ) from exc
+    _check_real(spec, system, q)
     return q
 
 

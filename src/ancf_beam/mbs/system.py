@@ -498,7 +498,7 @@ class System:
         w = self._prep(t)
         q = np.array(q, dtype=float)
         res = core.project_position(q, t, self.data, w, tol, max_iter)
-        if res > tol:
+        if not res <= tol:  # NaN included (a singular projection)
             raise ValueError(f"position projection did not converge (max|Phi| = {res:.3e})")
         return q
 
