@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from ancf_beam.cli import main
 from ancf_beam.config import ConfigError, load_config, resolve_mechanism
 from ancf_beam.mbs.mechanisms import build_mechanism
 from ancf_beam.mbs.presets import expand
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = load_config(ROOT / "config" / "config.yaml")

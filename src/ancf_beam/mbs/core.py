@@ -977,6 +977,8 @@ def project_position(q, t, S, W, tol, max_iter):
         pmax = 0.0
         for r in range(m):
             pmax = max(pmax, abs(phi[r]))
+            if phi[r] != phi[r]:  # NaN: a singular step; reported, not passed as converged
+                return phi[r]
         if not (S[9] and flags[0] == 1):
             schur_prepare(CHOLESKY, mfac, lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
             flags[0] = 1
