@@ -6,7 +6,8 @@ elements (:mod:`.forces`, contact laws in :mod:`.contact`) are assembled by
 :class:`.settings.IntegratorSettings` (the integrators: :mod:`.explicit`, :mod:`.index3`,
 :mod:`.adaptive`, with contact step control :mod:`.stepping`; their shared loop pieces
 :mod:`.timeloop`), :mod:`.statics` finds equilibria and linearised modes,
-:mod:`.mechanisms` builds the configured mechanisms and :mod:`.analysis` runs them for the CLI::
+:mod:`.mechanisms` builds the configured mechanisms, :mod:`.analysis` runs them for the CLI
+and :mod:`.outputs` reports any mechanism's markers, bodies, drives, joints and contacts::
 
     from ancf_beam.mbs import IntegratorSettings, PointMass, Revolute, System, ground, integrate
 
@@ -71,6 +72,7 @@ _SUBMODULES = (
     "integrators",
     "joints",
     "mechanisms",
+    "outputs",
     "settings",
     "statics",
     "stepping",

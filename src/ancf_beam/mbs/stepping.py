@@ -215,10 +215,12 @@ def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, 
             if k >= 0:
                 ep[k, _EP_FN] = max(ep[k, _EP_FN], fn)
                 ep[k, _EP_DMAX] = max(ep[k, _EP_DMAX], -g1)
-        elif was:
+        elif was:  # the flag clears once apart (gap > 0) and opening
             k = int(diag[e, _D_OPEN])
             if k >= 0:
-                ep[k, _EP_OFF] = t0 + h * (-g0) / (g1 - g0) if g0 < 0.0 <= g1 else t1
+                # the zero of the gap inside the step, or its start when the gap was already
+                # open there (a step that ended on the separation, delta = 0, keeps the flag)
+                ep[k, _EP_OFF] = t0 + h * (-g0) / (g1 - g0) if g0 < 0.0 <= g1 else t0
             diag[e, _D_OPEN] = -1.0
     return True
 
