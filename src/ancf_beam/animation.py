@@ -187,12 +187,10 @@ def _circle_extent(m: _Motion) -> list[np.ndarray]:
     for g in m.geo.get("contacts", {}).values():
         if g["type"] == "line":
             continue
-        pairs = (
-            (g["bearing"], g["bearing_radius"]),
-            (g["journal"], g["journal_radius"]),
-        )
         if g["type"] == "discs":
             pairs = ((g["p"], g["r_p"]), (g["q"], g["r_q"]))
+        else:
+            pairs = ((g["bearing"], g["bearing_radius"]), (g["journal"], g["journal_radius"]))
         for t in (m.t[0], m.t[-1]):
             state = m.at(t)
             for spec, r in pairs:

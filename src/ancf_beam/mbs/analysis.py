@@ -57,6 +57,7 @@ provenance (every resolved parameter, case, version, commit, config hash) and so
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -67,6 +68,7 @@ from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
+from ancf_beam.mbs.outputs import general_outputs, geometry
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
@@ -299,34 +301,25 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
-    if spec.clearance is not None and integrator is not None:
+    contacts = spec.clearance is not None or (spec.general is not None and spec.general.laws)
+    if contacts and integrator is not None:
         check_clearance_integrator(spec.name, integrator, override=True)
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
-    res = integrate(mech.system, settings, v0=mech.v0, progress=progress)
+    res = integrate(mech.system, settings, q0=mech.q0, v0=mech.v0, progress=progress)
     data = _history_data(res)
     summary = _base_summary(spec, mech, settings, res)
-    coords: dict[str, Any] = {"time": ("time", res.t, {"units": "s"})}
-    if spec.kind == "two-body":
-        _two_body_outputs(mech, res, summary, data)
-    elif spec.kind == "pendulum":
-        _pendulum_outputs(mech, res, summary, data)
-    else:
-        names = _slider_crank_outputs(mech, res, summary, data)
-    contact_names = _contact_data(mech, res, data)
-    if mech.spec.clearance is not None:
-        cs, hist = clearance_outputs(mech, res)
-        summary.update(cs)
-        data["contact_state"] = (
-            ("time", "contact"),
-            hist["contact_state"][:, None],
-            {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
-        )
-    if contact_names:
-        coords["contact"] = ("contact", contact_names)
-    if spec.kind == "slider-crank":
-        coords["joint"] = ("joint", names)
+    gsum, gdata, coords = general_outputs(mech, res)
+    if spec.kind == "general":
+        summary.update(gsum)
+        data.update(gdata)
+    else:  # a preset keeps its fields; it gains the points, bodies and their histories
+        summary.update(points=gsum["points"], bodies=gsum["bodies"])
+        data.update({k: v for k, v in gdata.items() if k.split("_")[0] in MOTION})
+        coords = {k: v for k, v in coords.items() if k.split("_")[0] in ("time", *MOTION)}
+        _preset_outputs(mech, res, summary, data, coords)
     ds = xr.Dataset(data, coords=coords)
+    ds.attrs["geometry"] = json.dumps(geometry(mech))
     system = mech.system
     extra = {f"solver.{k}": v for k, v in (res.stats or {}).items()}
     ds.attrs.update(
@@ -345,6 +338,32 @@ def run_mechanism(
         )
     )
     return summary, ds
+
+
+#: the variables of the motion (markers, bodies, beam nodes) every mechanism's Dataset carries
+MOTION = ("marker", "body", "node")
+
+
+def _preset_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: dict, coords):
+    """The fields and histories of the built-in kinds (module docstring)."""
+    spec = mech.spec
+    if spec.kind == "two-body":
+        _two_body_outputs(mech, res, summary, data)
+    elif spec.kind == "pendulum":
+        _pendulum_outputs(mech, res, summary, data)
+    else:
+        coords["joint"] = ("joint", _slider_crank_outputs(mech, res, summary, data))
+    contact_names = _contact_data(mech, res, data)
+    if spec.clearance is not None:
+        cs, hist = clearance_outputs(mech, res)
+        summary.update(cs)
+        data["contact_state"] = (
+            ("time", "contact"),
+            hist["contact_state"][:, None],
+            {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
+        )
+    if contact_names:
+        coords["contact"] = ("contact", contact_names)
 
 
 def _history_data(res: MechanismResult) -> dict[str, Any]:

@@ -33,7 +33,13 @@ from ancf_beam.references.spinup import SpinUpBeam, tip_deflection
 from ancf_beam.studies.checks import check
 from ancf_beam.studies.error_estimates import HistoryBound, est_check, estimate, roundoff, tol_floor
 
-__all__ = ["four_bar_reference", "general_rows", "hub_frame_tip", "spin_up_reference"]
+__all__ = [
+    "four_bar_reference",
+    "general_rows",
+    "hub_frame_tip",
+    "reference_histories",
+    "spin_up_reference",
+]
 
 
 def _marker(ds: xr.Dataset, name: str) -> np.ndarray:
@@ -222,3 +228,33 @@ def general_rows(spec: MechanismSpec, ds: xr.Dataset, fine: list, kappa: float, 
     if ref == "mesh-convergence":
         return _mesh_rows(spec, ds, bound)
     return []
+
+
+def reference_histories(spec: MechanismSpec, ds: xr.Dataset) -> dict[str, tuple]:
+    """The reference's histories on the run's time axis, for the report (xarray variable
+    tuples): four-bar ``torque_ref`` and ``pin_force_ref`` (time x joint); spin-up
+    ``tip_deflection`` (the run's, in the hub frame), ``tip_deflection_ref`` (stiffened
+    modal model) and ``tip_deflection_linear`` (without stiffening)."""
+    ref = spec.resolved.get("reference")
+    t = ds["time"].values
+    if ref == "four-bar":
+        th = ds["body_theta"].sel(body="crank").values
+        dyn = four_bar_reference(spec).inverse_dynamics(
+            th, spec.general.joints["drive"]["omega"], 0
+        )
+        pins = np.stack([dyn[f"|F_{p}|"] for p in "ABCD"], -1)
+        return {
+            "torque_ref": ("time", dyn["torque"], {"units": "N m", "long_name": "Newton-Euler"}),
+            "pin_force_ref": (("time", "pin"), pins, {"units": "N", "long_name": "Newton-Euler"}),
+        }
+    if ref == "spin-up":
+        return {
+            "tip_deflection": ("time", hub_frame_tip(ds), {"units": "m"}),
+            "tip_deflection_ref": ("time", spin_up_reference(spec, t), {"units": "m"}),
+            "tip_deflection_linear": (
+                "time",
+                spin_up_reference(spec, t, 6, stiffening=False),
+                {"units": "m", "long_name": "linear model without geometric stiffening"},
+            ),
+        }
+    return {}

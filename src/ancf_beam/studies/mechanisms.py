@@ -32,6 +32,7 @@ All times in s, lengths in m, forces in N, accelerations in m/s^2.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -58,7 +59,7 @@ from ancf_beam.studies.error_estimates import (
     roundoff,
     tol_floor,
 )
-from ancf_beam.studies.general import general_rows
+from ancf_beam.studies.general import general_rows, reference_histories
 
 __all__ = [
     "RIGID_LIMIT_E0",
@@ -464,6 +465,14 @@ def run_mechanism_validation(
             np.stack([ref[j] for j in joints], axis=-1),
             {"units": "N", "long_name": "joint force, rigid inverse dynamics"},
         )
+    if spec.kind == "general":
+        refs = reference_histories(spec, ds)
+        if refs:
+            out = out.assign_coords(time=("time", ds["time"].values, {"units": "s"}))
+            if "pin_force_ref" in refs:
+                out = out.assign_coords(pin=("pin", list("ABCD")))
+            for k, v in refs.items():
+                out[k] = v
     out.attrs.update(provenance_attrs(spec, study="mechanism_validation", kind=spec.kind))
     out.attrs["rigid_limit"] = int(rigid is not None)
     out.attrs["kappa"] = float(fine[0].attrs["kappa"])
@@ -472,11 +481,14 @@ def run_mechanism_validation(
 
 
 def summary_attrs(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """A run summary as NetCDF attributes ``summary.KEY`` (None as ``'null'``)."""
+    """A run summary as NetCDF attributes ``summary.KEY`` (None as ``'null'``; mappings and
+    lists, e.g. a general mechanism's ``points`` or ``contacts``, as JSON text)."""
     out = {}
     for k, v in summary.items():
         if isinstance(v, bool):
             v = int(v)
+        if isinstance(v, Mapping | list):
+            v = json.dumps(v)
         out[f"summary.{k}"] = "null" if v is None else v
     return out
 
