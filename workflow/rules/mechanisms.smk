@@ -78,6 +78,6 @@ rule mechanism_animation:
         mem_mb=1000,
         runtime=10,
     params:
-        settings={"frames": 60, "fps": 15, "dpi": 72},
+        settings=PIPE["animation"],
     script:
         "../scripts/animation.py"
