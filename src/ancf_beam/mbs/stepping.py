@@ -1,7 +1,8 @@
 """Contact-aware time stepping (seed 004's dual step; docs/design.md section 7; issue 14 item 5).
 
 Used by :func:`ancf_beam.mbs.integrators.integrate` for systems with contact force elements
-(:class:`~ancf_beam.mbs.forces.CircleContact`) and the index-3 integrators.
+(:class:`~ancf_beam.mbs.forces.CircleContact`, :class:`~ancf_beam.mbs.forces.LineContact`:
+the kinds :func:`ancf_beam.mbs.core.is_contact`) and the index-3 integrators.
 
 **Index-3 (generalized-alpha / Newmark) with step control.** Every step starts by measuring the
 contact gaps ``g = -delta`` (:func:`ancf_beam.mbs.core.contact_gaps`). The step is ``dt_contact``
@@ -112,7 +113,7 @@ class ContactRecord:
 
 
 def contact_elements(system) -> list[int]:
-    return [i for i, k in enumerate(system.fei[:, 0]) if k == core.FE_CONTACT]
+    return [i for i, k in enumerate(system.fei[:, 0]) if core.is_contact(k)]
 
 
 def new_record_arrays(n_fe: int, capacity: int = 4096):
@@ -181,7 +182,7 @@ def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, 
     fef = S[8]
     t1 = t0 + h
     for e in range(fei.shape[0]):
-        if fei[e, 0] != core.FE_CONTACT:
+        if not core.is_contact(fei[e, 0]):
             continue
         g0 = gap0[e]
         g1 = gap1[e]
@@ -236,7 +237,7 @@ def contact_profile(ys, n, S, fs, out, pp, pq):
         q = ys[j, :n]
         v = ys[j, n:]
         for e in range(fei.shape[0]):
-            if fei[e, 0] != core.FE_CONTACT:
+            if not core.is_contact(fei[e, 0]):
                 out[j, e, 0] = -np.inf
                 out[j, e, 1] = 0.0
                 continue
@@ -322,7 +323,7 @@ def contact_gap_rates(q, v, S, gaps, rates):
     fei = S[7]
     fef = S[8]
     for e in range(fei.shape[0]):
-        if fei[e, 0] != core.FE_CONTACT:
+        if not core.is_contact(fei[e, 0]):
             gaps[e] = np.inf
             rates[e] = 0.0
         else:
