@@ -68,7 +68,7 @@ from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
-from ancf_beam.mbs.outputs import general_outputs, geometry
+from ancf_beam.mbs.outputs import contact_duration, general_outputs, geometry, peak
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
@@ -114,38 +114,6 @@ def midspan_deflection(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     u = chord / np.linalg.norm(chord, axis=-1, keepdims=True)
     rel = mid - a
     return u[..., 0] * rel[..., 1] - u[..., 1] * rel[..., 0]
-
-
-def peak(t: np.ndarray, y: np.ndarray) -> float:
-    """Largest value of the sampled ``y(t)``, refined by the parabola through the largest sample
-    and its neighbours (at their times: the last interval of a run is shorter when ``t_end``
-    is not a multiple of ``sample_dt``)."""
-    i = int(np.argmax(y))
-    if 0 < i < len(y) - 1:
-        h1, h2 = float(t[i] - t[i - 1]), float(t[i + 1] - t[i])
-        a, b, c = y[i - 1], y[i], y[i + 1]
-        s1, s2 = (b - a) / h1, (c - b) / h2  # divided differences
-        curv = (s2 - s1) / (h1 + h2)  # y = b + slope (x - t_i) + curv (x - t_i)^2
-        if curv < 0.0:
-            slope = s1 + curv * h1  # derivative at t_i
-            return float(b - 0.25 * slope * slope / curv)
-    return float(y[i])
-
-
-def contact_duration(t: np.ndarray, fn: np.ndarray) -> float:
-    """Total time (s) with positive force ``fn`` from samples, the ends of each interval by
-    linear interpolation of the force to zero (a first sample already in contact counts from
-    ``t[0]``)."""
-    pos = fn > 0.0
-    total = 0.0
-    for i in range(len(t) - 1):
-        if pos[i] and pos[i + 1]:
-            total += t[i + 1] - t[i]
-        elif pos[i] != pos[i + 1]:
-            a, b = (fn[i], fn[i + 1])
-            x = a / (a - b) if a != b else 0.5  # zero of the linear interpolant
-            total += (t[i + 1] - t[i]) * (x if pos[i] else 1.0 - x)
-    return float(total)
 
 
 def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str]:

@@ -32,7 +32,14 @@ from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
 from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.bodies import BeamBody, Body, Point, PointMass, RigidBody, ground
-from ancf_beam.mbs.forces import CircleContact, ForceElement, PointForce, SpringDamper, Torque
+from ancf_beam.mbs.forces import (
+    CircleContact,
+    ForceElement,
+    LineContact,
+    PointForce,
+    SpringDamper,
+    Torque,
+)
 from ancf_beam.mbs.joints import Driver, Prismatic, Revolute, Weld
 from ancf_beam.mbs.system import System
 from ancf_beam.results import RedundantConstraintError
@@ -203,18 +210,17 @@ def _clearance(name, j, p, q, parts, gen) -> CircleContact:
 
 
 def _guide(name, j, p, through, parts, gen) -> list:
-    from ancf_beam.mbs.forces import guide_corners  # point-against-line contacts
-
+    """A prismatic joint's guide gap: the slider's four corners against the guide lines."""
     law = gen.laws[name]
     g = j["guide"]
-    contacts = guide_corners(
+    contacts = LineContact.guide_corners(
         name,
-        body=p.body,
-        through=through,
-        direction=tuple(j["direction"]),
+        slider=p.body,
         a=g["a"],
         b=g["b"],
         gap=g["clearance"],
+        guide=through,
+        direction=tuple(j["direction"]),
         law=law.law,
         friction=law.friction,
         v_impact=gen.v_impact.get(name, parts.v_impact),
@@ -260,8 +266,6 @@ def _contact(name: str, c: dict, parts: GeneralParts, gen) -> list:
             )
         ]
     else:
-        from ancf_beam.mbs.forces import LineContact  # points against a line
-
         out = []
         for i, ref in enumerate(c["points"]):
             out.append(
