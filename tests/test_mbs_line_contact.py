@@ -361,10 +361,15 @@ def _wall(integrator, **solver):
     restitution = res.v[-1, 0] / V0
     if integrator == "adaptive":  # onset and force end located on the dense output
         duration = sum(t1 - t0 for _, t0, t1 in res.stats["contact_intervals"])
-    else:  # onset located by the step control, the force's end interpolated on the samples
+    else:  # the force's end interpolated on the samples (every step)
         h = s.contact_history(res.q, res.v, res.force_state)["wall"]
         force = K_KV * h["delta"] + C_KV * h["delta_dot"]  # the law before clipping
-        t_on = res.contact.episodes[0, 1]
+        if res.contact is not None:  # index 3: onset located by the step control
+            t_on = res.contact.episodes[0, 1]
+        else:  # central differences: the gap's zero interpolated on the samples
+            gap = -h["delta"]
+            i = int(np.flatnonzero((gap[:-1] > 0) & (gap[1:] <= 0))[0])
+            t_on = res.t[i] + gap[i] / (gap[i] - gap[i + 1]) * (res.t[i + 1] - res.t[i])
         i = int(np.flatnonzero((force[:-1] > 0) & (force[1:] <= 0) & (res.t[:-1] > t_on))[0])
         x = force[i] / (force[i] - force[i + 1])
         duration = res.t[i] + x * (res.t[i + 1] - res.t[i]) - t_on
@@ -372,22 +377,24 @@ def _wall(integrator, **solver):
     return restitution, duration, res
 
 
-@pytest.mark.parametrize("integrator", ["generalized-alpha", "adaptive"])
+@pytest.mark.parametrize("integrator", ["generalized-alpha", "adaptive", "central-difference"])
 def test_point_mass_impact_on_a_line_matches_the_closed_form(integrator):
     """Restitution and duration against references.impact.kelvin_voigt (the never-tensile
     law; closed form, round-off 16 eps). Bounds: SAFETY x the run's error estimated by
     refinement (generalized-alpha with step control: dt = dt_contact = sample_dt = 5 us, onset
     to 1e-10 m, halved twice with onset_tol and the Newton tol / 4 per level, kappa = 2 as the
     pipeline for contacts; adaptive DOP853 at rtol 1e-10, refined to 1e-12, kappa = 10, plus
-    rtol times the value, and the two located event times, events.time_tolerance each) plus
+    rtol times the value, and the two located event times, events.time_tolerance each;
+    central differences at fixed steps dt = sample_dt = 5 us, halved twice, kappa = 2) plus
     the round-off of the run (8 eps per step). Measured error / bound: generalized-alpha
-    0.41 (restitution), 0.33 (duration); adaptive 0.30, 0.08."""
+    0.41 (restitution), 0.33 (duration); adaptive 0.30, 0.08; central differences 0.17,
+    0.33."""
     kv = ref.kelvin_voigt(M, K_KV, C_KV, V0)["clipped"]
     if integrator == "adaptive":
         runs = [_wall("adaptive", rtol=r, atol=1e-3 * r, sample_dt=1e-5) for r in (1e-10, 1e-12)]
         kappa, floor = 10.0, 1e-10
         events = 2 * time_tolerance(0.0, 1.5e-3)
-    else:
+    elif integrator == "generalized-alpha":
         runs = [
             _wall(
                 "generalized-alpha",
@@ -400,6 +407,9 @@ def test_point_mass_impact_on_a_line_matches_the_closed_form(integrator):
             )
             for f, h in ((1, 5e-6), (2, 2.5e-6), (4, 1.25e-6))
         ]
+        kappa, floor, events = 2.0, 0.0, 0.0
+    else:  # central differences
+        runs = [_wall(integrator, dt=h, sample_dt=h) for h in (5e-6, 2.5e-6, 1.25e-6)]
         kappa, floor, events = 2.0, 0.0, 0.0
     steps = runs[0][2].steps
     for j, key, extra in ((0, "restitution", 0.0), (1, "duration", events)):
