@@ -66,6 +66,7 @@ import xarray as xr
 
 from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
+from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
 from ancf_beam.mbs.outputs import contact_duration, general_outputs, geometry, peak
@@ -281,6 +282,13 @@ def run_mechanism(
     if spec.kind == "general":
         summary.update(gsum)
         data.update(gdata)
+        damaged = {
+            n: float(np.max(b.model.damage))
+            for n, b in mech.named_bodies.items()
+            if isinstance(b, BeamBody) and b.model.case.damage.enabled
+        }
+        if damaged:
+            summary["damage_max"] = damaged  # per damaging beam, at t_end
     else:  # a preset keeps its fields; it gains the points, bodies and their histories
         summary.update(points=gsum["points"], bodies=gsum["bodies"])
         data.update({k: v for k, v in gdata.items() if k.split("_")[0] in MOTION})
