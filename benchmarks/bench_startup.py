@@ -6,8 +6,8 @@ Each job runs in a fresh Python process, the way a Snakemake rule runs it:
   is compiled;
 * ``warm``: the same directory again, now filled by the cold run (what every job after the first
   sees);
-* ``default``: no ``NUMBA_CACHE_DIR``: numba's default cache next to the sources
-  (``src/ancf_beam/__pycache__``), as a normal run uses it.
+* ``default``: no ``NUMBA_CACHE_DIR``: the package's cache, keyed by its source
+  (:mod:`ancf_beam.kernel_cache`), as a normal run uses it.
 
 For every process it prints the whole wall time and, measured inside the child, the import time,
 the first call (numba loading or compiling its kernels) and a second identical call (pure

@@ -316,7 +316,7 @@ def test_config_file_errors_fail_before_any_job(tmp_path, mutate, expected):
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     work = copy_workflow(tmp_path_factory.mktemp("pipeline"))
-    res = snakemake(work, "--cores", "2", "--configfile", "config/quick.yaml")
+    res = snakemake(work, "--cores", "2", "--configfile", "config/quick.yaml", timeout=1500)
     assert res.returncode == 0, output_tail(res)
     return work
 
@@ -737,14 +737,25 @@ def test_added_case_schedules_only_its_jobs(quick_run):
         assert f"results/{new}/critical_dt/ne{ne}.nc" in text
 
 
+def _four_bar_block() -> dict:
+    """The default config's four-bar, a general mechanism, shortened to a tenth of a turn."""
+    block = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["mechanisms"]["four_bar"]
+    return {**block, "t_end": 0.006}
+
+
 @pytest.mark.pipeline
-def test_added_mechanism_schedules_only_its_jobs(quick_run):
-    """A mechanism case is one YAML block: the dry run lists its run, its checks and the
-    aggregates that show them (the mechanisms report, the index) or record them (the run's
-    RO-Crate), nothing else."""
+@pytest.mark.parametrize("kind", ["slider-crank", "general"])
+def test_added_mechanism_schedules_only_its_jobs(quick_run, kind):
+    """A mechanism case is one YAML block (a preset kind or ``kind: general``): the dry run
+    lists its run, its checks, its animation and page, and the aggregates that show them (the
+    mechanisms report, the index) or record them (the run's RO-Crate), nothing else."""
     cfg = yaml.safe_load(QUICK.read_text())
-    new = "slider_crank_slow"
-    cfg["mechanisms"][new] = {**cfg["mechanisms"]["slider_crank_rigid"], "drive": {"omega": 100.0}}
+    if kind == "general":
+        new, block = "four_bar_added", _four_bar_block()
+    else:
+        new = "slider_crank_slow"
+        block = {**cfg["mechanisms"]["slider_crank_rigid"], "drive": {"omega": 100.0}}
+    cfg["mechanisms"][new] = block
     (quick_run / "config" / "mplus.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     res = snakemake(quick_run, "-n", "--cores", "2", "--configfile", "config/mplus.yaml",
                     timeout=120)  # fmt: skip
@@ -754,6 +765,8 @@ def test_added_mechanism_schedules_only_its_jobs(quick_run):
         [
             "mechanism",
             "mechanism_validation",
+            "mechanism_animation",
+            "report_mechanism_case",
             "report_mechanisms",
             "report_index",
             "ro_crate",
@@ -761,7 +774,7 @@ def test_added_mechanism_schedules_only_its_jobs(quick_run):
         ]
     ), output_tail(res)
     for rule, out in jobs:
-        if rule.startswith("mechanism"):
+        if rule.startswith("mechanism") or rule == "report_mechanism_case":
             assert new in out, (rule, out)
 
 

@@ -38,8 +38,11 @@ SECTION_TEXT = {
 
 def resolve(node: dict, defs: dict) -> dict:
     """``node`` with its ``$ref`` (and ``allOf``) merged in; the node's own keys win."""
-    if "$ref" in node:
-        target = resolve(defs[node["$ref"].rsplit("/", 1)[1]], defs)
+    if "$ref" in node:  # a local pointer: #/$defs/NAME[/properties/KEY...]
+        target: dict = {"$defs": defs}
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        target = resolve(target, defs)
         node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
     for part in node.get("allOf", []):
         node = {**resolve(part, defs), **{k: v for k, v in node.items() if k != "allOf"}}
@@ -125,6 +128,54 @@ def table(props: dict, defs: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+#: the definitions of a general mechanism's items, by block, with their titles
+GENERAL_ITEMS = {
+    "bodies": [("body_rigid", "rigid"), ("body_point_mass", "point-mass"), ("body_beam", "beam")],
+    "joints": [
+        ("joint_ground_pin", "ground-pin"),
+        ("joint_revolute", "revolute"),
+        ("joint_clearance", "revolute `clearance`"),
+        ("joint_prismatic", "prismatic"),
+        ("guide_gap", "prismatic `guide`"),
+        ("joint_weld", "weld"),
+        ("joint_driver", "driver"),
+    ],
+    "forces": [
+        ("force_gravity", "gravity"),
+        ("force_spring", "spring-damper"),
+        ("force_torque", "torque"),
+        ("force_point", "point-load"),
+    ],
+    "contacts": [
+        ("contact_circles", "circle-circle"),
+        ("contact_bearing", "circle-in-bearing"),
+        ("contact_point_line", "point-line"),
+    ],
+}
+
+
+def general_tables(defs: dict, skip: set) -> list[str]:
+    """The general kind's own keys and one table per item type of each of its blocks."""
+    node = resolve(defs["general"], defs)
+    out = [
+        "### `kind: general`\n",
+        " ".join(str(node["description"]).split()) + ". A point is written `body.marker` (a rigid "
+        "body's or point mass's marker, `cm` built in; a beam's `start`, `mid`, `end`) or, where "
+        "a ground point is allowed, `[x, y]`. Each item of `bodies`, `joints`, `forces`, "
+        "`contacts` is a named block whose `type` selects its keys (tables below); a beam body "
+        "takes the beam-case sections.\n",
+    ]
+    own = {k: v for k, v in node["properties"].items() if k not in skip | set(GENERAL_ITEMS)}
+    out.append(table(own, defs))
+    for block, items in GENERAL_ITEMS.items():
+        for name, title in items:
+            item = resolve(defs[name], defs)
+            out.append(f"#### `{block}`: {title}\n")
+            keys = {k: v for k, v in item["properties"].items() if k not in skip | {"type"}}
+            out.append(table(keys, defs))
+    return out
+
+
 def render(schema: dict) -> str:
     defs = schema["$defs"]
     props = schema["properties"]
@@ -195,6 +246,7 @@ def render(schema: dict) -> str:
         if node.get("description"):
             text.append(" ".join(str(node["description"]).split()) + ".\n")
         text.append(table({k: v for k, v in node["properties"].items() if k != "model"}, defs))
+    text.extend(general_tables(defs, beam_sections))
     text.append("## `pipeline`\n")
     text.append(
         "Workflow settings, read by the Snakefile's rules only. Every report's acceptance "

@@ -22,6 +22,10 @@ starts without compiling anything it does not run.
 
 import importlib
 
+from ancf_beam.kernel_cache import use_source_keyed_cache
+
+use_source_keyed_cache()  # before numba loads: compiled kernels keyed by this source
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 10 ms)
 
 __version__ = "0.1.0"

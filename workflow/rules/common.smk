@@ -391,7 +391,8 @@ def resolved_runs():
 
 def check_tables():
     """The table of checks of every report page of ``all_outputs()`` (reports/NAME.html ->
-    reports/checks/NAME.csv, reports/cases/CASE.html -> reports/checks/case_CASE.csv; the
+    reports/checks/NAME.csv, reports/cases/CASE.html -> reports/checks/case_CASE.csv; a mechanism's page,
+    reports/mechanisms/M.html, shows its rows of reports/checks/mechanisms.csv; the
     index has none, the seed audit its own table)."""
     out = []
     for path in all_outputs():
@@ -400,6 +401,8 @@ def check_tables():
             continue
         if p.parent.name == "cases":
             out.append(f"{REP}/checks/case_{p.stem}.csv")
+        elif p.parent.name == "mechanisms":
+            continue  # displays the case's rows of the mechanisms report's table
         elif p.stem == "seed_audit":
             out.append(f"{REP}/seed_audit.csv")
         elif p.stem != "index":
@@ -497,6 +500,7 @@ def mechanism_outputs():
     out += [mechanism_validation_file(m) for m in MECHANISMS]
     out += [mechanism_study_file(s) for s in MECH_STUDY_CASES]
     out += [f"{REP}/{r}.html" for r in MECH_REPORTS]
+    out += [f"{REP}/mechanisms/{m}.html" for m in MECHANISMS]  # each with its animation
     return out
 
 

@@ -62,3 +62,22 @@ rule mechanism_study:
         package=PACKAGE,
     script:
         "../scripts/mechanism_study.py"
+
+
+rule mechanism_animation:
+    input:
+        mechanism_file("{mcase}"),
+    output:
+        f"{REP}/animations/{{mcase}}.gif",
+    log:
+        f"{RES}/logs/mechanism_animation/{{mcase}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settings=PIPE["animation"],
+    script:
+        "../scripts/animation.py"

@@ -308,6 +308,7 @@ rule report_index:
         summary=f"{RES}/summary.csv",
         summary_units=f"{RES}/summary_units.csv",
         seed_audit=f"{REP}/seed_audit.html",
+        mech_html=[f"{REP}/mechanisms/{m}.html" for m in MECHANISMS],
     output:
         report(
             f"{REP}/index.html",
@@ -327,5 +328,6 @@ rule report_index:
     params:
         cases=CASES,
         reports=[*AGG_FIGURES, *MECH_REPORTS],
+        mechanisms=MECHANISMS,
     script:
         "../scripts/index.py"

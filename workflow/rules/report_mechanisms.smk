@@ -151,3 +151,40 @@ rule report_flagship:
         ),
     shell:
         NB_CMD
+
+
+rule report_mechanism_case:
+    input:
+        nb=workflow.source_path("../notebooks/mechanism_case.ipynb"),
+        run=mechanism_file("{mcase}"),
+        validation=mechanism_validation_file("{mcase}"),
+        gif=f"{REP}/animations/{{mcase}}.gif",
+    output:
+        nb=f"{REP}/notebooks/mechanisms/{{mcase}}.ipynb",
+        html=report(
+            f"{REP}/mechanisms/{{mcase}}.html",
+            category="Reports",
+            subcategory="Mechanisms",
+            labels={"report": "mechanism {mcase}"},
+            caption="../report/captions/reports/mechanism_case.rst",
+        ),
+    log:
+        f"{RES}/logs/report/mechanisms/{{mcase}}.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            case=wc.mcase,
+            kind=MSPECS[wc.mcase].kind,
+            reference=MSPECS[wc.mcase].resolved.get("reference"),
+            mechanism_nc=input.run,
+            validation_nc=input.validation,
+            animation_gif=input.gif,
+        ),
+    shell:
+        NB_CMD

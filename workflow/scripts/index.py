@@ -97,6 +97,16 @@ box = box.replace(
     f"checks PASS ({overall}); {informational} informational rows (INFO: measured times) "
     "not counted.</p></div>",
 )
+mech_pages = ", ".join(
+    f"<a href='{html.escape(rel(page))}'>{html.escape(name)}</a>"
+    for name, page in zip(snakemake.params.mechanisms, inp.mech_html, strict=True)
+)
+mechanisms = (
+    f"<p>Each mechanism's page (its animation, snapshots and the comparison with its "
+    f"reference; its checks are counted in the mechanisms report above): {mech_pages}.</p>"
+    if mech_pages
+    else ""
+)
 audit = (
     f"<p>Seed audit: <a href='{html.escape(rel(inp.seed_audit))}'>every number the seed "
     "documents quote, against the value computed here</a> (verdicts on the seeds, not checks "
@@ -121,6 +131,7 @@ computed for each check, their terms in each row's note).
 (PASS &le; 1). Each check is counted once ({repeats} repeated rows found across the
 tables). Rows marked INFO compare measured times with a cost model: they are shown, but
 their outcome depends on the machine's load, so they decide nothing.</p>
+{mechanisms}
 {audit}
 <p>{len(summary)} cases; package ancf_beam {ancf_beam.__version__};
 generated {dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}.

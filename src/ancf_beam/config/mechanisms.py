@@ -29,6 +29,7 @@ from ancf_beam.config.cases import (
     set_dotted,
 )
 from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.config.general import GeneralSpec, general_block, general_spec
 from ancf_beam.errors import ConfigError
 
 __all__ = [
@@ -52,7 +53,12 @@ __all__ = [
 ]
 
 #: the schema definition of each kind
-KIND_NODES = {"pendulum": "pendulum", "slider-crank": "slider_crank", "two-body": "two_body"}
+KIND_NODES = {
+    "pendulum": "pendulum",
+    "slider-crank": "slider_crank",
+    "two-body": "two_body",
+    "general": "general",
+}
 MECHANISM_KINDS = schema.enum("mechanism", "kind")
 MECHANISM_INTEGRATORS = schema.enum("mech_integrator")
 ROD_MODELS = ("rigid", "ancf")
@@ -112,6 +118,7 @@ class ClearanceSpec:
     contact: Any
     friction: Any
     continuous_factor: float
+    journal: str | None = None  # the body with the journal; None: crank or slider
 
     @property
     def radial_clearance(self) -> float:
@@ -143,6 +150,7 @@ class MechanismSpec:
     v_rel: float | None = None  # two-body: approach speed (m/s)
     gap: float | None = None  # two-body: initial gap (m)
     contact: Any = None  # two-body: ancf_beam.mbs.contact.ContactLaw
+    general: GeneralSpec | None = None  # general: bodies, joints, forces, contacts
     resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -212,7 +220,16 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
     friction = FrictionLaw.from_config(b["friction"], f"{where}.friction")
     block["continuous_factor"] = float(b["continuous_factor"])
     e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
-    return ClearanceSpec(b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"])
+    journal = b.get("journal")
+    allowed = ("crank", "rod") if b["joint"] == "crank_pin" else ("rod", "slider")
+    if journal is not None and journal not in allowed:
+        raise ConfigError(
+            f"config key '{where}.journal' = {journal!r} is invalid: expected null or one of "
+            f"{', '.join(allowed)} (the bodies of the {b['joint']})"
+        )
+    return ClearanceSpec(
+        b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"], journal
+    )
 
 
 def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):
@@ -300,6 +317,8 @@ def _merged_block(name: str, config: Mapping[str, Any] | None, overrides: dict) 
     if not isinstance(block, Mapping):
         raise ConfigError(f"mechanism '{name}' must be a mapping")
     kind = overrides.get("kind", block.get("kind"))
+    if kind == "general":
+        return general_block(name, block, {k: v for k, v in overrides.items() if k != "kind"})
     merged = _kind_defaults(name, kind, block, overrides)
     if kind == "two-body":
         block = _merge_contact(merged, block, overrides)
@@ -341,15 +360,16 @@ def resolve_mechanism(
     """Mechanism ``name`` of ``config['mechanisms']``: kind defaults <- block <- dotted
     overrides (relative to the block, e.g. ``rod.mesh.n_elements``), validated."""
     merged = _merged_block(name, config, dict(overrides or {}))
-    _check_block(name, merged)
     kind = merged["kind"]
+    if kind != "general":
+        _check_block(name, merged)
     common = {
         "name": name,
         "kind": kind,
         "t_end": float(merged["t_end"]),
         "integrator": merged["integrator"],
         "sample_dt": float(merged["sample_dt"]),
-        "g": float(merged["g"]),
+        "g": float(merged.get("g", 0.0)),
         "baumgarte": schema.spec(BaumgarteSpec, merged["baumgarte"]),
         "solver": schema.spec(MechanismSolverSpec, merged["solver"]),
     }
@@ -360,6 +380,11 @@ def resolve_mechanism(
         return MechanismSpec(**common, beam=beam, resolved=resolved)
     if kind == "two-body":
         return _two_body_spec(name, merged, common)
+    if kind == "general":
+        gen = general_spec(name, merged)
+        if gen.laws:
+            check_clearance_integrator(name, merged["integrator"])
+        return MechanismSpec(**{**common, "g": gen.g}, general=gen, resolved=merged)
     return _slider_crank_spec(name, merged, common)
 
 

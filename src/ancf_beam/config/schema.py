@@ -57,12 +57,19 @@ def node(name: str) -> dict[str, Any]:
     return DEFS[name]
 
 
+def target(ref: str) -> dict[str, Any]:
+    """The node a local ``$ref`` (``#/$defs/clearance/properties/E``) points to."""
+    n: Any = SCHEMA
+    for part in ref.removeprefix("#/").split("/"):
+        n = n[part]
+    return n
+
+
 def resolve(n: Mapping[str, Any]) -> dict[str, Any]:
     """``n`` with its ``$ref`` merged in (recursively); the node's own keys win."""
     n = dict(n)
     while "$ref" in n:
-        target = DEFS[n.pop("$ref").rsplit("/", 1)[1]]
-        n = {**target, **n}
+        n = {**target(n.pop("$ref")), **n}
     return n
 
 
@@ -209,10 +216,11 @@ def _key_node(root: dict[str, Any], schema_path) -> dict[str, Any]:
         if isinstance(n, dict) and "$ref" in n and step not in n:
             n = resolve(n)
         if step == "$ref":
-            n = DEFS[n["$ref"].rsplit("/", 1)[1]]
+            n = target(n["$ref"])
         else:
             n = n[step]
-        if prev in ("properties", "additionalProperties") or step == "additionalProperties":
+        key_step = prev in ("properties", "additionalProperties") or step == "additionalProperties"
+        if key_step and isinstance(n, dict):
             key_node = n
         if isinstance(n, dict) and prev == "items":
             key_node = n

@@ -6,7 +6,8 @@ elements (:mod:`.forces`, contact laws in :mod:`.contact`) are assembled by
 :class:`.settings.IntegratorSettings` (the integrators: :mod:`.explicit`, :mod:`.index3`,
 :mod:`.adaptive`, with contact step control :mod:`.stepping`; their shared loop pieces
 :mod:`.timeloop`), :mod:`.statics` finds equilibria and linearised modes,
-:mod:`.mechanisms` builds the configured mechanisms and :mod:`.analysis` runs them for the CLI::
+:mod:`.mechanisms` builds the configured mechanisms, :mod:`.analysis` runs them for the CLI
+and :mod:`.outputs` reports any mechanism's markers, bodies, drives, joints and contacts::
 
     from ancf_beam.mbs import IntegratorSettings, PointMass, Revolute, System, ground, integrate
 
@@ -44,6 +45,8 @@ _EXPORTS: dict[str, str] = {
     "Torque": "ancf_beam.mbs.forces",
     "SpringDamper": "ancf_beam.mbs.forces",
     "CircleContact": "ancf_beam.mbs.forces",
+    "Contact": "ancf_beam.mbs.forces",
+    "LineContact": "ancf_beam.mbs.forces",
     "ContactLaw": "ancf_beam.mbs.contact",
     "FrictionLaw": "ancf_beam.mbs.contact",
     # statics, configured mechanisms
@@ -71,6 +74,7 @@ _SUBMODULES = (
     "integrators",
     "joints",
     "mechanisms",
+    "outputs",
     "settings",
     "statics",
     "stepping",
@@ -82,12 +86,14 @@ __all__ = [
     "BeamBody",
     "Body",
     "CircleContact",
+    "Contact",
     "ContactLaw",
     "Driver",
     "ForceElement",
     "FrictionLaw",
     "IntegratorSettings",
     "Joint",
+    "LineContact",
     "Mechanism",
     "Point",
     "PointForce",
@@ -118,7 +124,15 @@ if TYPE_CHECKING:  # the same names for type checkers and documentation tools
     from ancf_beam.mbs.bodies import BeamBody, Body, Point, PointMass, RigidBody, ground
     from ancf_beam.mbs.contact import ContactLaw, FrictionLaw
     from ancf_beam.mbs.core import contact_gaps, update_force_state
-    from ancf_beam.mbs.forces import CircleContact, ForceElement, PointForce, SpringDamper, Torque
+    from ancf_beam.mbs.forces import (
+        CircleContact,
+        Contact,
+        ForceElement,
+        LineContact,
+        PointForce,
+        SpringDamper,
+        Torque,
+    )
     from ancf_beam.mbs.integrators import initial_state, integrate
     from ancf_beam.mbs.joints import Driver, Joint, Prismatic, Revolute, Weld
     from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism

@@ -57,6 +57,7 @@ provenance (every resolved parameter, case, version, commit, config hash) and so
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -65,8 +66,10 @@ import xarray as xr
 
 from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
+from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
+from ancf_beam.mbs.outputs import contact_duration, general_outputs, geometry, peak
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
@@ -112,38 +115,6 @@ def midspan_deflection(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     u = chord / np.linalg.norm(chord, axis=-1, keepdims=True)
     rel = mid - a
     return u[..., 0] * rel[..., 1] - u[..., 1] * rel[..., 0]
-
-
-def peak(t: np.ndarray, y: np.ndarray) -> float:
-    """Largest value of the sampled ``y(t)``, refined by the parabola through the largest sample
-    and its neighbours (at their times: the last interval of a run is shorter when ``t_end``
-    is not a multiple of ``sample_dt``)."""
-    i = int(np.argmax(y))
-    if 0 < i < len(y) - 1:
-        h1, h2 = float(t[i] - t[i - 1]), float(t[i + 1] - t[i])
-        a, b, c = y[i - 1], y[i], y[i + 1]
-        s1, s2 = (b - a) / h1, (c - b) / h2  # divided differences
-        curv = (s2 - s1) / (h1 + h2)  # y = b + slope (x - t_i) + curv (x - t_i)^2
-        if curv < 0.0:
-            slope = s1 + curv * h1  # derivative at t_i
-            return float(b - 0.25 * slope * slope / curv)
-    return float(y[i])
-
-
-def contact_duration(t: np.ndarray, fn: np.ndarray) -> float:
-    """Total time (s) with positive force ``fn`` from samples, the ends of each interval by
-    linear interpolation of the force to zero (a first sample already in contact counts from
-    ``t[0]``)."""
-    pos = fn > 0.0
-    total = 0.0
-    for i in range(len(t) - 1):
-        if pos[i] and pos[i + 1]:
-            total += t[i + 1] - t[i]
-        elif pos[i] != pos[i + 1]:
-            a, b = (fn[i], fn[i + 1])
-            x = a / (a - b) if a != b else 0.5  # zero of the linear interpolant
-            total += (t[i + 1] - t[i]) * (x if pos[i] else 1.0 - x)
-    return float(total)
 
 
 def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str]:
@@ -299,34 +270,32 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
-    if spec.clearance is not None and integrator is not None:
+    contacts = spec.clearance is not None or (spec.general is not None and spec.general.laws)
+    if contacts and integrator is not None:
         check_clearance_integrator(spec.name, integrator, override=True)
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
-    res = integrate(mech.system, settings, v0=mech.v0, progress=progress)
+    res = integrate(mech.system, settings, q0=mech.q0, v0=mech.v0, progress=progress)
     data = _history_data(res)
     summary = _base_summary(spec, mech, settings, res)
-    coords: dict[str, Any] = {"time": ("time", res.t, {"units": "s"})}
-    if spec.kind == "two-body":
-        _two_body_outputs(mech, res, summary, data)
-    elif spec.kind == "pendulum":
-        _pendulum_outputs(mech, res, summary, data)
-    else:
-        names = _slider_crank_outputs(mech, res, summary, data)
-    contact_names = _contact_data(mech, res, data)
-    if mech.spec.clearance is not None:
-        cs, hist = clearance_outputs(mech, res)
-        summary.update(cs)
-        data["contact_state"] = (
-            ("time", "contact"),
-            hist["contact_state"][:, None],
-            {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
-        )
-    if contact_names:
-        coords["contact"] = ("contact", contact_names)
-    if spec.kind == "slider-crank":
-        coords["joint"] = ("joint", names)
+    gsum, gdata, coords = general_outputs(mech, res)
+    if spec.kind == "general":
+        summary.update(gsum)
+        data.update(gdata)
+        damaged = {
+            n: float(np.max(b.model.damage))
+            for n, b in mech.named_bodies.items()
+            if isinstance(b, BeamBody) and b.model.case.damage.enabled
+        }
+        if damaged:
+            summary["damage_max"] = damaged  # per damaging beam, at t_end
+    else:  # a preset keeps its fields; it gains the points, bodies and their histories
+        summary.update(points=gsum["points"], bodies=gsum["bodies"])
+        data.update({k: v for k, v in gdata.items() if k.split("_")[0] in MOTION})
+        coords = {k: v for k, v in coords.items() if k.split("_")[0] in ("time", *MOTION)}
+        _preset_outputs(mech, res, summary, data, coords)
     ds = xr.Dataset(data, coords=coords)
+    ds.attrs["geometry"] = json.dumps(geometry(mech))
     system = mech.system
     extra = {f"solver.{k}": v for k, v in (res.stats or {}).items()}
     ds.attrs.update(
@@ -345,6 +314,32 @@ def run_mechanism(
         )
     )
     return summary, ds
+
+
+#: the variables of the motion (markers, bodies, beam nodes) every mechanism's Dataset carries
+MOTION = ("marker", "body", "node")
+
+
+def _preset_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: dict, coords):
+    """The fields and histories of the built-in kinds (module docstring)."""
+    spec = mech.spec
+    if spec.kind == "two-body":
+        _two_body_outputs(mech, res, summary, data)
+    elif spec.kind == "pendulum":
+        _pendulum_outputs(mech, res, summary, data)
+    else:
+        coords["joint"] = ("joint", _slider_crank_outputs(mech, res, summary, data))
+    contact_names = _contact_data(mech, res, data)
+    if spec.clearance is not None:
+        cs, hist = clearance_outputs(mech, res)
+        summary.update(cs)
+        data["contact_state"] = (
+            ("time", "contact"),
+            hist["contact_state"][:, None],
+            {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
+        )
+    if contact_names:
+        coords["contact"] = ("contact", contact_names)
 
 
 def _history_data(res: MechanismResult) -> dict[str, Any]:

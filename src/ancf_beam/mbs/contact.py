@@ -60,6 +60,7 @@ __all__ = [
     "ContactLaw",
     "FrictionLaw",
     "friction_coefficient",
+    "friction_slope",
     "hertz_conformal_stiffness",
     "hysteresis_factor",
     "law_coefficient",
@@ -111,6 +112,28 @@ def friction_coefficient(law, par, v_t):
         return par[Q_MU] * sgn
     x = s / par[Q_VSTR]
     return (par[Q_MU] + (par[Q_MUS] - par[Q_MU]) * math.exp(-x * x)) * sgn
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def friction_slope(law, par, v_t):
+    """``d mu_eff / d v_t`` (s/m) of :func:`friction_coefficient` (0 where it is constant; the
+    coulomb-transition law's corners count as their outer side)."""
+    if law == F_NONE:
+        return 0.0
+    s = abs(v_t)
+    if law == F_TRANSITION:
+        if s <= par[Q_VS] or s >= par[Q_VD]:
+            return 0.0
+        return par[Q_MU] / (par[Q_VD] - par[Q_VS])
+    th = math.tanh(v_t / par[Q_VREF])
+    dth = (1.0 - th * th) / par[Q_VREF]
+    if law == F_TANH:
+        return par[Q_MU] * dth
+    x = s / par[Q_VSTR]
+    ex = math.exp(-x * x)
+    mu = par[Q_MU] + (par[Q_MUS] - par[Q_MU]) * ex
+    dmu = (par[Q_MUS] - par[Q_MU]) * ex * (-2.0 * x / par[Q_VSTR]) * (1.0 if v_t > 0.0 else -1.0)
+    return dmu * th + mu * dth
 
 
 def law_force(law: ContactLaw, delta: float, delta_dot: float, v0: float) -> float:

@@ -33,12 +33,14 @@ from ancf_beam.mbs.contact import (
     P_STIFF,
     P_V0MIN,
     friction_coefficient,
+    friction_slope,
     normal_force,
 )
 
 __all__ = [
     "FE_CONTACT",
     "FE_FORCE",
+    "FE_LINE",
     "FE_SPRING",
     "FE_TORQUE",
     "MAX_ROW_NNZ",
@@ -50,8 +52,10 @@ __all__ = [
     "eval_constraints",
     "force_elements",
     "force_elements_tangent",
+    "is_contact",
     "jac_mul",
     "jac_tmul_add",
+    "line_kinematics",
     "lu_factor",
     "lu_solve",
     "system_forces",
@@ -63,7 +67,7 @@ MAX_ROW_NNZ = 12  # Jacobian entries per constraint row (two beam points: 8; a l
 
 _E_POS, _E_LINE, _E_ANGLE, _E_DRIVER = 0, 1, 2, 3
 _PT_GROUND, _PT_LINEAR, _PT_RIGID = 0, 1, 2
-FE_FORCE, FE_TORQUE, FE_SPRING, FE_CONTACT = 0, 1, 2, 3
+FE_FORCE, FE_TORQUE, FE_SPRING, FE_CONTACT, FE_LINE = 0, 1, 2, 3, 4
 # FE_CONTACT parameters in fef[e] (after the two points' weights 0:8) and carried state fst[e]
 C_RP, C_RQ, C_INSIDE, C_LAW, C_FRIC, C_NPAR, C_FPAR = 8, 9, 10, 11, 12, 13, 18
 C_FEND = 24  # end of the friction parameters 18:24
@@ -72,8 +76,22 @@ C_FEND = 24  # end of the friction parameters 18:24
 #: that each step before an onset is free flight and the onset is located on a smooth solution
 C_EVENTS = 24
 C_NFLT = 25  # floats used
+# FE_LINE parameters: the radius of the disc at P, the line's unit direction in its body's frame
+# (the line passes through Q); the law, friction and event slots are the circle's (11:25), so
+# the laws' kernels read both kinds alike; then the segment along the direction (m, -inf and
+# +inf for the whole line)
+L_R, L_DX, L_DY = 8, 9, 10
+L_SMIN, L_SMAX = 25, 26
+FE_NFLT = 27  # floats of a force element row (the longest: the line contact's)
 S_V0, S_FLAG, S_IMPACTS, S_T0 = 0, 1, 2, 3  # approach speed, in contact (0/1), count, onset t
 _BW = BANDWIDTH
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def is_contact(kind):
+    """True for the contact kinds (``FE_CONTACT`` circle, ``FE_LINE`` point against a line):
+    the elements with a gap, an approach speed carried in ``fst`` and a contact record."""
+    return kind == FE_CONTACT or kind == FE_LINE
 
 
 # ------------------------------------------------------------------------------------------
@@ -324,7 +342,8 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
     damping ``c`` (N s/m), free length ``l0`` (m) in ``fef[8:11]``; ``FE_CONTACT`` circle
     contact between P and Q (:func:`contact_kinematics`; radii, side, law codes and parameters
     at ``fef[8:24]``; ``fef[C_EVENTS]`` the event mode), its potential the elastic part of the
-    normal law. ``fst`` holds
+    normal law; ``FE_LINE`` point P (a disc of radius ``fef[L_R]``) against the line through Q
+    (:func:`line_kinematics`), likewise. ``fst`` holds
     per-element state an integrator carries from step to step (contacts: the approach speed at
     the onset, see :func:`update_force_state`)."""
     energy = 0.0
@@ -361,10 +380,16 @@ def force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals):
             stretch = ln - fef[e, 10]
             energy += 0.5 * fef[e, 8] * stretch * stretch
         elif kind == FE_CONTACT:
-            delta, _, nx, ny, _, _, s, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp, pq)
+            delta, _, nx, ny, _, _, s, fn, ft = circle_forces(fei[e], fef[e], fst[e], q, v, pp, pq)
             if fn != 0.0 or ft != 0.0:
                 _contact_apply(fei[e], fef[e], nx, ny, s, fn, ft, f, pp, pq, cols, vals)
             if fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0:  # not held off (C_EVENTS)
+                energy += _contact_potential(fef[e], delta)
+        elif kind == FE_LINE:
+            delta, _, nx, ny, s, g, _, fn, ft, _ = line_forces(fei[e], fef[e], fst[e], q, v)
+            if fn != 0.0 or ft != 0.0:
+                _line_apply(fei[e], fef[e], nx, ny, s, g, fn, ft, q, v, f, pp, pq, cols, vals)
+            if fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0:
                 energy += _contact_potential(fef[e], delta)
     return energy
 
@@ -416,7 +441,7 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
                 i = fei[e, 5] + 2
                 ab[_BW, i] += fx * pq[7] - fy * pq[6]
         elif kind == FE_CONTACT:
-            delta, ddot, nx, ny, el, _, s, fn, _ = contact_forces(
+            delta, ddot, nx, ny, el, _, s, fn, _ = circle_forces(
                 fei[e], fef[e], fst[e], q, v, pp, pq
             )
             if fn <= 0.0:
@@ -438,6 +463,8 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
             if fei[e, 4] == _PT_RIGID:
                 i = fei[e, 5] + 2
                 ab[_BW, i] += fx * pq[7] - fy * pq[6]
+        elif kind == FE_LINE:
+            _line_tangent(fei[e], fef[e], fst[e], q, v, c_v, ab, pp, pq, cols, vals)
 
 
 # ------------------------------------------------------------------------------------------
@@ -512,6 +539,16 @@ def _point_pv(kind, off, n, w, q, v):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def contact_delta(fei_r, fef_r, q, v):
+    """``(delta, delta_dot)`` of a contact element of either kind (:func:`circle_delta`,
+    :func:`line_kinematics`), allocation free for the per-step state update and the gaps."""
+    if fei_r[0] == FE_LINE:
+        r = line_kinematics(fei_r, fef_r, q, v)
+        return r[0], r[1]
+    return circle_delta(fei_r, fef_r, q, v)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def circle_delta(fei_r, fef_r, q, v):
     """``(delta, delta_dot)`` of a circle contact (as :func:`contact_kinematics`, allocation
     free for the per-step state update and the gaps)."""
     xp, yp, vxp, vyp = _point_pv(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v)
@@ -538,6 +575,19 @@ def _contact_v0(fef_r, fst_r, ddot):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def contact_forces(fei_r, fef_r, fst_r, q, v, pp, pq):
+    """``(delta, delta_dot, nx, ny, a, v_t, b, F_n, F_t)`` of a contact element of either kind:
+    penetration (m), its rate (m/s, > 0 closing), the unit normal, the sliding speed (m/s), the
+    normal force ``F_n >= 0`` and the friction force ``F_t = -mu_eff(v_t) F_n`` (N); ``a``,
+    ``b`` are the kind's own (circle, :func:`circle_forces`: ``|e|`` and the side ``s``; line,
+    :func:`line_forces`: the gap ``g`` and the coordinate ``s`` along the line)."""
+    if fei_r[0] == FE_LINE:
+        d, dd, nx, ny, s, g, vt, fn, ft, _ = line_forces(fei_r, fef_r, fst_r, q, v)
+        return d, dd, nx, ny, g, vt, s, fn, ft
+    return circle_forces(fei_r, fef_r, fst_r, q, v, pp, pq)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def circle_forces(fei_r, fef_r, fst_r, q, v, pp, pq):
     """``(delta, delta_dot, nx, ny, |e|, v_t, s, F_n, F_t)`` of one circle contact: ``F_n >= 0``
     the normal force, ``F_t = -mu_eff(v_t) F_n`` the friction force on Q along ``t`` (N)."""
     delta, ddot, nx, ny, el, vt, s = contact_kinematics(fei_r, fef_r, q, v, pp, pq)
@@ -608,21 +658,205 @@ def _contact_apply(fei_r, fef_r, nx, ny, s, fn, ft, f, pp, pq, cols, vals):
             f[fei_r[2] + 2] -= fef_r[C_RP] * ft
 
 
+# ------------------------------------------------------------------------------------------
+# point against a line (FE_LINE)
+# ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def line_kinematics(fei_r, fef_r, q, v):
+    """Geometry of a line contact: point P (the centre of a disc of radius ``r``, 0 for a bare
+    point) against the line through Q with unit direction ``d = R(theta_L) d_0`` (``d_0``
+    in the frame of the line's body, angle ``theta_L = q[fei[7]]``; the ground: ``fei[7] =
+    -1``, ``theta_L = 0``) and normal ``n = (-d_y, d_x)`` (``d`` turned by +90 deg, towards the
+    allowed side). With ``w = x_P - x_Q``: the coordinate along the line ``s = d . w``, the gap
+    ``g = n . w - r`` (> 0 apart) and, within the segment ``s_min <= s <= s_max``, the
+    penetration ``delta = -g``. Outside the segment there is no contact: ``delta = -|e|``, the
+    distance from the contact point ``x_c = x_P - r n`` to the segment's nearer end (``e = g n +
+    ex d``, ``ex`` the excess of ``s`` over the segment), continuous with ``-g`` at the ends on
+    the allowed side.
+
+    Returns ``(delta, delta_dot, nx, ny, s, g, v_t, ex)``: ``delta_dot`` > 0 closing; ``v_t``
+    the sliding speed along ``d`` of P's material point at ``x_c`` relative to the line body's
+    material point there, ``v_t = d . (v_P - v_Q) + r omega_P + g omega_L`` (``omega_P``: a
+    rigid marker's angular speed, 0 for a beam point or point mass; ``omega_L``: the line's);
+    ``ex = 0`` within the segment. The normal force acts on P along ``n``, the friction along
+    ``d``, both at ``x_c``, and the opposite forces on the line's body at the same point."""
+    xp, yp, vxp, vyp = _point_pv(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v)
+    xq, yq, vxq, vyq = _point_pv(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], q, v)
+    lo = fei_r[7]
+    d0x = fef_r[L_DX]
+    d0y = fef_r[L_DY]
+    if lo >= 0:
+        c = math.cos(q[lo])
+        sn = math.sin(q[lo])
+        dx = c * d0x - sn * d0y
+        dy = sn * d0x + c * d0y
+        om = v[lo]
+    else:
+        dx = d0x
+        dy = d0y
+        om = 0.0
+    nx = -dy
+    ny = dx
+    wx = xp - xq
+    wy = yp - yq
+    dvx = vxp - vxq
+    dvy = vyp - vyq
+    r = fef_r[L_R]
+    hn = nx * wx + ny * wy  # height of P above the line
+    s = dx * wx + dy * wy
+    g = hn - r
+    gdot = nx * dvx + ny * dvy - om * s  # dn/dt = -omega_L d
+    wp = v[fei_r[2] + 2] if fei_r[1] == _PT_RIGID else 0.0
+    vt = dx * dvx + dy * dvy + r * wp + g * om
+    ex = 0.0
+    if s > fef_r[L_SMAX]:
+        ex = s - fef_r[L_SMAX]
+    elif s < fef_r[L_SMIN]:
+        ex = s - fef_r[L_SMIN]
+    if ex == 0.0:
+        return -g, -gdot, nx, ny, s, g, vt, 0.0
+    el = math.sqrt(g * g + ex * ex)
+    sdot = dx * dvx + dy * dvy + om * hn  # dd/dt = omega_L n
+    return -el, -(g * gdot + ex * sdot) / el, nx, ny, s, g, vt, ex
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def line_forces(fei_r, fef_r, fst_r, q, v):
+    """``(delta, delta_dot, nx, ny, s, g, v_t, F_n, F_t, ex)`` of one line contact
+    (:func:`line_kinematics`): ``F_n >= 0`` the normal force on P along ``n`` (the law of
+    ``fef[C_LAW]`` with the carried approach speed, as the circle contact), ``F_t =
+    -mu_eff(v_t) F_n`` the friction force on P along ``d`` (N)."""
+    delta, ddot, nx, ny, s, g, vt, ex = line_kinematics(fei_r, fef_r, q, v)
+    fn = 0.0
+    ft = 0.0
+    if delta >= 0.0 and (fst_r[S_FLAG] != 0.0 or fef_r[C_EVENTS] == 0.0):
+        law = int(fef_r[C_LAW])
+        par = fef_r[C_NPAR:C_FPAR]
+        fn = normal_force(law, par, delta, ddot, _contact_v0(fef_r, fst_r, ddot))
+        fl = int(fef_r[C_FRIC])
+        if fl != 0 and fn > 0.0:
+            ft = -friction_coefficient(fl, fef_r[C_FPAR:C_FEND], vt) * fn
+    return delta, ddot, nx, ny, s, g, vt, fn, ft, ex
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _line_grad(fei_r, fef_r, cx, cy, pp, pq, cols, vals, k, a_p, a_l):
+    """Append to ``cols``/``vals`` from ``k`` the gradient of ``c . (x_P - x_Q)`` (``c`` fixed)
+    plus ``a_p`` on P's angle (a rigid marker) and ``a_l`` on the line body's angle; return the
+    new count. With ``c = n``, ``a_p = 0``, ``a_l = -s``: the gradient of the gap ``g``; with
+    ``c = d``, ``a_p = r``, ``a_l = g``: that of the sliding speed, ``v_t = J_t v``."""
+    k = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, cx, cy, 1.0, cols, vals, k)
+    k = point_jac(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], pq, cx, cy, -1.0, cols, vals, k)
+    if fei_r[1] == _PT_RIGID and a_p != 0.0:
+        cols[k] = fei_r[2] + 2
+        vals[k] = a_p
+        k += 1
+    if fei_r[7] >= 0:
+        cols[k] = fei_r[7]
+        vals[k] = a_l
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _line_apply(fei_r, fef_r, nx, ny, s, g, fn, ft, q, v, f, pp, pq, cols, vals):
+    """Add the generalized forces ``F_n grad g + F_t J_t`` of a line contact to ``f``: the force
+    ``F_n n + F_t d`` at the contact point on P (a rigid marker: the friction moment ``r F_t``
+    about it), the opposite force on the line's body at the same point (moment ``-s F_n + g
+    F_t`` about Q)."""
+    point_eval(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v, pp)
+    point_eval(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], q, v, pq)
+    dx = ny
+    dy = -nx
+    fx = fn * nx + ft * dx
+    fy = fn * ny + ft * dy
+    k = _line_grad(fei_r, fef_r, fx, fy, pp, pq, cols, vals, 0, fef_r[L_R] * ft, g * ft - s * fn)
+    for i in range(k):
+        f[cols[i]] += vals[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _outer_band(ab, cols, vals, k0, k1, w):
+    """``K += w u u^T`` for the vector ``u`` stored in ``cols``/``vals`` entries ``k0:k1``."""
+    for a in range(k0, k1):
+        x = w * vals[a]
+        for b in range(k0, k1):
+            _band_add(ab, cols[a], cols[b], x * vals[b])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _line_tangent(fei_r, fef_r, fst_r, q, v, c_v, ab, pp, pq, cols, vals):
+    """``-dQ/dq - c_v dQ/dv`` of a line contact (symmetric, as the iteration matrix):
+
+    * normal: ``(F_delta + c_v F_ddot) grad g grad g^T - F_n d2g/dq2`` (the law's stiffness and
+      damping, and the geometric stiffness of the gap's curvature: a rigid marker's angle, the
+      line body's angle and its coupling to the line body's position and to P);
+    * friction: ``c_v mu'(v_t) F_n J_t J_t^T`` (the regularised law's viscous stiffness).
+
+    Left out (not symmetric, or of the order of the speeds): ``mu (F_delta + c_v F_ddot) J_t
+    grad g^T``, the damping force's geometric share ``F_ddot grad g (d2g/dq2 v)^T`` and the
+    friction's ``F_t dJ_t/dq``, ``mu' F_n J_t (dv_t/dq)^T``; all vanish at ``v = 0`` (and
+    for a point mass on a ground line all but the first)."""
+    delta, ddot, nx, ny, s, g, vt, fn, _, _ = line_forces(fei_r, fef_r, fst_r, q, v)
+    if fn <= 0.0:
+        return
+    point_eval(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], q, v, pp)
+    point_eval(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], q, v, pq)
+    dx = ny
+    dy = -nx
+    kd, cd = _normal_derivatives(fef_r, delta, ddot, _contact_v0(fef_r, fst_r, ddot))
+    k1 = _line_grad(fei_r, fef_r, nx, ny, pp, pq, cols, vals, 0, 0.0, -s)
+    _outer_band(ab, cols, vals, 0, k1, kd + c_v * cd)
+    fl = int(fef_r[C_FRIC])
+    if fl != 0 and c_v != 0.0:
+        slope = friction_slope(fl, fef_r[C_FPAR:C_FEND], vt)
+        if slope != 0.0:
+            k2 = _line_grad(fei_r, fef_r, dx, dy, pp, pq, cols, vals, k1, fef_r[L_R], g)
+            _outer_band(ab, cols, vals, k1, k2, c_v * slope * fn)
+    # -F_n d2g/dq2: g = n(theta_L) . (x_P - x_L) - n_0 . a_Q - r
+    if fei_r[1] == _PT_RIGID:  # d2g/dtheta_P^2 = -n . (A_P a_P), A a = (pv[7], -pv[6])
+        i = fei_r[2] + 2
+        ab[_BW, i] += fn * (nx * pp[7] - ny * pp[6])
+    lo = fei_r[7]
+    if lo >= 0:
+        # d2g/dtheta_L^2 = -n . (x_P - x_L) = -(g + r) - n . (A_L a_Q)
+        ab[_BW, lo] += fn * (g + fef_r[L_R] + nx * pq[7] - ny * pq[6])
+        # d2g/dtheta_L dx_L = d (x_L: the line body's position, Q's coordinates 0 and 1)
+        o = fei_r[5]
+        _band_add(ab, lo, o, -fn * dx)
+        _band_add(ab, o, lo, -fn * dx)
+        _band_add(ab, lo, o + 1, -fn * dy)
+        _band_add(ab, o + 1, lo, -fn * dy)
+        # d2g/dtheta_L dq_P = -d . dx_P/dq_P
+        k3 = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, dx, dy, fn, cols, vals, 0)
+        for a in range(k3):
+            _band_add(ab, lo, cols[a], vals[a])
+            _band_add(ab, cols[a], lo, vals[a])
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def contact_samples(fei_r, fef_r, qs, vs, states, out):
-    """Post-processing of one circle contact over samples ``qs``, ``vs`` (k, n) with the
+    """Post-processing of one contact element over samples ``qs``, ``vs`` (k, n) with the
     carried state of each sample ``states`` (k, STATE_SIZE): ``out[i] = (delta, delta_dot,
-    e_x, e_y, v_t, F_n, F_t, state)``."""
+    e_x, e_y, v_t, F_n, F_t, state)``; ``e``: a circle's eccentricity ``x_Q - x_P``, a line
+    contact's offset of its contact point from the nearest point of the line (segment),
+    ``g n`` within the segment (:func:`line_kinematics`)."""
     pp = np.empty(8)
     pq = np.empty(8)
+    line = fei_r[0] == FE_LINE
     for i in range(qs.shape[0]):
-        d, dd, nx, ny, el, vt, _, fn, ft = contact_forces(
-            fei_r, fef_r, states[i], qs[i], vs[i], pp, pq
-        )
+        if line:
+            d, dd, nx, ny, _, g, vt, fn, ft, ex = line_forces(fei_r, fef_r, states[i], qs[i], vs[i])
+            out[i, 2] = g * nx + ex * ny  # g n + ex d, d = (n_y, -n_x)
+            out[i, 3] = g * ny - ex * nx
+        else:
+            d, dd, nx, ny, el, vt, _, fn, ft = circle_forces(
+                fei_r, fef_r, states[i], qs[i], vs[i], pp, pq
+            )
+            out[i, 2] = nx * el
+            out[i, 3] = ny * el
         out[i, 0] = d
         out[i, 1] = dd
-        out[i, 2] = nx * el
-        out[i, 3] = ny * el
         out[i, 4] = vt
         out[i, 5] = fn
         out[i, 6] = ft
@@ -636,7 +870,7 @@ def contact_gaps(q, S, out):
     fei = S[7]
     fef = S[8]
     for e in range(fei.shape[0]):
-        if fei[e, 0] == FE_CONTACT:
+        if is_contact(fei[e, 0]):
             out[e] = -contact_delta(fei[e], fef[e], q, q)[0]
         else:
             out[e] = np.inf
@@ -653,7 +887,7 @@ def contact_dissipation(q, v, S, fst, pp, pq):
     fef = S[8]
     power = 0.0
     for e in range(fei.shape[0]):
-        if fei[e, 0] != FE_CONTACT:
+        if not is_contact(fei[e, 0]):
             continue
         delta, ddot, _, _, _, vt, _, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp, pq)
         if delta <= 0.0 or not (fst[e, S_FLAG] != 0.0 or fef[e, C_EVENTS] == 0.0):
@@ -677,7 +911,7 @@ def update_force_state(q, v, t, S, fst):
     fei = S[7]
     fef = S[8]
     for e in range(fei.shape[0]):
-        if fei[e, 0] != FE_CONTACT:
+        if not is_contact(fei[e, 0]):
             continue
         delta, ddot = contact_delta(fei[e], fef[e], q, v)
         if fst[e, S_FLAG] == 0.0:
@@ -977,6 +1211,8 @@ def project_position(q, t, S, W, tol, max_iter):
         pmax = 0.0
         for r in range(m):
             pmax = max(pmax, abs(phi[r]))
+            if phi[r] != phi[r]:  # NaN: a singular step; reported, not passed as converged
+                return phi[r]
         if not (S[9] and flags[0] == 1):
             schur_prepare(CHOLESKY, mfac, lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
             flags[0] = 1

@@ -22,29 +22,34 @@ Joint names (used for reactions): ``pivot``, ``drive``, ``crank_pin``, ``wrist_p
 ``slider_guide`` (slider-crank); ``pivot`` (pendulum).
 
 Clearance joint (``spec.clearance``): the revolute ``crank_pin`` or ``wrist_pin`` is replaced by
-a :class:`~ancf_beam.mbs.forces.CircleContact` of the same name (``inside``: the bearing, radius
-``bearing_radius``, on the connecting rod's end -- a rigid marker or the ANCF end node -- and the
-journal, ``journal_radius``, on the crank pin or the slider's pin). The journal starts centred in
-its bearing with the velocities of the ideal mechanism. The bodies stay in the order crank, rod,
-slider, so the contact couples neighbours in the coordinate vector (within the band).
+a :class:`~ancf_beam.mbs.forces.CircleContact` of the same name (``inside``): the journal
+(``journal_radius``) on ``clearance.journal`` -- by default the crank pin or the slider's pin,
+the bearing (``bearing_radius``) then on the connecting rod's end (a rigid marker or the ANCF end
+node); ``journal: rod`` puts the journal on the rod and the bearing in the crank or slider. The
+journal starts centred in its bearing with the velocities of the ideal mechanism.
+
+Every kind is a preset: :func:`ancf_beam.mbs.presets.expand` writes it as a general description
+(named bodies, joints, contacts) that :func:`ancf_beam.mbs.general.build_general` builds, as it
+builds ``kind: general``; the handles above are looked up by name.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
-from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
+from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody
 from ancf_beam.mbs.forces import CircleContact
-from ancf_beam.mbs.joints import Driver, Prismatic, Revolute
+from ancf_beam.mbs.general import build_general
+from ancf_beam.mbs.joints import Driver
+from ancf_beam.mbs.presets import expand
 from ancf_beam.mbs.system import System
 
 __all__ = [
     "Mechanism",
+    "build_general_mechanism",
     "build_mechanism",
     "build_pendulum",
     "build_slider_crank",
@@ -66,6 +71,13 @@ class Mechanism:
     contact: CircleContact | None = None  # two-body; the slider-crank's clearance joint
     bodies: tuple[PointMass, PointMass] | None = None  # two-body
     v0: np.ndarray | None = None  # initial velocities to integrate from (None: the system's)
+    q0: np.ndarray | None = None  # initial positions to integrate from (None: the system's)
+    # general mechanisms: the parts by name ("body.marker" for markers)
+    markers: dict = field(default_factory=dict)
+    named_bodies: dict = field(default_factory=dict)
+    drivers: dict = field(default_factory=dict)
+    contacts: dict = field(default_factory=dict)
+    continuous_factor: dict = field(default_factory=dict)
 
     @property
     def contact_m_eff(self) -> float | None:
@@ -83,125 +95,50 @@ def _body_mass(body) -> float:
     return float(body.mass)
 
 
-def build_pendulum(spec: MechanismSpec) -> Mechanism:
-    system = System(g=spec.g, name=spec.name)
-    beam = system.add(BeamBody("beam", model=BeamModel(spec.beam)))
-    system.add(Revolute("pivot", p=beam.node(0), q=ground(0.0, 0.0)))
-    return Mechanism(spec, system.finalize(), beam=beam)
-
-
-def _slider_crank_system(spec: MechanismSpec, crank, rod_body, slider, end_a, end_b, clearance):
-    """The slider-crank's system on the given bodies; the joint named ``clearance.joint`` (if
-    any) becomes a :class:`~ancf_beam.mbs.forces.CircleContact` (journal inside bearing), with
-    the bearing on the connecting rod's end and the journal on the crank pin or the slider."""
-    r = spec.crank.length
-    system = System(g=spec.g, name=spec.name)
-    system.add(crank, rod_body, slider)
-    drive = Driver("drive", body=crank, omega=spec.omega)
-    # revolute (p, q) as in the ideal mechanism, and which of them is the bearing (rod end)
-    pins = {
-        "crank_pin": (crank.marker(0.5 * r, 0.0), end_a, 1),
-        "wrist_pin": (end_b, slider.marker(), 0),
-    }
-    system.add(Revolute("pivot", p=crank.marker(-0.5 * r, 0.0), q=ground(0.0, 0.0)), drive)
-    contact = None
-    for name, (p, q, b) in pins.items():
-        bearing, journal = (p, q) if b == 0 else (q, p)
-        if clearance is not None and clearance.joint == name:
-            # for the explicit bound: the two bodies' reduced mass and the crank pin's speed
-            # (above the journal's relative speeds, so the bound errs on the safe side)
-            m = [_body_mass(x.body) for x in (bearing, journal)]
-            contact = CircleContact(
-                name,
-                p=bearing,
-                q=journal,
-                inside=True,
-                r_p=clearance.bearing_radius,
-                r_q=clearance.journal_radius,
-                law=clearance.contact,
-                friction=clearance.friction,
-                m_eff=m[0] * m[1] / (m[0] + m[1]),
-                v_impact=abs(spec.omega) * r,
-            )
-            system.add(contact)
-        else:
-            system.add(Revolute(name, p=p, q=q))
-    system.add(
-        Prismatic(
-            "slider_guide", p=slider.marker(), through=ground(0.0, 0.0), direction=(1.0, 0.0)
-        ),
+def _built(spec: MechanismSpec) -> Mechanism:
+    """The preset's (or the general description's) system, built and assembled, with every
+    part by name (:mod:`ancf_beam.mbs.presets`, :mod:`ancf_beam.mbs.general`)."""
+    gen = expand(spec)
+    system, parts, q, v = build_general(spec, gen)
+    return Mechanism(
+        spec,
+        system,
+        v0=v,
+        q0=q,
+        markers=parts.markers,
+        named_bodies=parts.bodies,
+        drivers=parts.drivers,
+        contacts=parts.contacts,
+        continuous_factor=parts.continuous_factor,
     )
-    return system, drive, contact
+
+
+def build_pendulum(spec: MechanismSpec) -> Mechanism:
+    mech = _built(spec)
+    mech.beam = mech.named_bodies["beam"]
+    return mech
 
 
 def build_slider_crank(spec: MechanismSpec) -> Mechanism:
-    r = spec.crank.length
-    crank = RigidBody(
-        "crank",
-        mass=spec.crank.mass,
-        inertia=spec.crank.inertia,
-        position=(0.5 * r, 0.0),
-        angular_velocity=spec.omega,
-    )
-    beam = rod = None
-    if spec.beam is not None:
-        model = BeamModel(spec.beam)
-        ref = model.reference()
-        dx, dy = ref[-4] - ref[0], ref[-3] - ref[1]
-        chord = math.hypot(dx, dy)
-        beam = BeamBody("rod", model=model, origin=(r, 0.0), angle=-math.atan2(dy, dx))
-        end_a, end_b = beam.node(0), beam.node(-1)
-        rod_body = beam
-    else:
-        chord = spec.rod.length
-        rod = RigidBody(
-            "rod", mass=spec.rod.mass, inertia=spec.rod.inertia, position=(r + 0.5 * chord, 0.0)
-        )
-        end_a, end_b = rod.marker(-0.5 * chord, 0.0), rod.marker(0.5 * chord, 0.0)
-        rod_body = rod
-    slider = RigidBody(
-        "slider", mass=spec.slider.mass, inertia=spec.slider.inertia, position=(r + chord, 0.0)
-    )
-    parts = (crank, rod_body, slider, end_a, end_b)
-    v0 = None
-    if spec.clearance is not None:
-        # initial velocities of the ideal mechanism (journal centred in its bearing, moving
-        # with it): the clearance system alone leaves the rod's and slider's speeds free
-        ideal, _, _ = _slider_crank_system(spec, *parts, None)
-        v0 = ideal.finalize().consistent_velocities()
-    system, drive, contact = _slider_crank_system(spec, *parts, spec.clearance)
-    return Mechanism(
-        spec,
-        system.finalize(),
-        beam=beam,
-        crank=crank,
-        rod=rod,
-        slider=slider,
-        drive=drive,
-        contact=contact,
-        v0=v0,
-    )
+    mech = _built(spec)
+    rod = mech.named_bodies["rod"]
+    mech.crank, mech.slider = mech.named_bodies["crank"], mech.named_bodies["slider"]
+    mech.beam, mech.rod = (rod, None) if isinstance(rod, BeamBody) else (None, rod)
+    mech.drive = mech.drivers["drive"]
+    mech.contact = next(iter(mech.contacts.values()), None)
+    return mech
 
 
 def build_two_body(spec: MechanismSpec) -> Mechanism:
-    m1, m2 = spec.masses
-    r1, r2 = spec.radii
-    system = System(g=spec.g, name=spec.name)
-    b1 = PointMass("body1", mass=m1, position=(0.0, 0.0), velocity=(spec.v_rel, 0.0))
-    b2 = PointMass("body2", mass=m2, position=(r1 + r2 + spec.gap, 0.0))
-    contact = CircleContact(
-        "contact",
-        p=b1.point(),
-        q=b2.point(),
-        inside=False,
-        r_p=r1,
-        r_q=r2,
-        law=spec.contact,
-        m_eff=spec.m_eff,
-        v_impact=spec.v_rel,
-    )
-    system.add(b1, b2, contact)
-    return Mechanism(spec, system.finalize(), bodies=(b1, b2), contact=contact)
+    mech = _built(spec)
+    mech.bodies = (mech.named_bodies["body1"], mech.named_bodies["body2"])
+    mech.contact = mech.contacts["contact"]
+    return mech
+
+
+def build_general_mechanism(spec: MechanismSpec) -> Mechanism:
+    """A general mechanism (:mod:`ancf_beam.mbs.general`), assembled."""
+    return _built(spec)
 
 
 def build_mechanism(spec: MechanismSpec) -> Mechanism:
@@ -210,5 +147,6 @@ def build_mechanism(spec: MechanismSpec) -> Mechanism:
         "pendulum": build_pendulum,
         "slider-crank": build_slider_crank,
         "two-body": build_two_body,
+        "general": build_general_mechanism,
     }
     return builders[spec.kind](spec)

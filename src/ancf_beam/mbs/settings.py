@@ -125,10 +125,10 @@ def explicit_dt_bounds(system: System) -> dict[str, float]:
     unconstrained element frequency of the beams at their reference: a conservative bound, joints
     and rigid bodies only lower the system's frequencies) and ``"contact"`` (the stiffest
     contact, ``omega = sqrt(k_lin / m_eff)`` with the stiffness of
-    :meth:`~ancf_beam.mbs.forces.CircleContact.linear_stiffness`: for the nonlinear laws the
-    tangent at the estimated largest penetration; contact damping lowers the undamped bound
-    ``2 / omega`` by the factor ``sqrt(1 + zeta^2) - zeta``). Modes that do not apply are
-    left out."""
+    :meth:`~ancf_beam.mbs.forces.Contact.linear_stiffness` (circle and line contacts): for the
+    nonlinear laws the tangent at the estimated largest penetration; contact damping lowers the
+    undamped bound ``2 / omega`` by the factor ``sqrt(1 + zeta^2) - zeta``). Modes that do not
+    apply are left out."""
     out = {}
     if system.beams:
         from ancf_beam.solvers.critical import element_omega_max

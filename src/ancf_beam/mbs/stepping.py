@@ -1,7 +1,8 @@
 """Contact-aware time stepping (seed 004's dual step; docs/design.md section 7; issue 14 item 5).
 
 Used by :func:`ancf_beam.mbs.integrators.integrate` for systems with contact force elements
-(:class:`~ancf_beam.mbs.forces.CircleContact`) and the index-3 integrators.
+(:class:`~ancf_beam.mbs.forces.CircleContact`, :class:`~ancf_beam.mbs.forces.LineContact`:
+the kinds :func:`ancf_beam.mbs.core.is_contact`) and the index-3 integrators.
 
 **Index-3 (generalized-alpha / Newmark) with step control.** Every step starts by measuring the
 contact gaps ``g = -delta`` (:func:`ancf_beam.mbs.core.contact_gaps`). The step is ``dt_contact``
@@ -112,7 +113,7 @@ class ContactRecord:
 
 
 def contact_elements(system) -> list[int]:
-    return [i for i, k in enumerate(system.fei[:, 0]) if k == core.FE_CONTACT]
+    return [i for i, k in enumerate(system.fei[:, 0]) if core.is_contact(k)]
 
 
 def new_record_arrays(n_fe: int, capacity: int = 4096):
@@ -181,7 +182,7 @@ def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, 
     fef = S[8]
     t1 = t0 + h
     for e in range(fei.shape[0]):
-        if fei[e, 0] != core.FE_CONTACT:
+        if not core.is_contact(fei[e, 0]):
             continue
         g0 = gap0[e]
         g1 = gap1[e]
@@ -215,10 +216,12 @@ def update_record(t0, h, gap0, gap1, fs_before, q, v, S, fs, diag, ep, cnt, pp, 
             if k >= 0:
                 ep[k, _EP_FN] = max(ep[k, _EP_FN], fn)
                 ep[k, _EP_DMAX] = max(ep[k, _EP_DMAX], -g1)
-        elif was:
+        elif was:  # the flag clears once apart (gap > 0) and opening
             k = int(diag[e, _D_OPEN])
             if k >= 0:
-                ep[k, _EP_OFF] = t0 + h * (-g0) / (g1 - g0) if g0 < 0.0 <= g1 else t1
+                # the zero of the gap inside the step, or its start when the gap was already
+                # open there (a step that ended on the separation, delta = 0, keeps the flag)
+                ep[k, _EP_OFF] = t0 + h * (-g0) / (g1 - g0) if g0 < 0.0 <= g1 else t0
             diag[e, _D_OPEN] = -1.0
     return True
 
@@ -234,7 +237,7 @@ def contact_profile(ys, n, S, fs, out, pp, pq):
         q = ys[j, :n]
         v = ys[j, n:]
         for e in range(fei.shape[0]):
-            if fei[e, 0] != core.FE_CONTACT:
+            if not core.is_contact(fei[e, 0]):
                 out[j, e, 0] = -np.inf
                 out[j, e, 1] = 0.0
                 continue
@@ -320,7 +323,7 @@ def contact_gap_rates(q, v, S, gaps, rates):
     fei = S[7]
     fef = S[8]
     for e in range(fei.shape[0]):
-        if fei[e, 0] != core.FE_CONTACT:
+        if not core.is_contact(fei[e, 0]):
             gaps[e] = np.inf
             rates[e] = 0.0
         else:

@@ -34,7 +34,7 @@ from ancf_beam.mbs.forces import (
     N_FLT,
     N_INT,
     STATE_SIZE,
-    CircleContact,
+    Contact,
     ForceElement,
     SpringDamper,
 )
@@ -171,9 +171,7 @@ class System:
         self.fei = np.array(fi, dtype=np.int64).reshape(-1, N_INT)
         self.fef = np.array(ff, dtype=float).reshape(-1, N_FLT)
         self.fst = np.zeros((len(self.forces), STATE_SIZE))
-        self.contact_indices = [
-            i for i, fe in enumerate(self.forces) if isinstance(fe, CircleContact)
-        ]
+        self.contact_indices = [i for i, fe in enumerate(self.forces) if isinstance(fe, Contact)]
         self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
 
     def _assemble_mass(self) -> None:
@@ -381,10 +379,10 @@ class System:
 
     def contact_history(self, q, v, force_state=None) -> dict[str, dict[str, np.ndarray]]:
         """Per contact element (by name), per sample of ``q``, ``v`` (``(k, n)``): penetration,
-        eccentricity, normal and friction force, contact flag
-        (:meth:`ancf_beam.mbs.forces.CircleContact.evaluate`), using the carried state of each
-        sample (``force_state``, ``(k, n_elements, 4)``, e.g. ``MechanismResult.force_state``)
-        for the approach speed."""
+        eccentricity, normal and friction force, contact flag (circle and line contacts alike:
+        :meth:`ancf_beam.mbs.forces.Contact.evaluate`), using the carried state of each sample
+        (``force_state``, ``(k, n_elements, 4)``, e.g. ``MechanismResult.force_state``) for the
+        approach speed."""
         q = np.atleast_2d(q)
         v = np.atleast_2d(v)
         out = {}
@@ -498,7 +496,7 @@ class System:
         w = self._prep(t)
         q = np.array(q, dtype=float)
         res = core.project_position(q, t, self.data, w, tol, max_iter)
-        if res > tol:
+        if not res <= tol:  # NaN included (a singular projection)
             raise ValueError(f"position projection did not converge (max|Phi| = {res:.3e})")
         return q
 

@@ -32,9 +32,9 @@ All times in s, lengths in m, forces in N, accelerations in m/s^2.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,9 +49,21 @@ from ancf_beam.references.mechanism import (
     slider_crank_kinematics,
 )
 from ancf_beam.studies.checks import check, checks_dataset, report_tolerances
+from ancf_beam.studies.error_estimates import (
+    EPS,
+    HistoryBound,
+    energy_balance_row,
+    energy_residual,
+    est_check,
+    estimate,
+    roundoff,
+    tol_floor,
+)
+from ancf_beam.studies.general import general_rows, reference_histories
 
 __all__ = [
     "RIGID_LIMIT_E0",
+    "length_scale",
     "clearance_sweep_checks",
     "contact_laws_checks",
     "flagship_checks",
@@ -104,61 +116,6 @@ def ideal_slider_crank(spec: MechanismSpec, t) -> dict[str, np.ndarray]:
     return {**k, **dyn}
 
 
-_EPS = float(np.finfo(float).eps)
-
-
-def _max_rel(computed, reference) -> float:
-    """``max |computed - reference| / max |reference|``."""
-    return float(np.max(np.abs(computed - reference)) / np.max(np.abs(reference)))
-
-
-def _estimate(x, fines, kappa: float, floor: float = 0.0) -> float:
-    """Error estimate of ``x`` (arrays: the largest over the samples) from the same quantity of
-    the refined runs ``fines`` (a value or a list, finest last; each refinement shrinks the
-    error at least ``kappa`` times): ``kappa / (kappa - 1)`` times the largest difference of
-    successive levels (Richardson; with two refined runs the larger difference covers a rate
-    not yet asymptotic; :func:`ancf_beam.mbs.analysis.refinement`), plus ``floor`` (an
-    adaptive run: the error one step admits, rtol times the quantity's scale, since the
-    difference can vanish by coincidence; :func:`_tol_floor`)."""
-    levels = [np.asarray(x, float)] + [
-        np.asarray(f, float) for f in (fines if isinstance(fines, list) else [fines])
-    ]
-    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(levels[:-1], levels[1:], strict=True))
-    return (diff * kappa / (kappa - 1.0) if kappa > 1.0 else math.inf) + floor
-
-
-def _tol_floor(spec: MechanismSpec, ds: xr.Dataset) -> float:
-    """The relative error one step of an adaptive run admits (its rtol); 0 for the fixed-step
-    integrators (their estimate needs no floor: Richardson of a fixed scheme)."""
-    integrator = str(ds.attrs.get("integrator", spec.integrator))
-    return float(spec.solver.rtol) if integrator == "adaptive" else 0.0
-
-
-def _roundoff(ds: xr.Dataset) -> float:
-    """Relative round-off floor of a run's results: ``8 eps`` per accepted step (each step
-    rounds the state a few times; the worst case adds up)."""
-    steps = ds.attrs.get("steps", ds.attrs.get("summary.steps", 1))
-    return 8.0 * _EPS * max(float(steps), 1.0)
-
-
-def energy_residual(ds: xr.Dataset) -> np.ndarray:
-    """``(E(t) - E(0)) - W(t)`` (J) per sample: total energy (kinetic + potential + the work
-    dissipated by damage and the contacts) minus the work the drives fed in (both booked every
-    step; without ``drive_work``, e.g. an older file, the trapezoidal work of the sampled drive
-    torque). Zero for the exact solution."""
-    e = ds["energy_total"].values - ds["energy_total"].values[0]
-    if "drive_work" in ds:
-        return e - ds["drive_work"].values
-    if "drive_torque" in ds:
-        from scipy.integrate import cumulative_trapezoid
-
-        omega = float(ds.attrs["param.drive.omega"])
-        return e - cumulative_trapezoid(
-            ds["drive_torque"].values * omega, ds["time"].values, initial=0.0
-        )
-    return e
-
-
 def _drive_work_error(ds: xr.Dataset, omega: float | None = None) -> float:
     """``max |(E - E0) - W| / max T`` over the samples (:func:`energy_residual`)."""
     return float(np.max(np.abs(energy_residual(ds))) / ds["kinetic_energy"].max())
@@ -173,44 +130,10 @@ def _rod_compliance(spec: MechanismSpec, force: float) -> float:
     return force / (RIGID_LIMIT_E0 * area) * b.beam.length / spec.crank.length
 
 
-def _est_check(name, reference, computed, est, floor, factor, case, note, scale=1.0):
-    """A check of ``computed`` against ``reference`` within ``factor`` times the error estimate
-    ``est`` plus ``floor`` (all absolute; ``scale`` divides them for display)."""
-    row = check(
-        name,
-        reference / scale,
-        computed / scale,
-        (factor * est + floor) / scale,
-        mode="abs",
-        note=note,
-        case=case,
-    )
-    return row
-
-
-@dataclass(frozen=True)
-class _HistoryBound:
-    """How a history is checked against its reference: the largest error over the reference's
-    largest magnitude, within ``factor`` times the error estimated from the refined runs
-    (Richardson with ``kappa``, plus ``rtol`` times that magnitude) plus ``floor``."""
-
-    kappa: float
-    rtol: float
-    floor: float
-    factor: float
-    case: str
-
-    def check(self, label, computed, refined, reference, note) -> dict[str, Any]:
-        sc = float(np.max(np.abs(reference)))
-        est = _estimate(computed, refined, self.kappa, self.rtol * sc) / sc
-        error = _max_rel(computed, reference)
-        return _est_check(label, 0.0, error, est, self.floor, self.factor, self.case, note)
-
-
 def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
     S = tol["estimate_factor"]
     ref = ideal_slider_crank(spec, ds["time"].values)
-    bound = _HistoryBound(kappa, _tol_floor(spec, ds), _roundoff(ds), S, spec.name)
+    bound = HistoryBound(kappa, tol_floor(spec, ds), roundoff(ds), S, spec.name)
     est_note = (
         f"bound {S:g} x (estimate from the refined run, kappa {kappa:g}, + rtol of an "
         "adaptive run) + round-off 8 eps per step"
@@ -220,13 +143,13 @@ def _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine):
         rows.extend(_ideal_joint_rows(ds, fine, ref, bound, est_note))
     if rigid_limit is not None:
         rows.extend(_rigid_limit_rows(spec, rigid_limit, rigid_fine, S))
-    rows.append(_energy_balance_row(ds, fine, bound, est_note))
+    rows.append(energy_balance_row(ds, fine, bound, est_note))
     if spec.clearance is not None and spec.beam is None:  # the bound holds for a rigid rod
         rows.append(_clearance_bound_row(spec, ds, ref["x"]))
     return rows
 
 
-def _ideal_joint_rows(ds, fine, ref, bound: _HistoryBound, est_note: str) -> list[dict]:
+def _ideal_joint_rows(ds, fine, ref, bound: HistoryBound, est_note: str) -> list[dict]:
     """A rigid slider-crank with ideal joints: the slider's motion against the closed-form
     kinematics, the drive torque and the joint forces against the inverse dynamics."""
     rows = []
@@ -273,7 +196,7 @@ def _rigid_limit_rows(spec, rl, rlf, S) -> list[dict]:
     force = max(float(np.max(np.abs(rr[j]))) for j in ("pivot", "crank_pin", "wrist_pin"))
     comp = _rod_compliance(spec, force)
     k_rl = float(rlf[0].attrs["kappa"])
-    bound = _HistoryBound(k_rl, _tol_floor(spec, rl), comp + _roundoff(rl), S, spec.name)
+    bound = HistoryBound(k_rl, tol_floor(spec, rl), comp + roundoff(rl), S, spec.name)
     note = (
         f"E0 = {RIGID_LIMIT_E0:g} Pa; t >= {STARTUP_SHARE:g} t_end (the rod starts "
         f"undeformed); bound {S:g} x estimate (refined run, kappa {k_rl:g}) + the rod's "
@@ -294,30 +217,6 @@ def _rigid_limit_rows(spec, rl, rlf, S) -> list[dict]:
         refined = [f[key].values[keep] for f in rlf]
         rows.append(bound.check(label, rl[key].values[keep], refined, rr[v][keep], note))
     return rows
-
-
-def _energy_balance_row(ds, fine, bound: _HistoryBound, est_note: str) -> dict[str, Any]:
-    """The change of the total energy against the drive's work, over the largest kinetic
-    energy."""
-    res = energy_residual(ds)
-    tmax = float(ds["kinetic_energy"].max())
-    e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
-    e_terms = (
-        e_scale + float(np.max(np.abs(ds["drive_work"].values))) / tmax
-        if "drive_work" in ds
-        else e_scale
-    )
-    refined = [energy_residual(f) for f in fine]
-    return _est_check(
-        "energy change vs drive work (/ max T)",
-        0.0,
-        float(np.max(np.abs(res))) / tmax,
-        _estimate(res, refined, bound.kappa, bound.rtol * e_terms * tmax) / tmax,
-        bound.floor * max(e_scale, 1.0),
-        bound.factor,
-        bound.case,
-        f"drive work and dissipation booked every step; {est_note}",
-    )
 
 
 def _clearance_bound_row(spec, ds, x_ideal) -> dict[str, Any]:
@@ -346,7 +245,7 @@ def _geometric_allowance(phi: float, L: float, dmin: float, bound: float) -> flo
     """Share of the geometric bound a run may exceed it by: the bound holds exactly on the
     constraint manifold; a violation ``|Phi|`` of the joints moves the slider by at most
     ``(1 + l / d_min) |Phi|``; plus the bound's round-off (``8 eps``)."""
-    return (1.0 + L / dmin) * phi / bound + 8.0 * _EPS
+    return (1.0 + L / dmin) * phi / bound + 8.0 * EPS
 
 
 def _two_body_reference(spec: MechanismSpec) -> dict[str, Any]:
@@ -358,7 +257,7 @@ def _two_body_reference(spec: MechanismSpec) -> dict[str, Any]:
     if law.law == "kelvin-voigt":
         r = kelvin_voigt(m, law.stiffness, law.damping, v0)["clipped"]
         # closed form of exp, sin, atan2 at most a few ulps each
-        r["error"] = {k: 16.0 * _EPS * abs(x) for k, x in r.items()}
+        r["error"] = {k: 16.0 * EPS * abs(x) for k, x in r.items()}
         r["source"] = "closed-form Kelvin-Voigt (force never tensile)"
         return r
     r = integrate_impact(
@@ -374,9 +273,9 @@ def _two_body_floors(
     """Relative round-off floor of each two-body result: 8 eps per step, and for the
     penetration and the force (an elastic part ``K delta^n``) the cancellation in ``delta =
     r1 + r2 - |x2 - x1|``: ``4 eps n L / delta_max`` with ``L`` the largest position (m)."""
-    base = _roundoff(ds)
+    base = roundoff(ds)
     L = sum(spec.radii) + spec.gap + spec.v_rel * float(ds["time"].values[-1])
-    cond = 4.0 * _EPS * L / max(s["max_penetration"], 1e-300)
+    cond = 4.0 * EPS * L / max(s["max_penetration"], 1e-300)
     n = spec.contact.exponent
     return {
         "restitution": base,
@@ -401,7 +300,7 @@ def _two_body_rows(spec, ds, fine, kappa, tol):
     ):
         r = abs(ref[key])
         est = (
-            _estimate(s[key], [x[key] for x in sf], kappa, _tol_floor(spec, ds) * abs(s[key]))
+            estimate(s[key], [x[key] for x in sf], kappa, tol_floor(spec, ds) * abs(s[key]))
             + ref["error"][key]
         )
         rows.append(
@@ -463,18 +362,18 @@ def mechanism_checks(
     S = tol["estimate_factor"]
     phi = float(ds["constraint_violation"].max())
     phi_f = [float(f["constraint_violation"].max()) for f in fine]
-    scale = _length_scale(spec)
+    scale = length_scale(spec)
     rows = [
-        _est_check(
+        est_check(
             "position constraint violation max |Phi|",
             0.0,
             phi,
-            _estimate(phi, phi_f, kappa, _tol_floor(spec, ds) * scale),
-            64.0 * _EPS * scale,
+            estimate(phi, phi_f, kappa, tol_floor(spec, ds) * scale),
+            64.0 * EPS * scale,
             S,
             spec.name,
             f"m (rad for angle equations); bound {S:g} x estimate from the refined run (kappa "
-            f"{kappa:g}) + the index-3 Newton floor 64 eps max|q0| = {64.0 * _EPS * scale:.2g}",
+            f"{kappa:g}) + the index-3 Newton floor 64 eps max|q0| = {64.0 * EPS * scale:.2g}",
         )
     ]
 
@@ -482,23 +381,31 @@ def mechanism_checks(
         rows += _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine)
     elif spec.kind == "two-body":
         rows += _two_body_rows(spec, ds, fine, kappa, tol)
+    elif spec.kind == "general":
+        bound = HistoryBound(kappa, tol_floor(spec, ds), roundoff(ds), S, spec.name)
+        note = (
+            f"bound {S:g} x (estimate from the refined run, kappa {kappa:g}, + rtol of an "
+            "adaptive run) + round-off 8 eps per step"
+        )
+        rows.append(energy_balance_row(ds, fine, bound, note))
+        rows += general_rows(spec, ds, fine, kappa, S)
     else:
         res = energy_residual(ds)
         tmax = float(ds["kinetic_energy"].max())
         e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
         rows.append(
-            _est_check(
+            est_check(
                 "energy balance max|E - E0| / max T (no drive)",
                 0.0,
                 float(np.max(np.abs(res))) / tmax,
-                _estimate(
+                estimate(
                     res,
                     [energy_residual(f) for f in fine],
                     kappa,
-                    _tol_floor(spec, ds) * e_scale * tmax,
+                    tol_floor(spec, ds) * e_scale * tmax,
                 )
                 / tmax,
-                _roundoff(ds) * max(e_scale, 1.0),
+                roundoff(ds) * max(e_scale, 1.0),
                 S,
                 spec.name,
                 f"{spec.integrator}, numerical dissipation included; bound {S:g} x estimate from "
@@ -508,7 +415,7 @@ def mechanism_checks(
     return rows
 
 
-def _length_scale(spec: MechanismSpec) -> float:
+def length_scale(spec: MechanismSpec) -> float:
     """``max(1e-3, max |q0|)`` of a case: the scale of the index-3 integrators' position floor
     (Newton stops at ``64 eps`` of it at the latest, :mod:`ancf_beam.mbs.integrators`)."""
     from ancf_beam.mbs.mechanisms import build_mechanism
@@ -558,6 +465,14 @@ def run_mechanism_validation(
             np.stack([ref[j] for j in joints], axis=-1),
             {"units": "N", "long_name": "joint force, rigid inverse dynamics"},
         )
+    if spec.kind == "general":
+        refs = reference_histories(spec, ds)
+        if refs:
+            out = out.assign_coords(time=("time", ds["time"].values, {"units": "s"}))
+            if "pin_force_ref" in refs:
+                out = out.assign_coords(pin=("pin", list("ABCD")))
+            for k, v in refs.items():
+                out[k] = v
     out.attrs.update(provenance_attrs(spec, study="mechanism_validation", kind=spec.kind))
     out.attrs["rigid_limit"] = int(rigid is not None)
     out.attrs["kappa"] = float(fine[0].attrs["kappa"])
@@ -566,11 +481,14 @@ def run_mechanism_validation(
 
 
 def summary_attrs(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """A run summary as NetCDF attributes ``summary.KEY`` (None as ``'null'``)."""
+    """A run summary as NetCDF attributes ``summary.KEY`` (None as ``'null'``; mappings and
+    lists, e.g. a general mechanism's ``points`` or ``contacts``, as JSON text)."""
     out = {}
     for k, v in summary.items():
         if isinstance(v, bool):
             v = int(v)
+        if isinstance(v, Mapping | list):
+            v = json.dumps(v)
         out[f"summary.{k}"] = "null" if v is None else v
     return out
 
@@ -812,8 +730,8 @@ def _contact_law_run(spec, law, ce, K, exponent) -> tuple[dict[str, Any], xr.Dat
     for k in _IMPACT_KEYS:
         row[k] = got[k]
         row[f"{k}_floor"] = floors[k]
-        row[f"{k}_err"] = _estimate(
-            got[k], [g[k] for g in got_f], kappa, _tol_floor(case, d) * abs(got[k])
+        row[f"{k}_err"] = estimate(
+            got[k], [g[k] for g in got_f], kappa, tol_floor(case, d) * abs(got[k])
         )
         row[f"{k}_ref"] = ref[k]
         row[f"{k}_ref_err"] = ref["error"][k]
@@ -975,11 +893,11 @@ def _flagship_values(case, s, d, a_ideal) -> dict[str, float]:
     e_terms = float(
         np.max(np.abs(d["energy_total"].values)) + np.max(np.abs(d["drive_work"].values))
     )
-    out["energy_drive_error_est"] = _estimate(
+    out["energy_drive_error_est"] = estimate(
         energy_residual(d),
         [energy_residual(f) for f in fine],
         float(fine[0].attrs["kappa"]),
-        _tol_floor(case, d) * e_terms,
+        tol_floor(case, d) * e_terms,
     ) / float(d["kinetic_energy"].max())
     out["steps"] = float(s["steps"])
     dtc = d.attrs.get("solver.dt_contact")
@@ -1062,7 +980,7 @@ def flagship_checks(
                 f"{v}: energy change vs drive work (/ max T)",
                 0.0,
                 float(ds["energy_drive_error"].values[i]),
-                S * est + 8 * _EPS * steps,
+                S * est + 8 * EPS * steps,
                 mode="abs",
                 note=f"contact and damage dissipation booked; bound {S:g} "
                 "x estimate from the refined run + round-off",
@@ -1072,7 +990,7 @@ def flagship_checks(
         ecc = float(np.hypot(ds["ecc_x"].values[i], ds["ecc_y"].values[i]).max())
         dmax = (float(ds["max_contact_force"].values[i]) / K) ** (1.0 / n)
         h = float(ds["dt_contact"].values[i]) if "dt_contact" in ds else 0.0
-        allow = dmax * (omega * h) ** 2 / (8.0 * n) / (c + dmax) + 8 * _EPS
+        allow = dmax * (omega * h) ** 2 / (8.0 * n) / (c + dmax) + 8 * EPS
         rows.append(
             check(
                 f"{v}: journal offset <= c + (F_max / K)^(1/n)",

@@ -1,0 +1,288 @@
+"""General mechanisms (``kind: general``): named bodies, joints, forces and contacts.
+
+The schema's ``general`` definition holds every key, its range and default; this module merges
+the defaults of each item's ``type`` into the block, validates it with the schema and adds the
+checks that span items: every point ``"body.marker"`` names a body and one of its markers, a
+clearance's journal is one of its joint's two bodies and is smaller than the bearing, a driver
+or torque acts on a rigid body, a beam is a beam case (checked by
+:func:`~ancf_beam.config.cases.build_case`), at most one gravity. Whether the joints assemble and
+are independent is checked when the mechanism is built (:mod:`ancf_beam.mbs.general`), with an
+error naming the joints.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ancf_beam.config import schema
+from ancf_beam.config.cases import DEFAULTS, CaseSpec, build_case, deep_merge, set_dotted
+from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.errors import ConfigError
+
+__all__ = [
+    "BEAM_SECTIONS",
+    "BUILTIN_MARKERS",
+    "GROUPS",
+    "ContactSpec",
+    "GeneralSpec",
+    "general_block",
+    "general_spec",
+    "markers_of",
+]
+
+#: the blocks of named items and the schema definition of one item
+GROUPS = {
+    "bodies": "gen_body",
+    "joints": "gen_joint",
+    "forces": "gen_force",
+    "contacts": "gen_contact",
+}
+BEAM_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
+#: built-in markers of each body type
+BUILTIN_MARKERS = {"rigid": ("cm",), "point-mass": ("cm",), "beam": ("start", "mid", "end")}
+
+
+@dataclass(frozen=True)
+class ContactSpec:
+    """The laws of one contact (a ``contacts:`` item, a revolute's ``clearance`` or a
+    prismatic's ``guide``): normal law, friction law, continuous-contact factor."""
+
+    law: ContactLaw
+    friction: FrictionLaw | None
+    continuous_factor: float
+
+
+@dataclass(frozen=True)
+class GeneralSpec:
+    """A resolved general mechanism: the validated items (defaults merged) in the order given,
+    the beams' cases, the contact laws (by contact, clearance or guide name) and gravity."""
+
+    bodies: Mapping[str, Mapping[str, Any]]
+    joints: Mapping[str, Mapping[str, Any]]
+    forces: Mapping[str, Mapping[str, Any]]
+    contacts: Mapping[str, Mapping[str, Any]]
+    beams: Mapping[str, CaseSpec] = field(default_factory=dict)
+    laws: Mapping[str, ContactSpec] = field(default_factory=dict)
+    g: float = 0.0
+    #: per contact (by name): the reduced mass (kg) and impact speed (m/s) that set its
+    #: frequency estimate, where a preset knows them; otherwise estimated from the bodies
+    m_eff: Mapping[str, float] = field(default_factory=dict)
+    v_impact: Mapping[str, float] = field(default_factory=dict)
+
+
+def _item(group: str, value: Any) -> Any:
+    """One item with the defaults of its ``type`` merged in (beam sections key by key, other
+    blocks replaced whole); left as given when it is not a mapping with a known type."""
+    if not isinstance(value, Mapping):
+        return value
+    n = schema.node(GROUPS[group])
+    if value.get("type") not in schema.resolve(n)["properties"]["type"]["enum"]:
+        return dict(value)
+    out = schema.defaults(n, value)
+    for key, sub in value.items():
+        if key in BEAM_SECTIONS and isinstance(sub, Mapping) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **copy.deepcopy(dict(sub))}
+        elif key in ("clearance", "guide") and isinstance(sub, Mapping):
+            where = "joint_clearance" if key == "clearance" else "guide_gap"
+            out[key] = {**schema.defaults(schema.node(where)), **copy.deepcopy(dict(sub))}
+        else:
+            out[key] = copy.deepcopy(sub)
+    if group == "contacts":
+        out.setdefault("continuous_factor", 5.0)
+        if value["type"] == "circle-in-bearing":
+            out = {"E": None, "nu": None, "friction": None, **out}
+        out.setdefault("friction", None)
+    return out
+
+
+def general_block(name: str, block: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict:
+    """Defaults <- the block (each item over the defaults of its type) <- dotted overrides
+    relative to the block (``bodies.beam1.mesh.n_elements``); validated by the schema."""
+    where = f"mechanisms.{name}"
+    merged = {"kind": "general", **schema.defaults(schema.node("general"))}
+    deep_merge(merged, {k: v for k, v in block.items() if k not in GROUPS}, where)
+    for group in GROUPS:
+        items = block.get(group, {}) if block.get(group) is not None else {}
+        if not isinstance(items, Mapping):
+            raise ConfigError(f"config key '{where}.{group}' must be a mapping of named items")
+        merged[group] = {k: _item(group, v) for k, v in items.items()}
+    for key, value in overrides.items():
+        try:
+            set_dotted(merged, key, value)
+        except ConfigError as exc:
+            raise ConfigError(f"mechanism '{name}': {exc}") from exc
+    return schema.check(merged, schema.node("general"), where)
+
+
+def markers_of(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """The marker names of a (validated) body: the built-in ones and its own."""
+    return BUILTIN_MARKERS[body["type"]] + tuple(body.get("markers", {}))
+
+
+def _bad(key: str, value: Any, expected: str) -> ConfigError:
+    return ConfigError(f"config key '{key}' = {value!r} is invalid: expected {expected}")
+
+
+class _Refs:
+    """Checks the references between items (points, bodies, journals)."""
+
+    def __init__(self, where: str, bodies: Mapping[str, Mapping[str, Any]]):
+        self.where, self.bodies = where, bodies
+
+    def point(self, key: str, value: Any, ground: bool = True) -> None:
+        if isinstance(value, list):
+            if not ground:
+                raise _bad(f"{self.where}.{key}", value, 'a point "body.marker"')
+            return
+        body, marker = value.split(".")
+        if body not in self.bodies:
+            raise _bad(
+                f"{self.where}.{key}",
+                value,
+                f'a point "body.marker" of the bodies ({", ".join(self.bodies)})',
+            )
+        allowed = markers_of(self.bodies[body])
+        if marker not in allowed:
+            raise _bad(f"{self.where}.{key}", value, f"a marker of '{body}' ({', '.join(allowed)})")
+
+    def body(self, key: str, value: str, types: tuple[str, ...] = ("rigid",)) -> None:
+        ok = [b for b, v in self.bodies.items() if v["type"] in types]
+        if value not in ok:
+            raise _bad(
+                f"{self.where}.{key}",
+                value,
+                f"one of the {'/'.join(types)} bodies ({', '.join(ok) or 'none'})",
+            )
+
+
+def _law(where: str, block: Mapping[str, Any], radii: tuple[float, float] | None) -> ContactSpec:
+    """The contact laws of a block; with ``radii`` (bearing, journal) the conformal Hertz
+    stiffness from E and nu when the law has no K of its own."""
+    k_hertz = None
+    contact = block["contact"]
+    if radii is not None:
+        r_b, r_j = radii
+        if not r_j < r_b:
+            raise _bad(
+                f"{where}.journal_radius", r_j, f"a number in (0, bearing_radius = {r_b}) (m)"
+            )
+        if contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
+            for key in ("E", "nu"):
+                if block.get(key) is None:
+                    raise _bad(f"{where}.{key}", None, "a number (the contact law has no K)")
+            e_mod, nu = block["E"], block["nu"]
+            k_hertz = hertz_conformal_stiffness(e_mod, nu, e_mod, nu, r_b, r_j)
+    law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
+    friction = block.get("friction")
+    fr = None if friction is None else FrictionLaw.from_config(friction, f"{where}.friction")
+    return ContactSpec(law, fr, float(block.get("continuous_factor", 5.0)))
+
+
+def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
+    for jn, j in joints.items():
+        key = f"joints.{jn}"
+        for i, p in enumerate(j.get("points", [])):
+            refs.point(f"{key}.points.{i}", p, ground=i > 0)
+        if "point" in j:
+            refs.point(f"{key}.point", j["point"], ground=False)
+        if isinstance(j.get("through"), str):
+            refs.point(f"{key}.through", j["through"])
+            refs.body(f"{key}.through", j["through"].split(".")[0])
+        if j["type"] == "driver":
+            refs.body(f"{key}.body", j["body"])
+            _check_table(f"{refs.where}.{key}", j)
+        cl = j.get("clearance")
+        if cl is not None:
+            two = [p.split(".")[0] if isinstance(p, str) else "ground" for p in j["points"]]
+            if cl["journal"] not in two:
+                raise _bad(
+                    f"{refs.where}.{key}.clearance.journal",
+                    cl["journal"],
+                    f"one of {', '.join(two)}",
+                )
+            laws[jn] = _law(
+                f"{refs.where}.{key}.clearance", cl, (cl["bearing_radius"], cl["journal_radius"])
+            )
+        if j.get("guide") is not None:
+            refs.body(f"{key}.point", j["point"].split(".")[0])
+            laws[jn] = _law(f"{refs.where}.{key}.guide", j["guide"], None)
+
+
+def _check_table(where: str, j: Mapping[str, Any]) -> None:
+    if j["profile"] != "table":
+        return
+    tab = j.get("table")
+    if tab is None:
+        raise _bad(f"{where}.table", None, "{t: [...], theta: [...]} (profile: table)")
+    t = tab["t"]
+    if len(t) != len(tab["theta"]) or any(b <= a for a, b in zip(t, t[1:], strict=False)):
+        raise _bad(f"{where}.table.t", t, "times rising strictly, as many as theta")
+
+
+def _check_forces(refs: _Refs, forces: Mapping[str, Any]) -> float:
+    g = [f for f in forces.values() if f["type"] == "gravity"]
+    if len(g) > 1:
+        names = [n for n, f in forces.items() if f["type"] == "gravity"]
+        raise _bad(f"{refs.where}.forces.{names[1]}", "gravity", "at most one gravity force")
+    for fn, f in forces.items():
+        for i, p in enumerate(f.get("points", [])):
+            refs.point(f"forces.{fn}.points.{i}", p, ground=i > 0)
+        if "point" in f:
+            refs.point(f"forces.{fn}.point", f["point"], ground=False)
+        if f["type"] == "torque":
+            refs.body(f"forces.{fn}.body", f["body"])
+    return float(g[0]["g"]) if g else 0.0
+
+
+def _check_contacts(refs: _Refs, contacts: Mapping[str, Any], laws: dict) -> None:
+    for cn, c in contacts.items():
+        key = f"contacts.{cn}"
+        for i, p in enumerate(c.get("points", [])):
+            refs.point(f"{key}.points.{i}", p, ground=i > 0 and c["type"] == "circle-circle")
+        for k in ("bearing", "journal", "through"):
+            if k in c:
+                refs.point(f"{key}.{k}", c[k], ground=k != "journal")
+        if isinstance(c.get("through"), str):
+            refs.body(f"{key}.through", c["through"].split(".")[0])
+        radii = (
+            (c["bearing_radius"], c["journal_radius"]) if c["type"] == "circle-in-bearing" else None
+        )
+        laws[cn] = _law(f"{refs.where}.{key}", c, radii)
+
+
+def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
+    """The checks that span items (module docstring) and the beams' cases."""
+    where = f"mechanisms.{name}"
+    bodies = merged["bodies"]
+    refs = _Refs(where, bodies)
+    beams = {}
+    for bn, b in bodies.items():
+        if b["type"] != "beam":
+            continue
+        if b["attach"] is not None:
+            refs.point(f"bodies.{bn}.attach", b["attach"], ground=False)
+            refs.body(f"bodies.{bn}.attach", b["attach"].split(".")[0])
+        try:
+            beams[bn] = build_case(
+                {**copy.deepcopy(DEFAULTS), **{k: b[k] for k in BEAM_SECTIONS}}, f"{name}.{bn}"
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"{where}.bodies.{bn}: {exc}") from exc
+    laws: dict[str, ContactSpec] = {}
+    _check_joints(refs, merged["joints"], laws)
+    g = _check_forces(refs, merged["forces"])
+    _check_contacts(refs, merged["contacts"], laws)
+    for bn, case in beams.items():
+        merged["bodies"][bn].update({k: case.resolved[k] for k in BEAM_SECTIONS})
+    return GeneralSpec(
+        bodies=merged["bodies"],
+        joints=merged["joints"],
+        forces=merged["forces"],
+        contacts=merged["contacts"],
+        beams=beams,
+        laws=laws,
+        g=g,
+    )
