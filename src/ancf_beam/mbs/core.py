@@ -9,7 +9,9 @@ Data travel as two tuples built by :class:`ancf_beam.mbs.system.System`:
   damage_args)``, the indices of the non-beam coordinates, the constraint row tables
   (:func:`ancf_beam.mbs.joints.encode_rows`), the force element tables
   (:mod:`ancf_beam.mbs.forces`) and whether the constraint Jacobian is constant;
-* ``W`` (work arrays and per-run state): see :func:`ancf_beam.mbs.system.System.work`.
+* ``W`` (work arrays and per-run state): see :func:`ancf_beam.mbs.system.System.work`;
+* ``L`` (the low-rank part of the iteration matrix: force elements outside the band): see
+  :func:`lowrank_prepare` and :func:`ancf_beam.mbs.system.System.lowrank_work`.
 
 Constraint Jacobians are stored by rows: ``jc[r, k]`` (column) and ``jv[r, k]`` (value) for
 ``k < jn[r]``; a column may repeat (the entries add up).
@@ -56,6 +58,8 @@ __all__ = [
     "jac_mul",
     "jac_tmul_add",
     "line_kinematics",
+    "lowrank_prepare",
+    "lowrank_solve",
     "lu_factor",
     "lu_solve",
     "system_forces",
@@ -64,6 +68,7 @@ __all__ = [
 ]
 
 MAX_ROW_NNZ = 12  # Jacobian entries per constraint row (two beam points: 8; a line: 7)
+LR_NNZ = 8  # entries of a row of a pair element's J_d (two points, at most 4 each)
 
 _E_POS, _E_LINE, _E_ANGLE, _E_DRIVER = 0, 1, 2, 3
 _PT_GROUND, _PT_LINEAR, _PT_RIGID = 0, 1, 2
@@ -412,10 +417,35 @@ def _pair_block(fei_r, fef_r, pp, pq, b00, b01, b11, cols, vals, ab):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
-    """Add ``-dQ/dq - c_v dQ/dv`` of the force elements to the general band ``ab`` (the
-    symmetric part; entries outside the band are not representable and are rejected when the
-    system is assembled)."""
+def _pair_tangent(fei_r, fef_r, pp, pq, b00, b01, b11, cols, vals, ab, slot, L):
+    """The pair block ``J_d^T B J_d`` of one force element: into the band (``slot < 0``,
+    :func:`_pair_block`) or, for an element that couples coordinates further apart than the
+    band, stored as low-rank slot ``slot`` of ``L``: the two rows of ``J_d`` and ``B``
+    (:func:`lowrank_prepare` and :func:`lowrank_solve` apply it). A new kind whose tangent has
+    this form calls this function and may then couple any bodies."""
+    if slot < 0:
+        _pair_block(fei_r, fef_r, pp, pq, b00, b01, b11, cols, vals, ab)
+        return
+    uc, uv, un, ub = L[1], L[2], L[3], L[4]
+    for c in range(2):
+        cx = 1.0 - c
+        cy = float(c)
+        ci = uc[slot, c]
+        cv = uv[slot, c]
+        k = point_jac(fei_r[1], fei_r[2], fei_r[3], fef_r[0:4], pp, cx, cy, 1.0, ci, cv, 0)
+        k = point_jac(fei_r[4], fei_r[5], fei_r[6], fef_r[4:8], pq, cx, cy, -1.0, ci, cv, k)
+        un[slot, c] = k
+    ub[slot, 0] = b00
+    ub[slot, 1] = b01
+    ub[slot, 2] = b11
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals, L):
+    """Add ``-dQ/dq - c_v dQ/dv`` of the force elements (the symmetric part) to the general band
+    ``ab``; the pair block ``J_d^T B J_d`` of an element whose slot ``L[0][e]`` is >= 0 (its
+    points' coordinates further apart than the band) goes to the low-rank part ``L`` instead
+    (:func:`_pair_tangent`; ``L`` None: every element in the band)."""
     for e in range(fei.shape[0]):
         kind = fei[e, 0]
         if kind == FE_FORCE:
@@ -431,7 +461,10 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
             b00 = kk * ux * ux + g * (1.0 - ux * ux)
             b01 = kk * ux * uy - g * ux * uy
             b11 = kk * uy * uy + g * (1.0 - uy * uy)
-            _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
+            if L is None:  # (pruned by numba at compile time)
+                _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
+            else:
+                _pair_tangent(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab, L[0][e], L)
             fx = fs * ux
             fy = fs * uy
             if fei[e, 1] == _PT_RIGID:
@@ -454,7 +487,10 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals):
             b00 = kk * nx * nx + g * (1.0 - nx * nx)
             b01 = kk * nx * ny - g * nx * ny
             b11 = kk * ny * ny + g * (1.0 - ny * ny)
-            _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
+            if L is None:  # (pruned by numba at compile time)
+                _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
+            else:
+                _pair_tangent(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab, L[0][e], L)
             fx = s * fn * nx  # on Q (P: the opposite)
             fy = s * fn * ny
             if fei[e, 1] == _PT_RIGID:
@@ -957,17 +993,26 @@ def system_forces(q, v, t, S, fst, f, pp, pq, cols, vals):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def system_tangent(q, v, t, lam, S, fst, c_v, ab, pp, pq, cols, vals):
-    """General band ``ab`` (15, n) of ``K_T + c_v C_fe + sum lam_r Phi_r,qq`` (beam tangent
-    stiffness, force elements, constraint Hessian)."""
+def system_tangent(q, v, t, lam, S, fst, c_v, ab, pp, pq, cols, vals, L):
+    """``K_T + c_v C_fe + sum lam_r Phi_r,qq`` (beam tangent stiffness, force elements,
+    constraint Hessian) as the general band ``ab`` (15, n) plus the low-rank part ``L``
+    (:func:`_pair_tangent`: the force elements that leave the band, None when there are none;
+    all of them cleared first, so that an element that adds nothing, an open contact, is
+    inactive)."""
     for i in range(ab.shape[0]):
         for j in range(ab.shape[1]):
             ab[i, j] = 0.0
+    if L is not None:
+        ub = L[4]
+        for p in range(ub.shape[0]):
+            ub[p, 0] = 0.0
+            ub[p, 1] = 0.0
+            ub[p, 2] = 0.0
     for b in S[3]:
         o = b[0]
         nd = b[1]
         kernels.assemble_tangent_banded(q[o : o + nd], *b[2], ab[:, o : o + nd])
-    force_elements_tangent(q, v, t, S[7], S[8], fst, c_v, ab, pp, pq, cols, vals)
+    force_elements_tangent(q, v, t, S[7], S[8], fst, c_v, ab, pp, pq, cols, vals, L)
     constraint_hessian_band(q, v, S[5], S[6], lam, ab, pp, pq)
 
 
@@ -1035,18 +1080,42 @@ def lu_solve(a, piv, b):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def schur_prepare(kind, fac, lu, piv, xp, jc, jv, jn, y, smat, spiv):
-    """``Y = K^-1 J^T`` (rows ``y[r]``) and the LU factors of ``S = J Y^T`` for a factorised
-    band matrix ``K`` (:func:`ancf_beam.linalg.band_factor_solve`). Returns the pivot ratio of
-    ``S`` (0: singular)."""
-    m = jn.shape[0]
-    for r in range(m):
+def _solve_rows(kind, fac, lu, piv, xp, jc, jv, jn, y):
+    """``y[r] = K^-1 J_r^T`` for every row ``r`` of ``J`` (row storage) with the band factors of
+    ``K``."""
+    for r in range(jn.shape[0]):
         yr = y[r]
         for i in range(yr.shape[0]):
             yr[i] = 0.0
         for k in range(jn[r]):
             yr[jc[r, k]] += jv[r, k]
         band_factor_solve(kind, fac, lu, piv, xp, yr)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def schur_prepare(kind, fac, lu, piv, xp, jc, jv, jn, y, smat, spiv):
+    """``Y = K^-1 J^T`` (rows ``y[r]``) and the LU factors of ``S = J Y^T`` for a factorised
+    band matrix ``K`` (:func:`ancf_beam.linalg.band_factor_solve`). Returns the pivot ratio of
+    ``S`` (0: singular)."""
+    _solve_rows(kind, fac, lu, piv, xp, jc, jv, jn, y)
+    return _schur_factor(jc, jv, jn, y, smat, spiv)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def schur_prepare_lr(kind, fac, lu, piv, xp, L, jc, jv, jn, y, smat, spiv):
+    """:func:`schur_prepare` for ``K = K_band + U B U^T``: the band factors of ``K_band`` and the
+    low-rank part ``L`` prepared by :func:`lowrank_prepare`."""
+    _solve_rows(kind, fac, lu, piv, xp, jc, jv, jn, y)
+    slot, uc, uv, un, ub, yu, cap, cpiv, act, z, nact = L
+    for r in range(jn.shape[0]):
+        _lowrank_apply(uc, uv, un, ub, yu, cap, cpiv, act, z, nact[0], y[r])
+    return _schur_factor(jc, jv, jn, y, smat, spiv)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _schur_factor(jc, jv, jn, y, smat, spiv):
+    """LU factors of ``S = J Y^T`` (``Y = K^-1 J^T`` by rows); returns its pivot ratio."""
+    m = jn.shape[0]
     for r in range(m):
         for s in range(m):
             x = 0.0
@@ -1054,6 +1123,92 @@ def schur_prepare(kind, fac, lu, piv, xp, jc, jv, jn, y, smat, spiv):
                 x += jv[r, k] * y[s, jc[r, k]]
             smat[r, s] = x
     return lu_factor(smat, spiv)
+
+
+# ------------------------------------------------------------------------------------------
+# force elements outside the band: K = K_band + U B U^T by the push-through (Woodbury) identity
+# ------------------------------------------------------------------------------------------
+# ``L = (slot, uc, uv, un, ub, yu, cap, cpiv, act, z, nact)`` (System.lowrank_work): ``slot[e]``
+# the low-rank slot of force element ``e`` (-1: in the band); per slot ``s`` the two rows of
+# ``J_d`` (``uc[s, c, :un[s, c]]`` columns, ``uv`` values; ``c`` = x, y) and ``B`` (``ub[s] =
+# (b00, b01, b11)``), written by :func:`_pair_tangent`; then, for the ``k = nact[0]`` active
+# slots ``act[:k]`` (``B != 0``), ``yu[2a + c] = K_band^-1 U`` (``U`` the columns ``J_d^T``), the
+# LU factors of the capacitance ``C = I + B U^T K_band^-1 U`` (``cap[:2k, :2k]``, ``cpiv``) and
+# a work vector ``z``. With ``x = K_band^-1 r``:
+#
+#     (K_band + U B U^T)^-1 r = x - Y C^-1 B U^T x,      Y = K_band^-1 U,
+#
+# exact for any symmetric ``B``: singular (a contact's rank-one stiffness), indefinite (a spring
+# in compression, the geometric terms) or zero (an open contact: the slot is skipped). ``B`` is
+# never inverted, and ``det(K) = det(K_band) det(C)``, so ``C`` is singular only when ``K`` is.
+@njit(cache=True, nogil=True, error_model="numpy")
+def _u_dot(uc, uv, un, s, c, x):
+    """Row ``c`` of slot ``s``'s ``J_d`` times ``x``."""
+    acc = 0.0
+    for k in range(un[s, c]):
+        acc += uv[s, c, k] * x[uc[s, c, k]]
+    return acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lowrank_prepare(kind, fac, lu, piv, xp, L):
+    """Select the active slots of ``L`` (``B != 0``), solve ``yu = K_band^-1 U`` with the band
+    factors of ``K_band`` and factorise the capacitance ``C`` (see above). Returns the pivot
+    ratio of ``C`` (1 when no slot is active; 0 when ``K`` is singular)."""
+    slot, uc, uv, un, ub, yu, cap, cpiv, act, z, nact = L
+    k = 0
+    for s in range(ub.shape[0]):
+        if ub[s, 0] != 0.0 or ub[s, 1] != 0.0 or ub[s, 2] != 0.0:
+            act[k] = s
+            k += 1
+    nact[0] = k
+    if k == 0:
+        return 1.0
+    for a in range(k):
+        s = act[a]
+        for c in range(2):
+            y = yu[2 * a + c]
+            for i in range(y.shape[0]):
+                y[i] = 0.0
+            for j in range(un[s, c]):
+                y[uc[s, c, j]] += uv[s, c, j]
+            band_factor_solve(kind, fac, lu, piv, xp, y)
+    for a in range(k):
+        s = act[a]
+        for col in range(2 * k):
+            t0 = _u_dot(uc, uv, un, s, 0, yu[col])
+            t1 = _u_dot(uc, uv, un, s, 1, yu[col])
+            cap[2 * a, col] = ub[s, 0] * t0 + ub[s, 1] * t1
+            cap[2 * a + 1, col] = ub[s, 1] * t0 + ub[s, 2] * t1
+        cap[2 * a, 2 * a] += 1.0
+        cap[2 * a + 1, 2 * a + 1] += 1.0
+    return lu_factor(cap[: 2 * k, : 2 * k], cpiv[: 2 * k])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lowrank_solve(L, x):
+    """Overwrite ``x = K_band^-1 r`` with ``K^-1 r`` (factors of :func:`lowrank_prepare`)."""
+    slot, uc, uv, un, ub, yu, cap, cpiv, act, z, nact = L
+    _lowrank_apply(uc, uv, un, ub, yu, cap, cpiv, act, z, nact[0], x)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _lowrank_apply(uc, uv, un, ub, yu, cap, cpiv, act, z, k, x):
+    """:func:`lowrank_solve` on the unpacked arrays of ``L`` (``k`` active slots)."""
+    if k == 0:
+        return
+    for a in range(k):
+        s = act[a]
+        t0 = _u_dot(uc, uv, un, s, 0, x)
+        t1 = _u_dot(uc, uv, un, s, 1, x)
+        z[2 * a] = ub[s, 0] * t0 + ub[s, 1] * t1
+        z[2 * a + 1] = ub[s, 1] * t0 + ub[s, 2] * t1
+    lu_solve(cap[: 2 * k, : 2 * k], cpiv[: 2 * k], z[: 2 * k])
+    for col in range(2 * k):
+        zc = z[col]
+        y = yu[col]
+        for i in range(x.shape[0]):
+            x[i] -= zc * y[i]
 
 
 # ------------------------------------------------------------------------------------------

@@ -10,11 +10,14 @@ A force element is a row of two tables that the numba kernels read
 plus a row of per-element state ``fst[e]`` (``STATE_SIZE`` floats) that integrators carry from
 one accepted step to the next (e.g. the approach speed at the onset of an impact). To add a kind:
 give it a code, a branch in both kernels, and a class here whose :meth:`encode` fills the rows.
-Its tangent must stay within the system's band (half-bandwidth 7): the points it couples must
-belong to bodies adjacent in the coordinate vector (checked by the system). A contact kind (a
-gap, the approach speed carried in ``fst``, a contact record) also derives from :class:`Contact`
-and is listed in :func:`ancf_beam.mbs.core.is_contact`, which every kernel and integrator that
-treats contacts asks.
+A kind whose tangent is a pair block ``J_d^T B J_d`` (``J_d`` the Jacobian of the separation of
+its two points, ``B`` 2 x 2; the kernel calls :func:`ancf_beam.mbs.core._pair_tangent`) sets
+``pair_tangent = True`` and may couple any bodies: outside the band (half-bandwidth 7) the block
+goes to the low-rank part of the iteration matrix (:mod:`ancf_beam.mbs.system`). Any other kind
+(the line contact) must couple coordinates at most the half-bandwidth apart (checked by the
+system). A contact kind (a gap, the approach speed carried in ``fst``, a contact record) also
+derives from :class:`Contact` and is listed in :func:`ancf_beam.mbs.core.is_contact`, which
+every kernel and integrator that treats contacts asks.
 
 Signs: forces are generalized forces on the coordinates (N on positions, N m on angles);
 potential energies in J.
@@ -60,6 +63,10 @@ class ForceElement:
 
     def dofs(self) -> list[int]:
         raise NotImplementedError
+
+    #: the tangent is the pair block ``J_d^T B J_d`` of :func:`ancf_beam.mbs.core._pair_tangent`
+    #: (plus diagonal terms): the element may couple bodies anywhere in the coordinate vector
+    pair_tangent = False
 
     @property
     def conservative(self) -> bool:
@@ -127,6 +134,7 @@ class SpringDamper(ForceElement):
     (``k`` N/m, ``c`` N s/m, free length ``l0`` m; None: the initial distance). Its Newton
     tangent is the symmetric part (the damping term's non-symmetric share is left out)."""
 
+    pair_tangent = True
     p: Point | None = None
     q: Point | None = None
     k: float = 0.0
@@ -294,6 +302,7 @@ class CircleContact(Contact):
     energy and energy balance: :class:`Contact`. ``m_eff`` (None): the reduced mass of the
     bodies' masses (a beam: its total mass)."""
 
+    pair_tangent = True  # its tangent is a pair block: any two bodies (low-rank outside the band)
     p: Point | None = None
     q: Point | None = None
     inside: bool = False

@@ -4,6 +4,10 @@
 :func:`run_index3`. :mod:`ancf_beam.mbs.stepping` drives the same step with contact step
 control.
 
+Each Newton iteration solves with ``K = K_T + c_v C + c_a M``: its band factorised, the force
+elements outside the band by the low-rank correction (:func:`ancf_beam.mbs.core.lowrank_prepare`,
+only when the system has such elements), the constraint rows by the Schur complement.
+
 The run state is shared with the numba code through arrays indexed by the names below:
 ``par`` (``P_*``, ``N_PAR`` entries: scheme and Newton parameters), ``ist`` (``I_*``: the
 factorisation kind and counters) and ``fst`` (``F_*``: the step of the current factorisation,
@@ -67,10 +71,11 @@ def effective_lower(ab, mlb, c_a, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
-    """One Newton-solved index-3 step of size ``h`` ending at ``t1``. On success the state is
-    overwritten and (True, iterations) returned; on failure it is left untouched and the failure
-    described in ``ist``/``fst``."""
+def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
+    """One Newton-solved index-3 step of size ``h`` ending at ``t1`` (``L``: the low-rank part
+    of the force elements outside the band, None without them: the band path alone). On
+    success the state is overwritten and (True, iterations) returned; on failure it is left
+    untouched and the failure described in ``ist``/``fst``."""
     n = q.shape[0]
     mlb = S[0]
     ei = S[5]
@@ -177,7 +182,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
         if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
             refactor = True
         if refactor:
-            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals)
+            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
             effective_lower(ab, mlb, c_a, lb)
             kind = band_factorize(lb, fac, lu, piv)
             ist[I_KIND] = kind
@@ -185,14 +190,25 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G):
             if kind == NO_FACTOR:
                 break
             ist[I_FACT] += 1
+            if L is not None:  # (numba prunes the branches on L for L = None at compile time)
+                if core.lowrank_prepare(kind, fac, lu, piv, xpk, L) == 0.0:
+                    ist[I_KIND] = NO_FACTOR  # the iteration matrix is singular
+                    break
             if m > 0:
-                ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
+                if L is not None:
+                    ratio = core.schur_prepare_lr(
+                        kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk
+                    )
+                else:
+                    ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
                 if ratio == 0.0:
                     ist[I_KIND] = NO_FACTOR
                     ist[I_REASON] = SINGULAR
                     break
             refactor = not modified
         band_factor_solve(ist[I_KIND], fac, lu, piv, xpk, r)  # r <- K^-1 r
+        if L is not None:
+            core.lowrank_solve(L, r)
         if m > 0:
             core.jac_mul(jc, jv, jn, r, bk)
             for k in range(m):
@@ -268,6 +284,7 @@ def ga_chunk(
     S,
     W,
     G,
+    L,
     diss,
     sample_every,
     q_ref,
@@ -291,7 +308,7 @@ def ga_chunk(
         last = step == n_total - 1
         h = h_last if last else dt
         t1 = t_end if last else (step + 1) * dt
-        ok, it = ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G)
+        ok, it = ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L)
         if not ok:
             return s, i_sample, diss
         iters[step] = it
@@ -379,6 +396,7 @@ class Index3Run:
             np.zeros(m, dtype=np.int64),
             np.zeros(m),
         )
+        self.L = system.lowrank_work() if system.n_low_rank else None
         self.halvings = 0
 
     def args(self):
@@ -394,6 +412,7 @@ class Index3Run:
             self.system.data,
             self.W,
             self.G,
+            self.L,
         )
 
     def advance(self, h: float, t: float, step: int, depth: int = 0) -> int:

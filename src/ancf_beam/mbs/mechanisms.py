@@ -3,14 +3,15 @@
 * ``pendulum``: a beam case pinned at node 0 to the ground at the origin (position fixed, slope
   free), released from rest in its reference configuration (straight along +x unless the case
   has an imperfection) under gravity ``g`` along -y.
-* ``slider-crank``: bodies in the order crank, rod, slider (so that joints and future contact
-  elements between neighbours stay within the band). Rigid crank of length ``r`` pivoted at the
-  origin (centre of mass at mid-length, angle 0 along +x at t = 0) and driven at the constant
-  speed ``omega`` (``theta = omega t``); connecting rod either rigid (length ``l``, centre of mass
-  at mid-length) or an ANCF beam case whose node 0 is pinned to the crank pin and whose last node
-  is pinned to the slider (placed so that its chord lies along +x); slider (rigid, pin at its
-  centre of mass) on the x axis through the pivot, rotation locked. Initial velocities are made
-  consistent with the drive, the rod moving rigidly (no initial deformation rates).
+* ``slider-crank``: bodies in the order crank, rod, slider (contact elements between
+  neighbours stay within the band, the cheapest path of the iteration matrix). Rigid crank of
+  length ``r`` pivoted at the origin (centre of mass at mid-length, angle 0 along +x at t = 0)
+  and driven at the constant speed ``omega`` (``theta = omega t``); connecting rod either rigid
+  (length ``l``, centre of mass at mid-length) or an ANCF beam case whose node 0 is pinned to
+  the crank pin and whose last node is pinned to the slider (placed so that its chord lies along
+  +x); slider (rigid, pin at its centre of mass) on the x axis through the pivot, rotation
+  locked. Initial velocities are made consistent with the drive, the rod moving rigidly (no
+  initial deformation rates).
 
 * ``two-body``: seed 003's impact: two point masses ``m1`` (at the origin, moving at ``v_rel``
   along +x) and ``m2`` (at rest) on the x axis, discs of radii ``radius1``, ``radius2`` whose
@@ -30,7 +31,9 @@ journal starts centred in its bearing with the velocities of the ideal mechanism
 
 Every kind is a preset: :func:`ancf_beam.mbs.presets.expand` writes it as a general description
 (named bodies, joints, contacts) that :func:`ancf_beam.mbs.general.build_general` builds, as it
-builds ``kind: general``; the handles above are looked up by name.
+builds ``kind: general``; the handles above are looked up by name. A contact
+between bodies that are not neighbours in the coordinate vector takes the low-rank path of
+:mod:`ancf_beam.mbs.system`.
 """
 
 from __future__ import annotations

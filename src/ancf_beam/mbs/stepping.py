@@ -383,6 +383,7 @@ def sc_chunk(
     S,
     W,
     G,
+    L,
     save,
     gap0,
     gap1,
@@ -440,7 +441,7 @@ def sc_chunk(
         ok = False
         it = 0
         for _k in range(max_halvings + 1):
-            ok, it = ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G)
+            ok, it = ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G, L)
             cnt[_C_ITERS] += it
             if ok:
                 break
@@ -467,7 +468,7 @@ def sc_chunk(
                 _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
                 fst[F_WORK] = w_save
                 fst[F_POWER] = p_save
-                ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G)
+                ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G, L)
                 cnt[_C_ITERS] += it
                 cnt[_C_LOCATE] += 1
                 if not ok:
@@ -499,7 +500,7 @@ def sc_chunk(
                     _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
                     fst[F_WORK] = w_save
                     fst[F_POWER] = p_save
-                    ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G)
+                    ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G, L)
                     cnt[_C_ITERS] += it
                     if not ok:
                         _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
@@ -654,6 +655,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
             data,
             W,
             run.G,
+            run.L,
             save,
             gap0,
             gap1,

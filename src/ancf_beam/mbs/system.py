@@ -13,10 +13,24 @@ added (each beam contributes its consistent mass of half-bandwidth 7, a rigid bo
 the bodies is handled by a Schur complement with the few constraint rows, so no per-step
 factorisation is ever dense in the body coordinates.
 
+Any topology. Joints may connect any bodies (their rows enter only the Schur complement), and so
+may force elements: the implicit integrators' iteration matrix is ``K = K_band + U B U^T``, where
+``K_band`` (mass, beams, the force elements whose coupled coordinates are at most the
+half-bandwidth apart) is banded and each force element that couples coordinates further apart
+(a spring between bodies that are not neighbours in ``q``, a contact across a branch or a loop)
+adds its whole pair block ``J_d^T B J_d`` (``J_d`` the 2 x n Jacobian of the separation of its
+two points, ``B`` its 2 x 2 tangent) as two columns of ``U``. ``K^-1`` is applied by the
+push-through (Woodbury) identity with the band factors of ``K_band`` and a small dense
+capacitance ``I + B U^T K_band^-1 U`` (:func:`ancf_beam.mbs.core.lowrank_prepare`): exact, ``B``
+never inverted (it is singular for a contact, indefinite for a spring in compression, zero for
+an open contact, which then costs nothing), and the bodies keep the order the user gave. The
+explicit and adaptive integrators need only the mass, always banded. A system without such
+elements takes the band path alone, unchanged.
+
 :meth:`System.finalize` checks the model: redundant constraints are found from the rank of
 ``Phi_q`` at the initial configuration and named
-(:class:`~ancf_beam.results.RedundantConstraintError`); force elements whose tangent would leave
-the band are refused.
+(:class:`~ancf_beam.results.RedundantConstraintError`); the force elements outside the band get
+their low-rank slots (a kind whose tangent is not a pair block is refused there).
 """
 
 from __future__ import annotations
@@ -155,24 +169,38 @@ class System:
     def _assemble_forces(self) -> None:
         """The force elements' encoded parameters and their (zero) carried state."""
         fi, ff = [], []
+        slots = []
         for fe in self.forces:
             if isinstance(fe, SpringDamper):
                 fe.resolve(self.q0)
-            d = fe.dofs()
-            if d and max(d) - min(d) > BANDWIDTH:
-                raise ValueError(
-                    f"force element '{fe.name}' couples coordinates {min(d)} and {max(d)}, "
-                    f"further apart than the band (half-bandwidth {BANDWIDTH}): add the bodies it "
-                    "connects next to each other"
-                )
+            slots.append(self._tangent_slot(fe, sum(x >= 0 for x in slots)))
             a, b = fe.encode()
             fi.append(a)
             ff.append(b)
         self.fei = np.array(fi, dtype=np.int64).reshape(-1, N_INT)
         self.fef = np.array(ff, dtype=float).reshape(-1, N_FLT)
         self.fst = np.zeros((len(self.forces), STATE_SIZE))
+        self.fslot = np.array(slots, dtype=np.int64)
+        self.n_low_rank = int(np.sum(self.fslot >= 0))
         self.contact_indices = [i for i, fe in enumerate(self.forces) if isinstance(fe, Contact)]
         self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
+
+    @staticmethod
+    def _tangent_slot(fe: ForceElement, used: int) -> int:
+        """-1 when the element's tangent fits the band (the coordinates it couples are at most
+        the half-bandwidth apart), else its slot in the low-rank part of the iteration matrix
+        (``used`` slots taken); an element outside the band whose tangent is not a pair block
+        ``J_d^T B J_d`` cannot be represented and is refused."""
+        d = fe.dofs()
+        if not d or max(d) - min(d) <= BANDWIDTH:
+            return -1
+        if not fe.pair_tangent:
+            raise ValueError(
+                f"force element '{fe.name}' ({type(fe).__name__}) couples coordinates {min(d)} "
+                f"and {max(d)}, further apart than the band (half-bandwidth {BANDWIDTH}), and its "
+                "tangent is not a pair block: add the bodies it connects next to each other"
+            )
+        return used
 
     def _assemble_mass(self) -> None:
         """The banded mass matrix, its Cholesky factor and the gravity forces."""
@@ -243,6 +271,26 @@ class System:
             np.zeros((max(len(self.function_drivers), 1), 3)),  # user-function driver values
             self.fst,  # force-element state (shared: it belongs to the run)
             np.zeros(4, dtype=np.int64),  # flags: [0] mass Schur factors valid (constant J)
+        )
+
+    def lowrank_work(self) -> tuple:
+        """A fresh low-rank tuple ``L`` (:func:`ancf_beam.mbs.core.lowrank_prepare`): the force
+        elements whose tangent leaves the band, ``n_low_rank`` slots. Without such elements the
+        integrators pass None instead, and numba compiles the band path alone."""
+        p, n = self.n_low_rank, self.n
+        nnz = core.LR_NNZ
+        return (
+            self.fslot,  # slot of each force element (-1: in the band)
+            np.zeros((p, 2, nnz), dtype=np.int64),  # columns of the rows of J_d
+            np.zeros((p, 2, nnz)),  # and values
+            np.zeros((p, 2), dtype=np.int64),  # their counts
+            np.zeros((p, 3)),  # B = (b00, b01, b11)
+            np.zeros((2 * p, n)),  # K_band^-1 U
+            np.zeros((2 * p, 2 * p)),  # capacitance (LU)
+            np.zeros(2 * p, dtype=np.int64),  # its pivots
+            np.zeros(p, dtype=np.int64),  # active slots
+            np.zeros(2 * p),  # work vector
+            np.zeros(1, dtype=np.int64),  # number of active slots
         )
 
     def update_drivers(self, t: float, W: tuple) -> None:
@@ -330,14 +378,15 @@ class System:
         return m
 
     def tangent_dense(self, q, v=None, t: float = 0.0, lam=None, c_v: float = 0.0) -> np.ndarray:
-        """``K_T + c_v C_fe + sum lam_r Phi_r,qq`` (dense; in-band part, see
-        :func:`ancf_beam.mbs.core.system_tangent`)."""
+        """``K_T + c_v C_fe + sum lam_r Phi_r,qq`` (dense; the band and the low-rank part of the
+        force elements outside it, see :func:`ancf_beam.mbs.core.system_tangent`)."""
         from ancf_beam.linalg import band_to_dense
 
         w = self._prep(t)
         v = np.zeros(self.n) if v is None else np.ascontiguousarray(v, float)
         lam = np.zeros(self.m) if lam is None else np.ascontiguousarray(lam, float)
         ab = np.zeros((2 * BANDWIDTH + 1, self.n))
+        lr = self.lowrank_work() if self.n_low_rank else None
         core.system_tangent(
             np.ascontiguousarray(q, float),
             v,
@@ -351,8 +400,9 @@ class System:
             w[14],
             w[15],
             w[16],
+            lr,
         )
-        return band_to_dense(ab)
+        return band_to_dense(ab) + (0.0 if lr is None else _lowrank_dense(lr, self.n))
 
     def energies(self, q, v) -> dict[str, float]:
         """Kinetic ``1/2 v^T M v``, strain, gravity potential ``-Q_g . (q - q0)`` and
@@ -516,7 +566,23 @@ class System:
             "equations": list(self.row_labels),
             "n_dof": self.n,
             "n_equations": self.m,
+            "low_rank_forces": [
+                f.name for f, k in zip(self.forces, self.fslot, strict=True) if k >= 0
+            ],
         }
+
+
+def _lowrank_dense(lr: tuple, n: int) -> np.ndarray:
+    """``U B U^T`` of the low-rank slots of ``lr`` as a dense ``(n, n)`` matrix."""
+    _, uc, uv, un, ub = lr[:5]
+    out = np.zeros((n, n))
+    for s in range(ub.shape[0]):
+        u = np.zeros((n, 2))
+        for c in range(2):
+            np.add.at(u[:, c], uc[s, c, : un[s, c]], uv[s, c, : un[s, c]])
+        b = np.array([[ub[s, 0], ub[s, 1]], [ub[s, 1], ub[s, 2]]])
+        out += u @ b @ u.T
+    return out
 
 
 def _dummy_kernel_args():
