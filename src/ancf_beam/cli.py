@@ -517,7 +517,9 @@ def _print_human(summary: dict[str, Any]) -> None:
 NOT_AVAILABLE = {
     "critical-dt": ("dt_measured", "omega_max_variation"),  # without --measure
     "identify": ("lam_std", "n_std", "E0_std", "cond", "covariance"),  # not identifiable
-    "mechanism": ("dt", "energy_drift_rel"),  # adaptive steps; a drive feeds work in
+    # adaptive steps; a drive feeds work in; a point mass has no angle (its NaN; the bodies'
+    # positions and the markers are checked)
+    "mechanism": ("dt", "energy_drift_rel", "body_theta"),
 }
 
 

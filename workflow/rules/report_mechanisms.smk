@@ -160,6 +160,8 @@ rule report_mechanism_case:
         validation=mechanism_validation_file("{mcase}"),
         gif=f"{REP}/animations/{{mcase}}.gif",
     output:
+        fig_snapshots=f"{REP}/figures/mechanisms/{{mcase}}/snapshots.png",
+        fig_energy=f"{REP}/figures/mechanisms/{{mcase}}/energy.png",
         nb=f"{REP}/notebooks/mechanisms/{{mcase}}.ipynb",
         html=report(
             f"{REP}/mechanisms/{{mcase}}.html",
@@ -185,6 +187,7 @@ rule report_mechanism_case:
             mechanism_nc=input.run,
             validation_nc=input.validation,
             animation_gif=input.gif,
+            figures={"snapshots": output.fig_snapshots, "energy": output.fig_energy},
         ),
     shell:
         NB_CMD

@@ -43,6 +43,7 @@ __all__ = [
     "general_rows",
     "hub_frame_tip",
     "reference_histories",
+    "run_summary",
     "spin_up_reference",
 ]
 
@@ -219,9 +220,13 @@ def _mesh_rows(spec, ds, bound: HistoryBound) -> list[dict[str, Any]]:
     ]
 
 
-def _summary(ds: xr.Dataset, key: str) -> Any:
-    v = ds.attrs.get(f"summary.{key}")
-    return json.loads(v) if isinstance(v, str) and v[:1] in "{[" else v
+def run_summary(ds: xr.Dataset, key: str, default: Any = None) -> Any:
+    """Field ``key`` of a run's summary stored in ``ds.attrs`` (``summary.KEY``; mappings and
+    lists parsed from their JSON text, ``'null'`` as None)."""
+    v = ds.attrs.get(f"summary.{key}", default)
+    if isinstance(v, str) and v[:1] in "{[":
+        return json.loads(v)
+    return None if v == "null" else v
 
 
 def two_clearances_reference(spec: MechanismSpec, t: np.ndarray, rtol: float = 1e-10) -> dict:
@@ -260,9 +265,9 @@ def _two_clearances_rows(spec, ds, fine, bound: HistoryBound) -> list[dict[str, 
     chaotic motion, against the independent integration (its error: rtol 1e-10 vs 5e-11)."""
     t = ds["time"].values
     ref, ref_fine = (two_clearances_reference(spec, t, r) for r in (1e-10, 5e-11))
-    fines = [_summary(f, "contacts") for f in fine]
+    fines = [run_summary(f, "contacts") for f in fine]
     names = {"crank_pin": "crank_pin", "wrist_pin": "wrist_pin"}
-    ours = _summary(ds, "contacts")
+    ours = run_summary(ds, "contacts")
     return _first_impact_rows(spec, ours, fines, ref, ref_fine, names, bound, "minimal coordinates")
 
 
@@ -339,12 +344,12 @@ def _first_impact_rows(spec, ours, fines, ref, ref_fine, names, bound, what):
 def _guide_rows(spec, ds, fine, bound: HistoryBound) -> list[dict[str, Any]]:
     """Every corner's first impact (robust metrics) against the independent integration, run
     past the last corner's first onset."""
-    ours = _summary(ds, "contacts")
+    ours = run_summary(ds, "contacts")
     names = {f"slider_guide.{k}": v for k, v in GUIDE_CORNERS.items()}
     onsets = [ours[n]["first_contact_time"] for n in names if ours[n]["first_contact_time"]]
     t_end = min(float(ds["time"].values[-1]), 1.5 * max(onsets, default=0.0) + 1e-3)
     ref, ref_fine = (guide_clearance_reference(spec, t_end, r) for r in (1e-10, 5e-11))
-    fines = [_summary(f, "contacts") for f in fine]
+    fines = [run_summary(f, "contacts") for f in fine]
     return _first_impact_rows(spec, ours, fines, ref, ref_fine, names, bound, "minimal coordinates")
 
 
