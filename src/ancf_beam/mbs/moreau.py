@@ -11,7 +11,9 @@ and Coulomb friction at velocity level. One step ``t -> t + h`` (Jean 1999; Acar
    rows ``w_n = dg/dq`` and ``w_t`` (the sliding speed ``u_t = w_t v`` of the contact point
    along the tangent, a rigid marker's rotation times its radius included) of every
    contact, and the constraint Jacobian ``G`` (velocity constraints ``G v+ + Phi_t(t + h) =
-   0``, drivers included). Active: the contacts with ``g(q_m) <= 0``.
+   0``, drivers included). Active: the contacts with ``g(q_m) <= 64 eps L_ref`` (coordinate
+   round-off, ``L_ref`` the largest initial coordinate, at least 1 mm: a resting contact whose
+   gap is a rounding error above zero stays active).
 2. theta-method on the velocities, the forces linearised about ``(q, v)`` (linearised-implicit,
    so that stiff ANCF beams are stable at the step sizes of the contacts)::
 
@@ -383,6 +385,7 @@ def run_moreau_jean(
     q_ref = system.q0.copy()
     l_ref = max(1e-3, float(np.max(np.abs(q))))
     pos_tol = 64.0 * np.finfo(float).eps * l_ref  # coordinate round-off (as the index-3 runs)
+    gap_tol = pos_tol  # a contact within round-off of touching is active (resting contacts)
     has_compliant = bool(system.contact_indices)
 
     buf = SampleBuffers(plan.n_samples, n, m, fst.size)
@@ -456,7 +459,7 @@ def run_moreau_jean(
         lb1 = lb.copy()
         if nc:
             contact_geometry(uei, uef, qm, unit, gap, wn, wt, pp, pq, dofs)
-            act = np.flatnonzero(gap <= 0.0)
+            act = np.flatnonzero(gap <= gap_tol)
             k = act.size
             if k:
                 k2 = 2 * k
