@@ -311,6 +311,119 @@ def _rows_dense(jc, jv, jn, out):
 # ------------------------------------------------------------------------------------------
 # the time loop
 # ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy")
+def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X):
+    """One Moreau-Jean step from ``(q, v, t)`` to ``t1`` (the module docstring, items 1-3 and
+    the theta update of the positions, before the projection): ``X = (amat, piv, rhs, qm,
+    gmat, phit, spiv, smat, xg, vf, lb, unit, dofs, gap, wn, wt, act, hrows, xh, tg, wk, bvec,
+    um, pk, mu_act, v1, q1, pn_step, pt_step)`` work arrays and outputs (``v1``, ``q1``,
+    ``lb`` the bilateral impulses, ``pn_step``, ``pt_step`` the contact impulses, ``act[:k]``
+    the active contacts), ``U = (uei, uef, u_e, u_mu)`` the unilateral contacts, ``kmat``,
+    ``cmat`` the dense tangent stiffness and damping when ``use_k``. Returns ``(pivot ratio,
+    solver sweeps, converged, k, work of the impulses)``; a ratio <= 1e-14 means a singular
+    iteration matrix or constraint Jacobian (nothing else is computed)."""
+    amat, piv, rhs, qm, gmat, phit, spiv, smat, xg, vf, lb = X[:11]
+    unit, dofs, gap, wn, wt, act, hrows, xh, tg, wk, bvec, um, pk, mu_act = X[11:25]
+    v1, q1, pn_step, pt_step = X[25:]
+    uei, uef, u_e, u_mu = U
+    f = W[0]
+    pp = W[13]
+    pq = W[14]
+    n = q.shape[0]
+    h = t1 - t
+    core.system_forces(q, v, t, S, W[20], f, pp, pq, W[15], W[16])
+    for i in range(n):
+        rhs[i] = h * f[i]
+        qm[i] = q[i] + 0.5 * h * v[i]
+        for j in range(n):
+            amat[i, j] = mass[i, j]
+    if use_k:
+        c2 = h * h * theta
+        for i in range(n):
+            acc = 0.0
+            for j in range(n):
+                acc += kmat[i, j] * v[j]
+                amat[i, j] += h * theta * cmat[i, j] + c2 * theta * kmat[i, j]
+            rhs[i] -= c2 * acc
+    ei = S[5]
+    m = ei.shape[0]
+    if m > 0:
+        core.eval_constraints(
+            qm, v, t1, ei, S[6], W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
+        )
+        _rows_dense(W[3], W[4], W[5], gmat)
+        for r in range(m):
+            phit[r] = W[7][r]
+    ratio = condense(amat, piv, rhs, v, gmat, phit, spiv, smat, xg, vf, lb)
+    if not ratio > 1e-14:
+        return ratio, 0, True, 0, 0.0
+    for i in range(n):
+        v1[i] = vf[i]
+    nc = uei.shape[0]
+    for c in range(nc):
+        pn_step[c] = 0.0
+        pt_step[c] = 0.0
+    its = 0
+    ok = True
+    k = 0
+    d_imp = 0.0
+    if nc > 0:
+        contact_geometry(uei, uef, qm, unit, gap, wn, wt, pp, pq, dofs)
+        for c in range(nc):
+            if gap[c] <= gap_tol:
+                act[k] = c
+                k += 1
+        if k > 0:
+            k2 = 2 * k
+            for a in range(k):
+                c = act[a]
+                for i in range(n):
+                    hrows[2 * a, i] = wn[c, i]
+                    hrows[2 * a + 1, i] = wt[c, i]
+                mu_act[a] = u_mu[c]
+            delassus(amat, piv, gmat, smat, spiv, xg, hrows, k2, xh, tg, wk)
+            for r in range(k2):
+                um[r] = _dot(hrows[r], v)
+                bvec[r] = _dot(hrows[r], vf)
+                pk[r] = 0.0
+            for a in range(k):
+                bvec[2 * a] += u_e[act[a]] * min(um[2 * a], 0.0)
+            its, ok = pgs_solve(wk, bvec, mu_act, k, pk, tol, max_iter)
+            for r in range(k2):
+                for i in range(n):
+                    v1[i] += pk[r] * xh[r, i]
+                for s in range(m):
+                    lb[s] -= pk[r] * tg[r, s]
+            for r in range(k2):
+                d_imp -= 0.5 * pk[r] * (_dot(hrows[r], v1) + um[r])
+            for a in range(k):
+                pn_step[act[a]] = pk[2 * a]
+                pt_step[act[a]] = pk[2 * a + 1]
+    for i in range(n):
+        q1[i] = q[i] + h * (theta * v1[i] + (1.0 - theta) * v[i])
+    return ratio, its, ok, k, d_imp
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t):
+    """Per-contact record of one step: ``rec[c] = (impacts, largest impulse, steps with an
+    impulse, steps at the solver's cap)``, ``first_t[c]`` (NaN until the first impulse: the
+    step's mid-time). An impact: a positive impulse after a step without, approaching."""
+    for c in range(pn_step.shape[0]):
+        p = pn_step[c]
+        if p > 0.0:
+            if first_t[c] != first_t[c]:
+                first_t[c] = t + 0.5 * h
+            rec[c, 2] += 1.0
+            if pn_prev[c] == 0.0 and _dot(wn[c], v) < 0.0:
+                rec[c, 0] += 1.0
+            rec[c, 1] = max(rec[c, 1], p)
+        pn_prev[c] = p
+    if not ok:
+        for a in range(k):
+            rec[act[a], 3] += 1.0
+
+
 class _Tangent:
     """Dense tangent ``K + c_v C`` of the system (beams, force elements) at a state."""
 
@@ -345,9 +458,10 @@ def run_moreau_jean(
 ) -> MechanismResult:
     """Integrate from ``t = 0`` (consistent ``q``, ``v``; ``a``, ``lam`` the index-1 start) to
     ``settings.t_end`` by Moreau-Jean steps of ``settings.dt`` (the last one shortened), sampled
-    every ``sample_dt`` (see the module docstring). Raises
-    :class:`~ancf_beam.errors.ConstraintSingularityError` when the bilateral constraints become
-    singular or the position projection fails."""
+    every ``sample_dt`` (see the module docstring; one step: :func:`mj_step`, then the position
+    projection). Raises :class:`~ancf_beam.errors.ConstraintSingularityError` when the
+    iteration matrix or the bilateral constraints become singular or the position projection
+    fails."""
     h0 = float(settings.dt)
     theta = float(settings.theta)
     tol = float(settings.tol)
@@ -360,28 +474,45 @@ def run_moreau_jean(
     data = system.data
     W = system.work()
     fst = system.fst
-    pp, pq, cols, vals = W[13], W[14], W[15], W[16]
+    pp, pq = W[13], W[14]
     mass = system.mass_dense()
     tangent = _Tangent(system)
-    uei, uef, u_e, u_mu = system.uei, system.uef, system.u_e, system.u_mu
-    unit = np.zeros(n)
-    dofs = np.zeros(32, dtype=np.int64)
-    gap = np.zeros(nc)
+    U = (system.uei, system.uef, system.u_e, system.u_mu)
+    X = (
+        np.zeros((n, n)),  # amat
+        np.zeros(n, dtype=np.int64),  # piv
+        np.zeros(n),  # rhs
+        np.zeros(n),  # qm
+        np.zeros((m, n)),  # gmat
+        np.zeros(m),  # phit
+        np.zeros(m, dtype=np.int64),  # spiv
+        np.zeros((m, m)),  # smat
+        np.zeros((m, n)),  # xg
+        np.zeros(n),  # vf
+        np.zeros(m),  # lb
+        np.zeros(n),  # unit
+        np.zeros(32, dtype=np.int64),  # dofs
+        np.zeros(nc),  # gap
+        np.zeros((nc, n)),  # wn
+        np.zeros((nc, n)),  # wt
+        np.zeros(nc, dtype=np.int64),  # act
+        np.zeros((2 * nc, n)),  # hrows
+        np.zeros((2 * nc, n)),  # xh
+        np.zeros((2 * nc, m)),  # tg
+        np.zeros((2 * nc, 2 * nc)),  # wk
+        np.zeros(2 * nc),  # bvec
+        np.zeros(2 * nc),  # um
+        np.zeros(2 * nc),  # pk
+        np.zeros(nc),  # mu_act
+        np.zeros(n),  # v1
+        np.zeros(n),  # q1
+        np.zeros(nc),  # pn_step
+        np.zeros(nc),  # pt_step
+    )
+    lb, unit, wn, act = X[10], X[11], X[14], X[16]
+    v1, q1, pn_step, pt_step = X[25], X[26], X[27], X[28]
+    zero_nn = np.zeros((n, n))
     gap1 = np.zeros(nc)
-    wn = np.zeros((nc, n))
-    wt = np.zeros((nc, n))
-    gmat = np.zeros((m, n))
-    phit = np.zeros(m)
-    piv = np.zeros(n, dtype=np.int64)
-    spiv = np.zeros(m, dtype=np.int64)
-    smat = np.zeros((m, m))
-    xg = np.zeros((m, n))
-    vf = np.zeros(n)
-    lb = np.zeros(m)
-    hrows = np.zeros((2 * nc, n))
-    xh = np.zeros((2 * nc, n))
-    tg = np.zeros((2 * nc, m))
-    mu_act = np.zeros(nc)
     q_ref = system.q0.copy()
     l_ref = max(1e-3, float(np.max(np.abs(q))))
     pos_tol = 64.0 * np.finfo(float).eps * l_ref  # coordinate round-off (as the index-3 runs)
@@ -392,27 +523,21 @@ def run_moreau_jean(
     imp_n = np.zeros((plan.n_samples, nc))
     imp_t = np.zeros((plan.n_samples, nc))
     iters = np.zeros(plan.n_steps, dtype=np.int64)
-    # per contact: impacts, largest impulse, first contact time, largest penetration, steps
-    # with an impulse, steps at the solver's cap; the impulse of the previous step
-    n_impacts = np.zeros(nc, dtype=np.int64)
-    max_imp = np.zeros(nc)
-    first_t = [None] * nc
+    rec = np.zeros((nc, 4))  # impacts, largest impulse, steps with an impulse, steps at the cap
+    first_t = np.full(nc, np.nan)
     max_pen = np.zeros(nc)
-    n_active = np.zeros(nc, dtype=np.int64)
-    cap_hits = np.zeros(nc, dtype=np.int64)
     pn_prev = np.zeros(nc)
-    pn_step = np.zeros(nc)
-    pt_step = np.zeros(nc)
 
+    q = q.copy()
+    v = v.copy()
     system.update_drivers(0.0, W)
-    f = W[0]
-    u, p = core.system_forces(q, v, 0.0, data, fst, f, pp, pq, cols, vals)
+    u, p = core.system_forces(q, v, 0.0, data, fst, W[0], pp, pq, W[15], W[16])
     core.eval_constraints(
         q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
     )
     record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
     if nc:
-        unilateral_gaps(uei, uef, q, unit, gap1, pp, pq)
+        unilateral_gaps(system.uei, system.uef, q, unit, gap1, pp, pq)
         np.maximum(max_pen, -gap1, out=max_pen)
     diss = 0.0
     work = 0.0
@@ -420,72 +545,32 @@ def run_moreau_jean(
     drift_max = 0.0
     cap_total = 0
     k_sample = 1
+    buf_t = 0
+    lam1 = lam.copy()
     t_start = time.perf_counter()
     c_start = time.process_time()
     t = 0.0
     for step in range(plan.n_steps):
         t1 = step_end(step, h0, plan, settings.t_end)
         h = t1 - t
-        # forces and the iteration matrix at (q, v, t)
-        system.update_drivers(t, W)
-        core.system_forces(q, v, t, data, fst, f, pp, pq, cols, vals)
         kmat = tangent(q, v, t, 0.0, W)
-        rhs = h * f
-        amat = mass.copy()
         if kmat is not None:
-            kc = tangent(q, v, t, 1.0, W)  # K + C
-            cmat = kc - kmat
-            rhs -= (h * h * theta) * (kmat @ v)
-            amat += (h * theta) * cmat + (h * h * theta * theta) * kmat
-        # mid-step geometry: constraints (velocity level at t + h) and contacts
-        qm = q + 0.5 * h * v
-        if m:
-            system.update_drivers(t1, W)
-            core.eval_constraints(
-                qm, v, t1, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
-            )
-            _rows_dense(W[3], W[4], W[5], gmat)
-            phit[:] = W[7]
-        ratio = condense(amat, piv, rhs, v, gmat, phit, spiv, smat, xg, vf, lb)
+            cmat = tangent(q, v, t, 1.0, W) - kmat  # (K + C) - K
+        else:
+            kmat = cmat = zero_nn
+        system.update_drivers(t1, W)  # the velocity constraints at t + h
+        ratio, its, ok, k, d_imp = mj_step(
+            q, v, t, t1, theta, data, W, mass, kmat, cmat, kmat is not zero_nn, gap_tol, tol,
+            max_iter, U, X,
+        )  # fmt: skip
         if not ratio > 1e-14:
             raise ConstraintSingularityError(
                 f"system '{system.name}': iteration matrix or constraint Jacobian singular at "
                 f"t = {t:.6g} s (pivot ratio {ratio:.3e})"
             )
-        pn_step[:] = 0.0
-        pt_step[:] = 0.0
-        d_imp = 0.0
-        v1 = vf.copy()
-        lb1 = lb.copy()
-        if nc:
-            contact_geometry(uei, uef, qm, unit, gap, wn, wt, pp, pq, dofs)
-            act = np.flatnonzero(gap <= gap_tol)
-            k = act.size
-            if k:
-                k2 = 2 * k
-                hrows[0:k2:2] = wn[act]
-                hrows[1:k2:2] = wt[act]
-                wk = np.zeros((k2, k2))
-                delassus(amat, piv, gmat, smat, spiv, xg, hrows, k2, xh, tg, wk)
-                hk = hrows[:k2]
-                um = hk @ v
-                b = hk @ vf
-                b[0::2] += u_e[act] * np.minimum(um[0::2], 0.0)
-                mu_act[:k] = u_mu[act]
-                pk = np.zeros(k2)
-                its, ok = pgs_solve(wk, b, mu_act, k, pk, tol, max_iter)
-                iters[step] = its
-                if not ok:
-                    cap_hits[act] += 1
-                    cap_total += 1
-                v1 += pk @ xh[:k2]
-                if m:
-                    lb1 -= pk @ tg[:k2]
-                up = hk @ v1
-                d_imp = -0.5 * float(pk @ (up + um))
-                pn_step[act] = pk[0::2]
-                pt_step[act] = pk[1::2]
-        q1 = q + h * (theta * v1 + (1.0 - theta) * v)
+        iters[step] = its
+        if not ok:
+            cap_total += 1
         if m:
             core.eval_constraints(
                 q1, v1, t1, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
@@ -497,22 +582,11 @@ def run_moreau_jean(
                     f"system '{system.name}': position projection failed at t = {t1:.6g} s "
                     f"(max|Phi| = {res:.3e} > {pos_tol:.3e})"
                 )
-            lam1 = -lb1 / h
-            work += float(lam1 @ phit) * h
-        else:
-            lam1 = lam
-        a1 = (v1 - v) / h
-        # bookkeeping of the contacts
+            lam1 = -lb / h
+            work += float(lam1 @ X[5]) * h  # lam . Phi_t (X[5]: Phi_t at t + h)
         if nc:
-            for c in np.flatnonzero(pn_step > 0.0):
-                if first_t[c] is None:
-                    first_t[c] = t + 0.5 * h
-                n_active[c] += 1
-                if pn_prev[c] == 0.0 and wn[c] @ v < 0.0:
-                    n_impacts[c] += 1
-            np.maximum(max_imp, pn_step, out=max_imp)
-            pn_prev[:] = pn_step
-            unilateral_gaps(uei, uef, q1, unit, gap1, pp, pq)
+            _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t)
+            unilateral_gaps(system.uei, system.uef, q1, unit, gap1, pp, pq)
             np.maximum(max_pen, -gap1, out=max_pen)
         diss += d_imp
         if has_compliant:
@@ -522,26 +596,26 @@ def run_moreau_jean(
             p_diss0 = p_diss1
         if system.damage_states:
             diss += release_damage(q1, data)
-        q, v, t = q1, v1, t1
-        lam = lam1
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        last = step == plan.n_steps - 1
+        if (step + 1) % plan.sample_every == 0 or last:
+            a1 = (v1 - v) / h
+        q[:] = q1
+        v[:] = v1
+        t = t1
+        if not (math.isfinite(q.sum()) and math.isfinite(v.sum())):
             raise ConstraintSingularityError(
                 f"system '{system.name}': non-finite state at t = {t:.6g} s (Moreau-Jean)"
             )
-        last = step == plan.n_steps - 1
         if (step + 1) % plan.sample_every == 0 or last:
-            system.update_drivers(t, W)
-            u, p = core.system_forces(q, v, t, data, fst, f, pp, pq, cols, vals)
+            u, p = core.system_forces(q, v, t, data, fst, W[0], pp, pq, W[15], W[16])
             core.eval_constraints(
                 q, v, t, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
             )
-            record_sample(k_sample, q, v, a1, lam, data, W, u, p, diss, work, q_ref, *buf.args())
+            record_sample(k_sample, q, v, a1, lam1, data, W, u, p, diss, work, q_ref, *buf.args())
             imp_n[k_sample] = pn_step
             imp_t[k_sample] = pt_step
             buf_t = k_sample
             k_sample += 1
-            if last:
-                break
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     k_tot = k_sample
@@ -549,12 +623,12 @@ def run_moreau_jean(
     times[buf_t] = settings.t_end
     summary = {
         name: {
-            "impulses": int(n_impacts[c]),
-            "max_impulse": float(max_imp[c]),
-            "first_contact_time": first_t[c],
+            "impulses": int(rec[c, 0]),
+            "max_impulse": float(rec[c, 1]),
+            "first_contact_time": None if math.isnan(first_t[c]) else float(first_t[c]),
             "max_penetration": float(max(max_pen[c], 0.0)),
-            "contact_fraction": float(n_active[c]) / plan.n_steps,
-            "solver_max_iter_hit": int(cap_hits[c]),
+            "contact_fraction": float(rec[c, 2]) / plan.n_steps,
+            "solver_max_iter_hit": int(rec[c, 3]),
         }
         for c, name in enumerate(names)
     }
