@@ -601,3 +601,45 @@ def test_beam_pendulum_hits_the_floor():
         assert summ["max_penetration"] <= h * v_tip
     assert drifts[0] >= 2.0 * drifts[1] >= 4.0 * drifts[2]
     print("energy error before the impact at h = 4e-4, 2e-4, 1e-4:", drifts)
+
+
+def test_pendulum_clearance_first_impact_against_compliant():
+    """The first impact of the journal in its bearing (e = 1, no friction) against the same
+    mechanism with an elastic compliant clearance (kelvin-voigt, c = 0, K = 1e8 and 1e9 N/m,
+    adaptive integrator): the compliant impulse (the trapezoidal integral of F_n over its first
+    contact, samples 0.5 us apart) approaches the nonsmooth one as K grows (the difference
+    shrinks; the other forces act over a contact of duration T_c ~ K^-1/2), and its time centre
+    lies inside its contact, which starts within a step (h = 1 us, mid-step detection) of the
+    nonsmooth impact: |t_centre - t_ns| <= T_c + h + one sample."""
+    import dataclasses
+
+    h = 1e-6
+    res = _mj(_pendulum_clearance(e=1.0, mu=0.0), h, 0.03, sample_dt=1e-4)
+    summ = res.contact_summary["clearance"]
+    t_ns, p_ns = summ["first_contact_time"], summ["max_impulse"]
+    assert summ["impulses"] >= 1
+    diffs = []
+    for k in (1e8, 1e9):
+        s = _pendulum_clearance(e=1.0, mu=0.0)
+        law = ContactLaw.from_config({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
+        s.forces[0] = dataclasses.replace(s.forces[0], model="compliant", law=law)
+        ds = 5e-7
+        st_ = IntegratorSettings(
+            integrator="adaptive", t_end=t_ns + 4e-4, sample_dt=ds, rtol=1e-10, atol=1e-12
+        )
+        rc = integrate(s, st_)
+        f_n = s.contact_history(rc.q, rc.v, rc.force_state)["clearance"]["F_n"]
+        on = np.flatnonzero(f_n > 0.0)
+        j0 = on[0]
+        j1 = j0
+        while j1 + 1 < len(f_n) and f_n[j1 + 1] > 0.0:
+            j1 += 1
+        assert j1 + 1 < len(f_n)  # the first contact ended inside the window
+        sl = slice(j0 - 1, j1 + 2)
+        p_c = float(np.trapezoid(f_n[sl], rc.t[sl]))
+        t_c = float(np.trapezoid(f_n[sl] * rc.t[sl], rc.t[sl])) / p_c
+        dur = rc.t[j1 + 1] - rc.t[j0 - 1]
+        assert abs(t_c - t_ns) <= dur + h + ds
+        diffs.append(abs(p_c - p_ns) / p_ns)
+    assert diffs[1] < diffs[0]
+    print("relative impulse difference at K = 1e8, 1e9:", diffs)
