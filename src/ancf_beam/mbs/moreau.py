@@ -61,11 +61,11 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.errors import ConstraintSingularityError
-from ancf_beam.linalg import BANDWIDTH, band_to_dense
+from ancf_beam.linalg import BANDWIDTH, _band_to_dense
 from ancf_beam.mbs import core
 from ancf_beam.mbs.core import FE_LINE
 from ancf_beam.mbs.settings import IntegratorSettings
-from ancf_beam.mbs.system import System, _lowrank_dense
+from ancf_beam.mbs.system import System
 from ancf_beam.mbs.timeloop import SampleBuffers, record_sample, release_damage, step_end
 from ancf_beam.resources import check_mechanism
 from ancf_beam.results import MechanismResult
@@ -424,28 +424,147 @@ def _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t):
             rec[act[a], 3] += 1.0
 
 
+#: status codes of :func:`mj_run`
+MJ_OK, MJ_NONFINITE, MJ_SINGULAR, MJ_PROJECTION = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _tangent_dense(q, v, t, S, fst, c_v, ab, pp, pq, cols, vals, L, lam0, out):
+    """``out = K + c_v C`` dense (the band of :func:`ancf_beam.mbs.core.system_tangent` and the
+    low-rank pair blocks ``U B U^T`` of the force elements outside it)."""
+    core.system_tangent(q, v, t, lam0, S, fst, c_v, ab, pp, pq, cols, vals, L)
+    n = out.shape[0]
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = 0.0
+    _band_to_dense(ab, out)
+    if L is not None:
+        uc, uv, un, ub = L[1], L[2], L[3], L[4]
+        for sl in range(ub.shape[0]):
+            for c1 in range(2):
+                for c2 in range(2):
+                    b = ub[sl, 0] if c1 + c2 == 0 else (ub[sl, 2] if c1 + c2 == 2 else ub[sl, 1])
+                    for a in range(un[sl, c1]):
+                        for d in range(un[sl, c2]):
+                            out[uc[sl, c1, a], uc[sl, c2, d]] += uv[sl, c1, a] * b * uv[sl, c2, d]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def mj_run(
+    step0, step1, t, h0, n_steps, t_end, sample_every, k_sample, theta, S, W, mass, use_k,
+    kmat, cmat, ab, L, lam0, gap_tol, tol, max_iter, pos_tol, proj_iter, U, X, q, v, lam,
+    q_ref, has_compliant, has_damage, acc, rec, first_t, max_pen, pn_prev, gap1, iters,
+    imp_n, imp_t, bq, bv, ba, bl, be, bmv, bs,
+):  # fmt: skip
+    """Steps ``step0 .. step1 - 1`` of a run (:func:`mj_step`, the position projection, the
+    contact record, compliant contacts' state and dissipation, damage), recording every
+    ``sample_every``-th step and the last of the run into the sample buffers. ``acc = [diss,
+    drive work, largest |Phi| before projection, steps at the solver's cap]`` carries the
+    sums. Returns ``(status, steps done, next sample index, time)``; status
+    ``MJ_SINGULAR`` / ``MJ_PROJECTION`` / ``MJ_NONFINITE`` stop the run at that step."""
+    fst = W[20]
+    pp = W[13]
+    pq = W[14]
+    ei = S[5]
+    ef = S[6]
+    m = ei.shape[0]
+    n = q.shape[0]
+    uei = U[0]
+    uef = U[1]
+    nc = uei.shape[0]
+    lb = X[10]
+    phit = X[5]
+    unit = X[11]
+    wn = X[14]
+    act = X[16]
+    v1 = X[25]
+    q1 = X[26]
+    pn_step = X[27]
+    pt_step = X[28]
+    p_diss0 = 0.0
+    if has_compliant:
+        p_diss0 = core.contact_dissipation(q, v, S, fst, pp, pq)
+    for step in range(step0, step1):
+        t1 = t_end if step == n_steps - 1 else (step + 1) * h0
+        h = t1 - t
+        if use_k:
+            _tangent_dense(q, v, t, S, fst, 0.0, ab, pp, pq, W[15], W[16], L, lam0, kmat)
+            _tangent_dense(q, v, t, S, fst, 1.0, ab, pp, pq, W[15], W[16], L, lam0, cmat)
+            for i in range(n):
+                for j in range(n):
+                    cmat[i, j] -= kmat[i, j]
+        ratio, its, ok, k, d_imp = mj_step(
+            q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X
+        )
+        if not ratio > 1e-14:
+            return MJ_SINGULAR, step, k_sample, t
+        iters[step] = its
+        if not ok:
+            acc[3] += 1.0
+        if m > 0:
+            core.eval_constraints(
+                q1, v1, t1, ei, ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
+            )
+            for r in range(m):
+                acc[2] = max(acc[2], abs(W[1][r]))
+            res = core.project_position(q1, t1, S, W, pos_tol, proj_iter)
+            if not res <= pos_tol:
+                return MJ_PROJECTION, step, k_sample, t
+            pw = 0.0
+            for r in range(m):
+                lam[r] = -lb[r] / h
+                pw += lam[r] * phit[r]
+            acc[1] += pw * h
+        if nc > 0:
+            _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t)
+            unilateral_gaps(uei, uef, q1, unit, gap1, pp, pq)
+            for c in range(nc):
+                max_pen[c] = max(max_pen[c], -gap1[c])
+        acc[0] += d_imp
+        if has_compliant:
+            core.update_force_state(q1, v1, t1, S, fst)
+            p_diss1 = core.contact_dissipation(q1, v1, S, fst, pp, pq)
+            acc[0] += 0.5 * h * (p_diss0 + p_diss1)
+            p_diss0 = p_diss1
+        if has_damage:
+            acc[0] += release_damage(q1, S)
+        sample = (step + 1) % sample_every == 0 or step == n_steps - 1
+        finite = True
+        for i in range(n):
+            if sample:
+                X[2][i] = (v1[i] - v[i]) / h  # the step's mean acceleration (rhs: free now)
+            q[i] = q1[i]
+            v[i] = v1[i]
+            if not (math.isfinite(q[i]) and math.isfinite(v[i])):
+                finite = False
+        t = t1
+        if not finite:
+            return MJ_NONFINITE, step, k_sample, t
+        if sample:
+            f = W[0]
+            u, p = core.system_forces(q, v, t, S, fst, f, pp, pq, W[15], W[16])
+            core.eval_constraints(
+                q, v, t, ei, ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
+            )
+            record_sample(
+                k_sample, q, v, X[2], lam, S, W, u, p, acc[0], acc[1], q_ref, bq, bv, ba, bl,
+                be, bmv, bs,
+            )  # fmt: skip
+            for c in range(nc):
+                imp_n[k_sample, c] = pn_step[c]
+                imp_t[k_sample, c] = pt_step[c]
+            k_sample += 1
+    return MJ_OK, step1, k_sample, t
+
+
 class _Tangent:
-    """Dense tangent ``K + c_v C`` of the system (beams, force elements) at a state."""
+    """Work arrays of the dense tangent ``K + c_v C`` (:func:`_tangent_dense`); ``zero``: the
+    system has no beams and no force elements (rigid bodies, gravity): the tangent vanishes."""
 
     def __init__(self, system: System):
-        self.system = system
         self.ab = np.zeros((2 * BANDWIDTH + 1, system.n))
         self.L = system.lowrank_work() if system.n_low_rank else None
-        self.lam = np.zeros(system.m)
-        # nothing but constant forces and rigid bodies: the tangent is zero (skipped)
         self.zero = not system.beams and not system.forces
-
-    def __call__(self, q, v, t, c_v, W):
-        s = self.system
-        if self.zero:
-            return None
-        core.system_tangent(
-            q, v, t, self.lam, s.data, s.fst, c_v, self.ab, W[13], W[14], W[15], W[16], self.L
-        )
-        out = band_to_dense(self.ab)
-        if self.L is not None:
-            out += _lowrank_dense(self.L, s.n)
-        return out
 
 
 def run_moreau_jean(
@@ -509,13 +628,11 @@ def run_moreau_jean(
         np.zeros(nc),  # pn_step
         np.zeros(nc),  # pt_step
     )
-    lb, unit, wn, act = X[10], X[11], X[14], X[16]
-    v1, q1, pn_step, pt_step = X[25], X[26], X[27], X[28]
-    zero_nn = np.zeros((n, n))
+    unit = X[11]
     gap1 = np.zeros(nc)
     q_ref = system.q0.copy()
     l_ref = max(1e-3, float(np.max(np.abs(q))))
-    pos_tol = 64.0 * np.finfo(float).eps * l_ref  # coordinate round-off (as the index-3 runs)
+    pos_tol = 64.0 * float(np.finfo(float).eps) * l_ref  # coordinate round-off (as index-3)
     gap_tol = pos_tol  # a contact within round-off of touching is active (resting contacts)
     has_compliant = bool(system.contact_indices)
 
@@ -539,83 +656,48 @@ def run_moreau_jean(
     if nc:
         unilateral_gaps(system.uei, system.uef, q, unit, gap1, pp, pq)
         np.maximum(max_pen, -gap1, out=max_pen)
-    diss = 0.0
-    work = 0.0
-    p_diss0 = core.contact_dissipation(q, v, data, fst, pp, pq) if has_compliant else 0.0
-    drift_max = 0.0
-    cap_total = 0
-    k_sample = 1
-    buf_t = 0
+    acc = np.zeros(4)  # dissipated work, drive work, largest |Phi| before projection, caps
     lam1 = lam.copy()
+    lam0 = np.zeros(m)  # the constraint Hessian is left out of the iteration matrix
+    use_k = not tangent.zero
+    kmat = np.zeros((n, n))
+    cmat = np.zeros((n, n))
+    ab = tangent.ab
+    lr = tangent.L
+    # user-function drivers are evaluated in Python: one step per call then
+    chunk = 1 if system.has_function_drivers else plan.n_steps
+    k_sample = 1
+    step = 0
+    t = 0.0
     t_start = time.perf_counter()
     c_start = time.process_time()
-    t = 0.0
-    for step in range(plan.n_steps):
-        t1 = step_end(step, h0, plan, settings.t_end)
-        h = t1 - t
-        kmat = tangent(q, v, t, 0.0, W)
-        if kmat is not None:
-            cmat = tangent(q, v, t, 1.0, W) - kmat  # (K + C) - K
-        else:
-            kmat = cmat = zero_nn
-        system.update_drivers(t1, W)  # the velocity constraints at t + h
-        ratio, its, ok, k, d_imp = mj_step(
-            q, v, t, t1, theta, data, W, mass, kmat, cmat, kmat is not zero_nn, gap_tol, tol,
-            max_iter, U, X,
+    while step < plan.n_steps:
+        stop = min(plan.n_steps, step + chunk)
+        if chunk == 1:
+            system.update_drivers(step_end(step, h0, plan, settings.t_end), W)
+        status, step, k_sample, t = mj_run(
+            step, stop, t, h0, plan.n_steps, settings.t_end, plan.sample_every, k_sample,
+            theta, data, W, mass, use_k, kmat, cmat, ab, lr, lam0, gap_tol, tol, max_iter,
+            pos_tol, PROJECTION_ITER, U, X, q, v, lam1, q_ref, has_compliant,
+            bool(system.damage_states), acc, rec, first_t, max_pen, pn_prev, gap1, iters,
+            imp_n, imp_t, *buf.args(),
         )  # fmt: skip
-        if not ratio > 1e-14:
+        if status == MJ_SINGULAR:
             raise ConstraintSingularityError(
                 f"system '{system.name}': iteration matrix or constraint Jacobian singular at "
-                f"t = {t:.6g} s (pivot ratio {ratio:.3e})"
+                f"t = {t:.6g} s"
             )
-        iters[step] = its
-        if not ok:
-            cap_total += 1
-        if m:
-            core.eval_constraints(
-                q1, v1, t1, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
+        if status == MJ_PROJECTION:
+            raise ConstraintSingularityError(
+                f"system '{system.name}': position projection failed at t = {t:.6g} s "
+                f"(max|Phi| > {pos_tol:.3e} after {PROJECTION_ITER} iterations)"
             )
-            drift_max = max(drift_max, float(np.max(np.abs(W[1]))))
-            res = core.project_position(q1, t1, data, W, pos_tol, PROJECTION_ITER)
-            if not res <= pos_tol:
-                raise ConstraintSingularityError(
-                    f"system '{system.name}': position projection failed at t = {t1:.6g} s "
-                    f"(max|Phi| = {res:.3e} > {pos_tol:.3e})"
-                )
-            lam1 = -lb / h
-            work += float(lam1 @ X[5]) * h  # lam . Phi_t (X[5]: Phi_t at t + h)
-        if nc:
-            _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t)
-            unilateral_gaps(system.uei, system.uef, q1, unit, gap1, pp, pq)
-            np.maximum(max_pen, -gap1, out=max_pen)
-        diss += d_imp
-        if has_compliant:
-            core.update_force_state(q1, v1, t1, data, fst)
-            p_diss1 = core.contact_dissipation(q1, v1, data, fst, pp, pq)
-            diss += 0.5 * h * (p_diss0 + p_diss1)
-            p_diss0 = p_diss1
-        if system.damage_states:
-            diss += release_damage(q1, data)
-        last = step == plan.n_steps - 1
-        if (step + 1) % plan.sample_every == 0 or last:
-            a1 = (v1 - v) / h
-        q[:] = q1
-        v[:] = v1
-        t = t1
-        if not (math.isfinite(q.sum()) and math.isfinite(v.sum())):
+        if status == MJ_NONFINITE:
             raise ConstraintSingularityError(
                 f"system '{system.name}': non-finite state at t = {t:.6g} s (Moreau-Jean)"
             )
-        if (step + 1) % plan.sample_every == 0 or last:
-            u, p = core.system_forces(q, v, t, data, fst, W[0], pp, pq, W[15], W[16])
-            core.eval_constraints(
-                q, v, t, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
-            )
-            record_sample(k_sample, q, v, a1, lam1, data, W, u, p, diss, work, q_ref, *buf.args())
-            imp_n[k_sample] = pn_step
-            imp_t[k_sample] = pt_step
-            buf_t = k_sample
-            k_sample += 1
+    drift_max, cap_total = float(acc[2]), int(acc[3])
+    buf_t = k_sample - 1
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     k_tot = k_sample
