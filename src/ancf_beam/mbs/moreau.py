@@ -11,9 +11,11 @@ and Coulomb friction at velocity level. One step ``t -> t + h`` (Jean 1999; Acar
    rows ``w_n = dg/dq`` and ``w_t`` (the sliding speed ``u_t = w_t v`` of the contact point
    along the tangent, a rigid marker's rotation times its radius included) of every
    contact, and the constraint Jacobian ``G`` (velocity constraints ``G v+ + Phi_t(t + h) =
-   0``, drivers included). Active: the contacts with ``g(q_m) <= 64 eps L_ref`` (coordinate
-   round-off, ``L_ref`` the largest initial coordinate, at least 1 mm: a resting contact whose
-   gap is a rounding error above zero stays active).
+   0``, drivers included). Active: the contacts with ``g(q_m) <= 64 eps L_ref`` or ``g(q) <=
+   64 eps L_ref`` (coordinate round-off, ``L_ref`` the largest initial coordinate, at least 1
+   mm: a resting contact whose gap is a rounding error above zero stays active, and a contact
+   that touches at the start of the step takes part even while it separates, so that a bounce
+   slower than ``g h`` ends in rest).
 2. theta-method on the velocities, the forces linearised about ``(q, v)`` (linearised-implicit,
    so that stiff ANCF beams are stable at the step sizes of the contacts)::
 
@@ -29,12 +31,23 @@ and Coulomb friction at velocity level. One step ``t -> t + h`` (Jean 1999; Acar
    G^T``): the contact velocities are ``u = u_free + W P`` with the Delassus matrix ``W = H^T
    (A^-1 - A^-1 G^T S^-1 G A^-1) H``. Per active contact ``i`` Newton's law ``u_n+ + e
    min(u_n-, 0) >= 0 _|_ P_n >= 0`` (``u_n-`` the normal velocity before the step: restitution
-   acts on approach only) and Coulomb's law ``|P_t| <= mu P_n``, ``|P_t| < mu P_n => u_t+ =
+   acts on approach only, and only when the approach is faster than the change of the normal
+   velocity the smooth forces make in the step; a slower one is a resting contact, e = 0: this
+   ends an accumulation of impacts, e.g. a bouncing ball, at the step's resolution) and
+   Coulomb's law ``|P_t| <= mu P_n``, ``|P_t| < mu P_n => u_t+ =
    0``, ``|P_t| = mu P_n => u_t+ P_t <= 0``, solved by projected Gauss-Seidel
    (:func:`pgs_solve`, numba).
 4. Positions: ``q+`` above, then the mass-orthogonal Gauss-Newton projection onto ``Phi(q+, t +
-   h) = 0`` (:func:`ancf_beam.mbs.core.project_position`) to coordinate round-off; the drift
-   it removes is reported (``stats["phi_drift_max"]``).
+   h) = 0`` (:func:`ancf_beam.mbs.core.project_position`) to coordinate round-off (64 eps
+   times the largest coordinate, initial or current: a driven angle grows; at least 1 mm);
+   the drift it removes is reported (``stats["phi_drift_max"]``). With
+   ``settings.contact_projection`` (default) the positions are then projected out of
+   penetration (:func:`project_contacts`: ``Phi = 0`` and ``g = 0`` for the penetrating
+   contacts, mass-orthogonal; the velocities are left alone, as Acary's direct projection
+   variant of Moreau-Jean). Without it a contact sliding on a curved surface (a journal in its
+   bearing) drifts into penetration at O(h) (the chord of a step leaves the circle); with it
+   the gaps stay >= 0 to round-off, at the price of an O(h) energy error (the projection moves
+   the bodies against gravity and the elastic forces; not booked).
 
 Contact solver: no maintained PyPI package solves the frictional contact problem (siconos'
 numerics and fclib are not on PyPI; ``lemkelcp`` 0.1 of 2016 is a frictionless LCP solver;
@@ -312,14 +325,15 @@ def _rows_dense(jc, jv, jn, out):
 # the time loop
 # ------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True, error_model="numpy")
-def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X):
+def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X, gap_k):
     """One Moreau-Jean step from ``(q, v, t)`` to ``t1`` (the module docstring, items 1-3 and
     the theta update of the positions, before the projection): ``X = (amat, piv, rhs, qm,
     gmat, phit, spiv, smat, xg, vf, lb, unit, dofs, gap, wn, wt, act, hrows, xh, tg, wk, bvec,
     um, pk, mu_act, v1, q1, pn_step, pt_step)`` work arrays and outputs (``v1``, ``q1``,
     ``lb`` the bilateral impulses, ``pn_step``, ``pt_step`` the contact impulses, ``act[:k]``
     the active contacts), ``U = (uei, uef, u_e, u_mu)`` the unilateral contacts, ``kmat``,
-    ``cmat`` the dense tangent stiffness and damping when ``use_k``. Returns ``(pivot ratio,
+    ``cmat`` the dense tangent stiffness and damping when ``use_k``, ``gap_k`` the gaps at
+    ``q``. Returns ``(pivot ratio,
     solver sweeps, converged, k, work of the impulses)``; a ratio <= 1e-14 means a singular
     iteration matrix or constraint Jacobian (nothing else is computed)."""
     amat, piv, rhs, qm, gmat, phit, spiv, smat, xg, vf, lb = X[:11]
@@ -370,7 +384,8 @@ def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max
     if nc > 0:
         contact_geometry(uei, uef, qm, unit, gap, wn, wt, pp, pq, dofs)
         for c in range(nc):
-            if gap[c] <= gap_tol:
+            # touching at the start (a resting or just-projected contact) or by mid-step
+            if gap[c] <= gap_tol or gap_k[c] <= gap_tol:
                 act[k] = c
                 k += 1
         if k > 0:
@@ -387,7 +402,12 @@ def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max
                 bvec[r] = _dot(hrows[r], vf)
                 pk[r] = 0.0
             for a in range(k):
-                bvec[2 * a] += u_e[act[a]] * min(um[2 * a], 0.0)
+                # restitution on approach faster than the smooth forces change the normal
+                # velocity in the step; slower: a resting contact (e = 0), which ends an
+                # accumulation of impacts at the step's resolution
+                un = um[2 * a]
+                if un < 0.0 and -un > abs(bvec[2 * a] - un):
+                    bvec[2 * a] += u_e[act[a]] * un
             its, ok = pgs_solve(wk, bvec, mu_act, k, pk, tol, max_iter)
             for r in range(k2):
                 for i in range(n):
@@ -424,6 +444,74 @@ def _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t):
             rec[act[a], 3] += 1.0
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def project_contacts(q1, t1, S, W, U, mlu, mpiv, unit, gap, wn, wt, pp, pq, dofs, ptol, iters,
+                     sel, rows, y, smat, spiv, r, qs):  # fmt: skip
+    """Direct projection of the positions out of penetration (after the bilateral projection):
+    mass-orthogonal Gauss-Newton onto ``Phi(q, t1) = 0`` and ``g_c(q) = 0`` for every contact
+    that penetrates (``g < -ptol``; once selected a contact stays in the set), ``mlu`` the LU
+    factors of the mass. Velocities are left alone. Returns the largest residual; when the
+    iteration does not reach ``ptol`` or the rows are singular, ``q1`` is restored and the
+    penetration is left (returns -1)."""
+    ei = S[5]
+    ef = S[6]
+    m = ei.shape[0]
+    n = q1.shape[0]
+    uei = U[0]
+    uef = U[1]
+    nc = uei.shape[0]
+    contact_geometry(uei, uef, q1, unit, gap, wn, wt, pp, pq, dofs)
+    any_pen = False
+    for c in range(nc):
+        sel[c] = gap[c] < -ptol
+        any_pen = any_pen or sel[c]
+    if not any_pen:
+        return 0.0
+    for i in range(n):
+        qs[i] = q1[i]
+    for it in range(iters + 1):
+        if m > 0:
+            core.eval_constraints(
+                q1, q1, t1, ei, ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
+            )
+            _rows_dense(W[3], W[4], W[5], rows)
+        if it > 0:
+            contact_geometry(uei, uef, q1, unit, gap, wn, wt, pp, pq, dofs)
+        k = m
+        rmax = 0.0
+        for j in range(m):
+            r[j] = W[1][j]
+            rmax = max(rmax, abs(r[j]))
+        for c in range(nc):
+            sel[c] = sel[c] or gap[c] < -ptol
+            if sel[c]:
+                for i in range(n):
+                    rows[k, i] = wn[c, i]
+                r[k] = gap[c]
+                rmax = max(rmax, abs(r[k]))
+                k += 1
+        if rmax <= ptol:
+            return rmax
+        if it == iters:
+            break
+        for a in range(k):
+            for i in range(n):
+                y[a, i] = rows[a, i]
+            core.lu_solve(mlu, mpiv, y[a])
+        for a in range(k):
+            for b in range(k):
+                smat[a, b] = _dot(rows[a], y[b])
+        if core.lu_factor(smat[:k, :k], spiv[:k]) <= 1e-14:
+            break
+        core.lu_solve(smat[:k, :k], spiv[:k], r[:k])
+        for a in range(k):
+            for i in range(n):
+                q1[i] -= r[a] * y[a, i]
+    for i in range(n):
+        q1[i] = qs[i]
+    return -1.0
+
+
 #: status codes of :func:`mj_run`
 MJ_OK, MJ_NONFINITE, MJ_SINGULAR, MJ_PROJECTION = 0, 1, 2, 3
 
@@ -452,7 +540,7 @@ def _tangent_dense(q, v, t, S, fst, c_v, ab, pp, pq, cols, vals, L, lam0, out):
 @njit(cache=True, nogil=True, error_model="numpy")
 def mj_run(
     step0, step1, t, h0, n_steps, t_end, sample_every, k_sample, theta, S, W, mass, use_k,
-    kmat, cmat, ab, L, lam0, gap_tol, tol, max_iter, pos_tol, proj_iter, U, X, q, v, lam,
+    kmat, cmat, ab, L, lam0, gap_tol, tol, max_iter, pos_tol, proj_iter, U, X, P, q, v, lam,
     q_ref, has_compliant, has_damage, acc, rec, first_t, max_pen, pn_prev, gap1, iters,
     imp_n, imp_t, bq, bv, ba, bl, be, bmv, bs,
 ):  # fmt: skip
@@ -494,7 +582,7 @@ def mj_run(
                 for j in range(n):
                     cmat[i, j] -= kmat[i, j]
         ratio, its, ok, k, d_imp = mj_step(
-            q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X
+            q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X, gap1
         )
         if not ratio > 1e-14:
             return MJ_SINGULAR, step, k_sample, t
@@ -507,8 +595,13 @@ def mj_run(
             )
             for r in range(m):
                 acc[2] = max(acc[2], abs(W[1][r]))
-            res = core.project_position(q1, t1, S, W, pos_tol, proj_iter)
-            if not res <= pos_tol:
+            # coordinate round-off of the current state (a driven angle grows with time)
+            qmax = 0.0
+            for i in range(n):
+                qmax = max(qmax, abs(q1[i]))
+            ptol = max(pos_tol, 64.0 * 2.220446049250313e-16 * qmax)
+            res = core.project_position(q1, t1, S, W, ptol, proj_iter)
+            if not res <= ptol:
                 return MJ_PROJECTION, step, k_sample, t
             pw = 0.0
             for r in range(m):
@@ -517,6 +610,16 @@ def mj_run(
             acc[1] += pw * h
         if nc > 0:
             _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t)
+            if P is not None:
+                qmax = 0.0
+                for i in range(n):
+                    qmax = max(qmax, abs(q1[i]))
+                ptol = max(pos_tol, 64.0 * 2.220446049250313e-16 * qmax)
+                mlu, mpiv, sel, prow, py, psm, pspiv, pr, qs = P
+                if project_contacts(q1, t1, S, W, U, mlu, mpiv, unit, X[13], wn, X[15], pp, pq,
+                                    X[12], ptol, proj_iter, sel, prow, py, psm, pspiv, pr,
+                                    qs) < 0.0:  # fmt: skip
+                    acc[4] += 1.0
             unilateral_gaps(uei, uef, q1, unit, gap1, pp, pq)
             for c in range(nc):
                 max_pen[c] = max(max_pen[c], -gap1[c])
@@ -656,7 +759,24 @@ def run_moreau_jean(
     if nc:
         unilateral_gaps(system.uei, system.uef, q, unit, gap1, pp, pq)
         np.maximum(max_pen, -gap1, out=max_pen)
-    acc = np.zeros(4)  # dissipated work, drive work, largest |Phi| before projection, caps
+    acc = np.zeros(5)  # dissipated work, drive work, largest |Phi| before projection, caps,
+    # steps whose contact projection failed (penetration left)
+    P = None
+    if nc and settings.contact_projection:
+        mlu = mass.copy()
+        mpiv = np.zeros(n, dtype=np.int64)
+        core.lu_factor(mlu, mpiv)
+        P = (
+            mlu,
+            mpiv,
+            np.zeros(nc, dtype=np.bool_),
+            np.zeros((m + nc, n)),
+            np.zeros((m + nc, n)),
+            np.zeros((m + nc, m + nc)),
+            np.zeros(m + nc, dtype=np.int64),
+            np.zeros(m + nc),
+            np.zeros(n),
+        )
     lam1 = lam.copy()
     lam0 = np.zeros(m)  # the constraint Hessian is left out of the iteration matrix
     use_k = not tangent.zero
@@ -678,7 +798,7 @@ def run_moreau_jean(
         status, step, k_sample, t = mj_run(
             step, stop, t, h0, plan.n_steps, settings.t_end, plan.sample_every, k_sample,
             theta, data, W, mass, use_k, kmat, cmat, ab, lr, lam0, gap_tol, tol, max_iter,
-            pos_tol, PROJECTION_ITER, U, X, q, v, lam1, q_ref, has_compliant,
+            pos_tol, PROJECTION_ITER, U, X, P, q, v, lam1, q_ref, has_compliant,
             bool(system.damage_states), acc, rec, first_t, max_pen, pn_prev, gap1, iters,
             imp_n, imp_t, *buf.args(),
         )  # fmt: skip
@@ -690,13 +810,15 @@ def run_moreau_jean(
         if status == MJ_PROJECTION:
             raise ConstraintSingularityError(
                 f"system '{system.name}': position projection failed at t = {t:.6g} s "
-                f"(max|Phi| > {pos_tol:.3e} after {PROJECTION_ITER} iterations)"
+                f"(max|Phi| above 64 eps of the largest coordinate after {PROJECTION_ITER} "
+                "iterations)"
             )
         if status == MJ_NONFINITE:
             raise ConstraintSingularityError(
                 f"system '{system.name}': non-finite state at t = {t:.6g} s (Moreau-Jean)"
             )
     drift_max, cap_total = float(acc[2]), int(acc[3])
+    qmax_run = float(np.max(np.abs(buf.q[:k_sample]))) if n else 0.0
     buf_t = k_sample - 1
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
@@ -719,8 +841,10 @@ def run_moreau_jean(
         "sample_every": plan.sample_every,
         "theta": theta,
         "phi_drift_max": drift_max,
-        "position_tol": pos_tol,
+        # the projection's tolerance at its largest (64 eps of the largest coordinate)
+        "position_tol": max(pos_tol, 64.0 * float(np.finfo(float).eps) * qmax_run),
         "solver_max_iter_hit": cap_total,
+        "contact_projection_failed": int(acc[4]),
         "cost_per_step_s": cpu / plan.n_steps,
     }
     res = buf.result(

@@ -52,7 +52,8 @@ class IntegratorSettings:
     onset). ``moreau-jean`` (:mod:`ancf_beam.mbs.moreau`): fixed step ``dt`` (required),
     ``theta`` (0.5 <= theta <= 1) of the theta-method on the velocities, ``tol`` the relative
     convergence tolerance of the contact solver (the largest change of an impulse in a sweep
-    over the largest impulse) and ``max_iter`` its sweep cap.
+    over the largest impulse) and ``max_iter`` its sweep cap; ``contact_projection``: project
+    the positions out of penetration after each step (velocities unchanged).
     The solver fields and their defaults are those of
     :class:`ancf_beam.config.MechanismSolverSpec`."""
 
@@ -78,6 +79,7 @@ class IntegratorSettings:
     contact_margin: float = _SOLVER.contact_margin
     onset_tol: float = _SOLVER.onset_tol
     theta: float = 0.5
+    contact_projection: bool = True
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
