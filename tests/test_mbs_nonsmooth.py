@@ -668,3 +668,34 @@ def test_pendulum_clearance_first_impact_against_compliant():
         diffs.append(abs(p_c - p_ns) / p_ns)
     assert diffs[1] < diffs[0]
     print("relative impulse difference at K = 1e8, 1e9:", diffs)
+
+
+def test_guide_corners_nonsmooth():
+    """A slider (a = 0.1 m, b = 0.05 m) released centred in a guide 10 mm wider falls 5 mm
+    onto the lower line (e = 0): it lands flat on its two lower corners at t = sqrt(2 0.005 /
+    g) within a step (mid-step detection) and rests there (gap within the projection's
+    tolerance, zero velocity to the solver's tolerance); the upper corners never touch."""
+    s = System(g=G, name="guide")
+    sl = RigidBody("slider", mass=0.5, inertia=0.5 * (0.1**2 + 0.05**2) / 12.0)
+    s.add(sl)
+    corners = LineContact.guide_corners(
+        "g", sl, 0.1, 0.05, 0.01, ground(0.0, 0.0), model="nonsmooth", mu=0.2
+    )
+    s.add(*corners)
+    h = 1e-4
+    res = _mj(s, h, 0.2)
+    assert [c.name for c in s.unilateral] == [c.name for c in corners]
+    summ = res.contact_summary
+    for name in ("g.upper_front", "g.upper_rear"):
+        assert summ[name]["impulses"] == 0 and summ[name]["first_contact_time"] is None
+    t_land = math.sqrt(2.0 * 0.005 / G)
+    for name in ("g.lower_front", "g.lower_rear"):
+        assert abs(summ[name]["first_contact_time"] - t_land) <= h
+        assert summ[name]["max_penetration"] <= res.stats["position_tol"]
+    assert abs(res.q[-1, 1] + 0.005) <= res.stats["position_tol"]
+    # the solver's stopping test (as _check_incline): corner velocities within ||W||_inf tol
+    # max|P| (max|P| <= m g h (1 + mu)), the angular velocity their difference over a
+    m, j, a2 = 0.5, 0.5 * (0.1**2 + 0.05**2) / 12.0, 0.05**2 + 0.025**2
+    du = 4.0 * (1.0 / m + a2 / j) * TOL * m * G * h * 1.2 + 8 * EPS * G * h
+    assert np.max(np.abs(res.v[-1, :2])) <= du
+    assert abs(res.v[-1, 2]) <= 2.0 * du / 0.1
