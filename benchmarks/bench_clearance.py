@@ -99,7 +99,7 @@ def main() -> None:
                     help="free-flight step of the fixed rule with the ANCF rod (s; it must "
                          "follow the rod's vibration: 1e-5 s misses the first impact force by "
                          "2.5 %%)")  # fmt: skip
-    ap.add_argument("--tol", type=float, nargs="+", default=[1e-9, 3e-10],
+    ap.add_argument("--tol", type=float, nargs="+", default=[1e-9, 5e-10],
                     help="step_tol of the error rule (m)")  # fmt: skip
     ap.add_argument("--rules", nargs="+", default=["error", "gap-error"],
                     choices=["error", "gap-error"])  # fmt: skip

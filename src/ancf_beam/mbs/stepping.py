@@ -16,6 +16,19 @@ land on the sample times. Without step control the same loop takes steps of ``dt
 reference) and locates nothing. A step whose Newton iteration fails is retried at half size
 (``max_halvings``).
 
+**Error rule** (``step_rule`` ``error`` or ``gap-error``, with step control): instead of
+``dt_contact`` the step comes from the local error estimate of generalized-alpha,
+``C h^2 |at1 - at0|`` of the pseudo-accelerations (:func:`error_constant`, :func:`local_error`),
+over all coordinates (``error``) or in the contact gaps (``gap-error``, :func:`gap_error`): a
+step above ``step_tol`` is redone smaller, at most ``_MAX_REJECT`` times and never below
+``dt_min`` (a step at ``dt_min`` is taken whatever its estimate, counted as ``forced``); the
+next step is ``h (0.8 / r)^(1/3)`` (``r`` the estimate over the tolerance) clipped to
+``[0.2, 2]`` times the planned step and to ``[dt_min, dt]``. Onsets are located as above and
+each is followed by a step of ``dt_contact``; the steps divide the way to the next sample
+equally (the same size while the proposal stands, so modified Newton keeps its matrix). The
+run's ``stats`` count the rejected and forced steps and the accepted steps by size, in free
+flight and with a contact closed.
+
 **Adaptive.** :func:`ancf_beam.mbs.integrators.integrate` locates every onset itself (it stops
 at ``delta = 0`` on the dense output, records ``v0`` and restarts there) and books its steps into
 the same record with :class:`AdaptiveRecorder`.
