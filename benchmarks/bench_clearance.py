@@ -16,7 +16,8 @@ ratio of the fixed small steps' CPU to each run's, and for the error rule where 
 (accepted steps by size, in free flight and with the contact closed at either end).
 
     python benchmarks/bench_clearance.py [--revolutions 3] [--repeat 3] [--dt 1e-5]
-        [--dt-contact 1e-6] [--tol 1e-9 3e-10] [--dt-ref 5e-8] [--impacts 3] [--rod rigid ancf]
+        [--dt-contact 1e-6] [--tol 1e-9 5e-10] [--rules error gap-error] [--dt-ref 5e-8]
+        [--fixed-extra 2e-7 ...] [--impacts 3] [--rod rigid ancf]
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ def main() -> None:
     ap.add_argument("--rules", nargs="+", default=["error", "gap-error"],
                     choices=["error", "gap-error"])  # fmt: skip
     ap.add_argument("--dt-ref", type=float, default=5e-8, help="reference step (s)")
+    ap.add_argument("--fixed-extra", type=float, nargs="*", default=[],
+                    help="more fixed-step runs at these steps (s), for equal accuracy")  # fmt: skip
     ap.add_argument("--impacts", type=int, default=3, help="first impacts compared")
     ap.add_argument("--rod", nargs="+", default=["rigid", "ancf"], choices=["rigid", "ancf"])
     args = ap.parse_args()
@@ -117,6 +120,8 @@ def main() -> None:
             "fixed small": {"dt": args.dt_contact, "step_control": False},
             "fixed rule": {"dt": dt_free, "dt_contact": args.dt_contact, "step_control": True},
         }
+        for h in args.fixed_extra:
+            runs[f"fixed {h:.0e}"] = {"dt": h, "step_control": False}
         for rule in args.rules:
             for tol in args.tol:
                 runs[f"{rule} {tol:.0e}"] = {"dt": args.dt, "dt_contact": args.dt_contact,
@@ -165,9 +170,9 @@ def main() -> None:
             st = res.stats
             if st.get("step_rule", "fixed") != "fixed":
                 lo = st["step_hist_lo"]
-                print(f"{name} steps by size (s:count), free flight:  "
+                print(f"{name} steps by size over the run (s:count), free flight:  "
                       + hist_line(st["step_hist_free"], lo, args.dt_contact))  # fmt: skip
-                print(f"{name} steps by size (s:count), contact closed: "
+                print(f"{name} steps by size over the run (s:count), contact closed: "
                       + hist_line(st["step_hist_contact"], lo, args.dt_contact))  # fmt: skip
 
 
