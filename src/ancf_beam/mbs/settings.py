@@ -29,6 +29,9 @@ __all__ = [
 #: contacts: :mod:`ancf_beam.mbs.moreau`)
 INTEGRATORS = tuple(dict.fromkeys((*MECHANISM_INTEGRATORS, "moreau-jean")))
 NEWTON_VARIANTS = ("modified", "full")
+#: step rules of step_control: dt_contact near and in contact, or steps from a local error
+#: estimate of all coordinates or of the contact gaps (ancf_beam.mbs.stepping)
+STEP_RULES = ("fixed", "error", "gap-error")
 _SOLVER = MechanismSolverSpec()  # the defaults (ancf_beam.config holds them)
 
 
@@ -49,7 +52,10 @@ class IntegratorSettings:
     below ``contact_margin`` (m) or would close within the next step, contact onsets located to
     a penetration of at most ``onset_tol`` (m) (:mod:`ancf_beam.mbs.stepping`; the other
     integrators ignore it: the adaptive one controls its own step and restarts at every
-    onset). ``moreau-jean`` (:mod:`ancf_beam.mbs.moreau`): fixed step ``dt`` (required),
+    onset); ``step_rule`` ``"error"`` replaces the fixed ``dt_contact`` by steps of at most
+    ``dt`` whose local error estimate is below ``step_tol`` (m; each impact located and begun
+    with ``dt_contact``; steps never below ``dt_min``, None: ``dt_contact / 16``).
+    ``moreau-jean`` (:mod:`ancf_beam.mbs.moreau`): fixed step ``dt`` (required),
     ``theta`` (0.5 <= theta <= 1) of the theta-method on the velocities, ``tol`` the relative
     convergence tolerance of the contact solver (the largest change of an impulse in a sweep
     over the largest impulse) and ``max_iter`` its sweep cap; ``contact_projection``: project
@@ -80,6 +86,9 @@ class IntegratorSettings:
     onset_tol: float = _SOLVER.onset_tol
     theta: float = 0.5
     contact_projection: bool = True
+    step_rule: str = _SOLVER.step_rule
+    step_tol: float = _SOLVER.step_tol
+    dt_min: float | None = _SOLVER.dt_min
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
@@ -104,6 +113,12 @@ class IntegratorSettings:
             math.isfinite(self.dt_contact) and self.dt_contact > 0
         ):
             raise ValueError(f"dt_contact must be > 0, got {self.dt_contact!r}")
+        if self.step_rule not in STEP_RULES:
+            raise ValueError(f"step_rule must be one of {', '.join(STEP_RULES)}")
+        for key in ("step_tol", "dt_min"):
+            x = getattr(self, key)
+            if x is not None and not (math.isfinite(x) and x > 0):
+                raise ValueError(f"{key} must be > 0, got {x!r}")
         if not (math.isfinite(self.onset_tol) and self.onset_tol > 0):
             raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")
         if not (math.isfinite(self.contact_margin) and self.contact_margin >= 0):

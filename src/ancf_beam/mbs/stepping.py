@@ -16,6 +16,19 @@ land on the sample times. Without step control the same loop takes steps of ``dt
 reference) and locates nothing. A step whose Newton iteration fails is retried at half size
 (``max_halvings``).
 
+**Error rule** (``step_rule`` ``error`` or ``gap-error``, with step control): instead of
+``dt_contact`` the step comes from the local error estimate of generalized-alpha,
+``C h^2 |at1 - at0|`` of the pseudo-accelerations (:func:`error_constant`, :func:`local_error`),
+over all coordinates (``error``) or in the contact gaps (``gap-error``, :func:`gap_error`): a
+step above ``step_tol`` is redone smaller, at most ``_MAX_REJECT`` times and never below
+``dt_min`` (a step at ``dt_min`` is taken whatever its estimate, counted as ``forced``); the
+next step is ``h (0.8 / r)^(1/3)`` (``r`` the estimate over the tolerance) clipped to
+``[0.2, 2]`` times the planned step and to ``[dt_min, dt]``. Onsets are located as above and
+each is followed by a step of ``dt_contact``; the steps divide the way to the next sample
+equally (the same size while the proposal stands, so modified Newton keeps its matrix). The
+run's ``stats`` count the rejected and forced steps and the accepted steps by size, in free
+flight and with a contact closed.
+
 **Adaptive.** :func:`ancf_beam.mbs.integrators.integrate` locates every onset itself (it stops
 at ``delta = 0`` on the dense output, records ``v0`` and restarts there) and books its steps into
 the same record with :class:`AdaptiveRecorder`.
@@ -62,7 +75,7 @@ from ancf_beam.mbs.index3 import (
     Index3Run,
     ga_step,
 )
-from ancf_beam.mbs.settings import default_dt
+from ancf_beam.mbs.settings import STEP_RULES, default_dt
 from ancf_beam.mbs.timeloop import (
     SampleBuffers,
     n_sample_times,
@@ -85,8 +98,18 @@ _EP_E, _EP_ON, _EP_OFF, _EP_V0, _EP_FN, _EP_DMAX = range(6)
 #: columns of the per-element record: max F_n, its time, time in contact, open episode (-1)
 _D_FMAX, _D_TFMAX, _D_TC, _D_OPEN = range(4)
 #: counters: accepted steps, small (contact) steps, onset-location trial steps, halvings,
-#: Newton iterations, episodes, onset searches ended at round-off or at the trial cap
+#: Newton iterations, episodes, onset searches ended at round-off or at the trial cap, steps
+#: rejected by the error rule, steps accepted at the minimum step with the error above tolerance
 _C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP, _C_ROUNDOFF = range(7)
+_C_REJECT, _C_FORCED = 7, 8
+_N_COUNTERS = 9
+#: error rule: controller safety factor, smallest and largest change of the step per step, a
+#: proposal below ``_KEEP`` times the step keeps the step (the iteration matrix is reused), and
+#: rejections of one step before it is taken at the minimum step
+_SAFETY, _F_MIN, _F_MAX, _KEEP = 0.8, 0.2, 2.0, 1.25
+_MAX_REJECT = 12
+#: step-size histogram: bins of log2(h / dt_contact) from _H_LO (first bin: everything below)
+_H_BINS, _H_LO = 24, -8
 _EPS = float(np.finfo(float).eps)
 _MAX_LOCATE = 40
 #: adaptive integrator: a step with a contact in it is sampled on its dense output at this many
@@ -120,7 +143,7 @@ def new_record_arrays(n_fe: int, capacity: int = 4096):
     diag = np.zeros((max(n_fe, 1), 4))
     diag[:, _D_OPEN] = -1.0
     ep = np.full((capacity, 6), np.nan)
-    cnt = np.zeros(7, dtype=np.int64)
+    cnt = np.zeros(_N_COUNTERS, dtype=np.int64)
     return diag, ep, cnt
 
 
@@ -393,6 +416,12 @@ def sc_chunk(
     cnt,
     diss,
     max_steps,
+    rule,
+    step_tol,
+    h_min,
+    c_err,
+    ctl,
+    hist,
 ):
     """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). Returns
     ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
@@ -404,7 +433,14 @@ def sc_chunk(
     ``[-onset_tol, 0]``, or when its bracket of step sizes is down to round-off of ``t``
     (``4 eps t``: ``onset_tol`` below what the time axis resolves), or after the last trial;
     in the last two cases the smallest size found that penetrates is taken (counted in
-    ``cnt[_C_ROUNDOFF]``)."""
+    ``cnt[_C_ROUNDOFF]``).
+
+    ``rule`` 1 (with ``control``): the error rule (module docstring): the step proposed in
+    ``ctl[0]`` (carried from chunk to chunk), at most ``h_free``; a step whose local error
+    estimate (:func:`local_error`, constant ``c_err``) exceeds ``step_tol`` is rejected and
+    retried smaller, at most ``_MAX_REJECT`` times and never below ``h_min`` (then it is taken,
+    counted in ``cnt[_C_FORCED]``); ``hist`` (2 x ``_H_BINS``) counts the accepted steps by
+    size (rows: free flight, a gap closed at either end)."""
     fs = W[20]
     pp = W[13]
     pq = W[14]
@@ -412,13 +448,18 @@ def sc_chunk(
     n = q.shape[0]
     h = h_free
     taken = 0
+    rejected = 0  # rejections of the step from t (error rule)
+    erule = control and rule != 0
+    gerr = np.empty_like(gap1)
     while t < t_stop:
         if taken >= max_steps:
             return t, STALL, h, diss
         core.contact_gaps(q, S, gap0)
         h = h_free
         small = False
-        if control:
+        if erule:
+            h = min(ctl[0], h_free)
+        elif control:
             if _min_contact_gap(gap0) < margin:
                 small = True
             else:
@@ -429,8 +470,20 @@ def sc_chunk(
                     small = True
             if small:
                 h = h_small
+        h_plan = h
         rest = t_stop - t
-        if rest <= h * (1.0 + 1e-9):  # land on t_stop, never above the chosen size
+        land = False
+        if erule:
+            # equal steps to t_stop, none above the proposal; the same size as the last step
+            # while the proposal stands (the iteration matrix is reused); the last one ends on
+            # t_stop exactly
+            kk = max(math.ceil(rest / h * (1.0 - 1e-9)), 1)
+            h = rest / kk
+            if abs(h - ctl[1]) <= 1e-9 * ctl[1]:
+                h = ctl[1]
+            land = kk == 1
+            h_land = h
+        elif rest <= h * (1.0 + 1e-9):  # land on t_stop, never above the chosen size
             h = rest
         elif rest < 2.0 * h:  # two equal steps rather than a sliver
             h = 0.5 * rest
@@ -441,17 +494,24 @@ def sc_chunk(
         ok = False
         it = 0
         for _k in range(max_halvings + 1):
-            ok, it = ga_step(h, t + h, q, v, a, at, lam, par, ist, fst, S, W, G, L)
+            ok, it = ga_step(
+                h, t_stop if land else t + h, q, v, a, at, lam, par, ist, fst, S, W, G, L
+            )
             cnt[_C_ITERS] += it
             if ok:
                 break
             cnt[_C_HALVE] += 1
             h *= 0.5
+            land = False
         if not ok:
             return t, FAIL, h, diss
+        if h < h_plan * 0.5 * (1.0 + 1e-9):  # halved: the controller starts from the step taken
+            h_plan = h
         core.contact_gaps(q, S, gap1)
         g_end = _onset_gap(gap0, gap1)
+        located = False
         if control and g_end < -onset_tol:
+            located = True
             # onset overshoot: secant (Illinois) on the step size for the gap reaching zero
             lo = 0.0
             flo = _min_contact_gap(gap0)
@@ -509,6 +569,36 @@ def sc_chunk(
                         return t, FAIL, hi, diss
                     core.contact_gaps(q, S, gap1)
                     h = hi
+        if erule:
+            if land and h != h_land:
+                land = False
+            if located:  # an impact begins: its first steps are dt_contact, then the estimate
+                ctl[0] = h_small
+            else:
+                if rule == 2:
+                    err = gap_error(h, q, at, sat, c_err, S, qp, gap1, gerr)
+                else:
+                    err = local_error(h, at, sat, c_err)
+                ratio = err / step_tol
+                raw = _F_MAX if ratio <= 0.0 else _SAFETY * ratio ** (-1.0 / 3.0)
+                if ratio > 1.0:
+                    if h > h_min * (1.0 + 1e-9) and rejected < _MAX_REJECT:
+                        rejected += 1
+                        cnt[_C_REJECT] += 1
+                        _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+                        fst[F_WORK] = w_save
+                        fst[F_POWER] = p_save
+                        ctl[0] = max(h_min, h * max(_F_MIN, min(raw, 0.9)))
+                        continue
+                    cnt[_C_FORCED] += 1
+                # the proposal is independent of h (ratio ~ h^3); limited around the planned
+                # step (a landing step is shorter than planned)
+                hn = min(max(h * raw, _F_MIN * h_plan), _F_MAX * h_plan)
+                if h_plan <= hn < _KEEP * h_plan:
+                    hn = h_plan
+                ctl[0] = min(max(hn, h_min), h_free)
+            ctl[1] = h
+            rejected = 0
         if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
             _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
             fst[F_WORK] = w_save
@@ -524,18 +614,133 @@ def sc_chunk(
         diss += 0.5 * h * (p0 + core.contact_dissipation(q, v, S, fs, pp, pq))
         if t + h <= t:  # the step no longer advances time (state at t + h == t)
             return t, STALL, h, diss
-        t += h
+        if land:
+            t = t_stop
+        else:
+            t += h
         taken += 1
         cnt[_C_STEPS] += 1
         if h <= h_small * (1.0 + 1e-9) and h_small < h_free:
             cnt[_C_SMALL] += 1
+        if erule:
+            row = 1 if min(_min_contact_gap(gap0), _min_contact_gap(gap1)) < 0.0 else 0
+            b = int(math.floor(math.log2(h / h_small))) - _H_LO
+            hist[row, min(max(b, 0), _H_BINS - 1)] += 1
     return t, OK, h, diss
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def local_error(h, at, at0, c_err):
+    """Local error estimate of the positions over a generalized-alpha step of size ``h``:
+    ``|c_err| h^2 max_i |at_i - at0_i|`` (``at0``, ``at``: the pseudo-accelerations at its
+    start and end; :func:`error_constant`)."""
+    x = 0.0
+    for i in range(at.shape[0]):
+        x = max(x, abs(at[i] - at0[i]))
+    return abs(c_err) * h * h * x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gap_error(h, q, at, at0, c_err, S, qp, gap, gerr):
+    """Local error estimate of the contact gaps over a generalized-alpha step of size ``h``: the
+    largest change of a contact's gap (``gap``: at ``q``) when ``q`` moves by the position
+    error estimate ``c_err h^2 (at - at0)`` (:func:`local_error`); ``qp``, ``gerr``: scratch."""
+    c = c_err * h * h
+    for i in range(q.shape[0]):
+        qp[i] = q[i] + c * (at[i] - at0[i])
+    core.contact_gaps(qp, S, gerr)
+    x = 0.0
+    for e in range(gap.shape[0]):
+        if np.isfinite(gap[e]):
+            x = max(x, abs(gerr[e] - gap[e]))
+    return x
+
+
+def error_constant(beta: float, gamma: float) -> float:
+    """Constant ``C`` of the local position error ``C h^3 q^(3) + O(h^4)`` of a
+    generalized-alpha step in the form of Arnold and Bruels: ``q1 = q0 + h v0 + h^2 (1/2 -
+    beta) at0 + h^2 beta at1``, ``v1 = v0 + h (1 - gamma) at0 + h gamma at1``, with ``at`` the
+    pseudo-acceleration, ``at_n = a(t_n + d h) + O(h^2)``, ``d = alpha_m - alpha_f =
+    1/2 - gamma``. From the exact start, ``at0 = a(t0 + d h)`` and ``at1 - at0 = h q^(3) +
+    O(h^2)``, so ``q1 - q(t0 + h) = h^2/2 (at0 - a(t0)) + beta h^2 (at1 - at0) - h^3/6 q^(3) =
+    h^3 q^(3) (d/2 + beta - 1/6)``: ``C = beta - gamma/2 + 1/12`` (Newmark, ``gamma = 1/2``:
+    ``beta - 1/6``, the constant of Zienkiewicz and Xie; generalized-alpha rho_inf = 0.8:
+    0.0864), estimated as ``C h^2 (at1 - at0)`` (:func:`local_error`)."""
+    return beta - 0.5 * gamma + 1.0 / 12.0
 
 
 #: guard of one chunk of contact stepping: at most this many times the steps of dt_contact the
 #: interval needs, plus _STEP_GUARD_EXTRA (onset searches, halvings, landing steps)
 _STEP_GUARD_FACTOR = 100
 _STEP_GUARD_EXTRA = 10000
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sc_samples(
+    ts,
+    k,
+    t,
+    h_free,
+    h_small,
+    control,
+    margin,
+    onset_tol,
+    max_halvings,
+    q,
+    v,
+    a,
+    at,
+    lam,
+    par,
+    ist,
+    fst,
+    S,
+    W,
+    G,
+    L,
+    save,
+    gap0,
+    gap1,
+    qp,
+    diag,
+    ep,
+    cnt,
+    diss,
+    h_guard,
+    rule,
+    step_tol,
+    h_min,
+    c_err,
+    ctl,
+    hist,
+    q_ref,
+    bufs,
+):
+    """:func:`sc_chunk` to every sample time ``ts[k], ts[k + 1], ...`` in turn, each sample
+    recorded (:func:`~ancf_beam.mbs.timeloop.record_sample` into the buffers ``bufs``), the
+    steps of each chunk capped by :func:`_max_steps` of ``h_guard``. Returns ``(k, t, status,
+    h, diss)``: ``k = len(ts)`` when done, else the sample not reached and ``sc_chunk``'s
+    status (not ``OK``) with its ``t``, ``h``, ``diss``."""
+    out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
+    h = h_free
+    status = OK
+    while k < ts.shape[0]:
+        span = max(ts[k] - t, 0.0)
+        guard = _STEP_GUARD_FACTOR * math.ceil(span / h_guard) + _STEP_GUARD_EXTRA
+        t, status, h, diss = sc_chunk(
+            t, ts[k], h_free, h_small, control, margin, onset_tol, max_halvings, q, v, a, at,
+            lam, par, ist, fst, S, W, G, L, save, gap0, gap1, qp, diag, ep, cnt, diss, guard,
+            rule, step_tol, h_min, c_err, ctl, hist,
+        )  # fmt: skip
+        if status != OK:
+            return k, t, status, h, diss
+        t = ts[k]  # exact sample time (the loop lands on it)
+        record_sample(
+            k, q, v, a, lam, S, W, fst[F_ENERGY], fst[F_POT], diss, fst[F_WORK], q_ref,
+            out_q, out_v, out_a, out_l, out_e, mv, out_s,
+        )  # fmt: skip
+        k += 1
+    return k, t, status, h, diss
 
 
 def _max_steps(span: float, h_small: float) -> int:
@@ -604,6 +809,16 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     else:
         dt = st.dt if st.dt is not None else contact_dt
         h_small = dt
+    # error rule: steps of at most dt from the local error estimate, dt_contact after an onset,
+    # never below dt_min (default dt_contact / 16)
+    rule = STEP_RULES.index(st.step_rule) if st.step_control else 0
+    h_min = st.dt_min if st.dt_min is not None else h_small / 16.0
+    h_min = min(h_min, h_small)
+    beta, gamma = st.scheme()[:2]
+    c_err = error_constant(beta, gamma)
+    # the proposal (first: dt_contact, then the estimate takes over) and the last step taken
+    ctl = np.array([h_small, 0.0])
+    hist = np.zeros((2, _H_BINS), dtype=np.int64)
     # at least t_end / dt steps (dt_contact ones in contact come on top)
     check_mechanism(
         system, st, n_sample_times(st.t_end, st.sample_dt), max(1, math.ceil(st.t_end / dt - 1e-9))
@@ -634,10 +849,12 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     t_start = time.perf_counter()
     c_start = time.process_time()
     k = 1
+    h_guard = h_small if rule == 0 else h_min
     while k < n_samples:
-        t, status, h, diss = sc_chunk(
+        k, t, status, h, diss = sc_samples(
+            ts,
+            k,
             t,
-            ts[k],
             dt,
             h_small,
             st.step_control,
@@ -664,8 +881,18 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
             ep,
             cnt,
             diss,
-            _max_steps(ts[k] - t, h_small),
+            h_guard,
+            rule,
+            st.step_tol,
+            h_min,
+            c_err,
+            ctl,
+            hist,
+            q_ref,
+            buf.args(),
         )
+        if k >= n_samples:
+            break
         if status == EP_FULL:
             ep = np.concatenate([ep, np.full_like(ep, np.nan)])
             continue
@@ -688,23 +915,6 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
                 residual=rn,
                 tolerance=st.tol,
             )
-        t = float(ts[k])  # exact sample time (the loop lands on it)
-        record_sample(
-            k,
-            q,
-            v,
-            a,
-            lam,
-            data,
-            W,
-            run.fst[F_ENERGY],
-            run.fst[F_POT],
-            diss,
-            run.fst[F_WORK],
-            q_ref,
-            *buf.args(),
-        )
-        k += 1
     wall = time.perf_counter() - t_start
     cpu = time.process_time() - c_start
     rec = record_from_arrays(system, diag, ep, cnt)
@@ -721,6 +931,19 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
         "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1),
         "newton": st.newton,
     }
+    if rule:
+        stats.update(
+            step_rule=st.step_rule,
+            step_tol=st.step_tol,
+            dt_min=h_min,
+            rejected=int(cnt[_C_REJECT]),
+            forced=int(cnt[_C_FORCED]),
+            # accepted steps per bin of log2(h / dt_contact) (first bin: everything below,
+            # last: everything above), in free flight and with a gap closed at either end
+            step_hist_lo=_H_LO,
+            step_hist_free=hist[0].tolist(),
+            step_hist_contact=hist[1].tolist(),
+        )
     return buf.result(
         ts,
         n_samples,
