@@ -178,7 +178,8 @@ def explicit_batch(
     Returns one :class:`~ancf_beam.results.DynamicsResult` per case, in order, equal to
     :func:`~ancf_beam.solvers.explicit.simulate_explicit` of that case alone up to round-off
     (the order of summation differs; ``tests/test_batch_soa.py``); ``wall_s``/``cpu_s`` are
-    the batch's times divided by the number of runs. Raises ``ValueError`` naming the sizes
+    the time of the batch's time loops (as for a single run: setup and the last step not
+    included) divided by the number of runs. Raises ``ValueError`` naming the sizes
     for cases of different mesh sizes (and for damage, the linear measures, different element
     lengths or Gauss rules), :class:`~ancf_beam.results.InstabilityError` naming the run that
     became unstable."""
