@@ -131,9 +131,12 @@ def profile_section(n_el: int, nb: int, calls: int = 3000) -> None:
             eb.batch_force(q, bd, f, acc)
 
     @njit
-    def batch_solve(n, rf, m, x, z, w, nl):
+    def batch_solve(n, rf, m, x, z, w, nl, shared):
         for _ in range(n):
-            eb._solve(rf, m, x, z, w, nl)
+            if shared:
+                eb._solve_shared(rf, m, x, z, w, nl)
+            else:
+                eb._solve(rf, m, x, z, w, nl)
 
     def best(fn, *a) -> float:
         fn(1, *a)
@@ -172,11 +175,12 @@ def profile_section(n_el: int, nb: int, calls: int = 3000) -> None:
         eb.batch_chunk = orig
     _, _, bd, st, _, wk, _ = cap["a"]
     b_force = best(batch_force, st.q, bd, wk.f, wk.acc) / (n_el * lanes)
-    b_solve = best(batch_solve, bd.rf, nf // 2, wk.r, wk.z, wk.w, np.uint64(bd.nl))
+    b_solve = best(batch_solve, bd.rf, nf // 2, wk.r, wk.z, wk.w, np.uint64(bd.nl), bd.shared_rf)
     b_solve /= n_el * lanes
     print(f"Profile at {n_el} elements, {lanes} lanes (ns per element-step and model):")
-    print(f"   force: single {1e9 * s_force:.1f}, batch {1e9 * b_force:.1f}; "
-          f"mass solve: single {1e9 * s_solve:.1f}, batch {1e9 * b_solve:.1f}")  # fmt: skip
+    kind = "one shared factor" if bd.shared_rf else "a factor per model"
+    print(f"   force: single {1e9 * s_force:.1f}, batch {1e9 * b_force:.1f}; mass solve: "
+          f"single {1e9 * s_solve:.1f}, batch {1e9 * b_solve:.1f} ({kind})")  # fmt: skip
 
 
 def _ints(text: str) -> list[int]:

@@ -176,3 +176,22 @@ def test_unstable_model_is_named():
     dts = [_dt(models[0]), 3.0 * _dt(models[1], 1.0)]
     with pytest.raises(InstabilityError, match="batch model 1"):
         batch.explicit_batch(models, 2000 * dts[0], dts)
+
+
+def test_explicit_sweep_together_groups_by_mesh_size():
+    """``explicit_sweep(together=True)``: one batch per mesh size, a damaged case alone; the
+    tip histories equal the one-at-a-time sweep's to round-off (the bound above)."""
+    cases = [
+        _case(4, 0.0, 1.0),
+        _case(6, 0.3, 2.0),
+        _case(4, 0.6, 0.5),
+        _case(4, 0.2, 1.0, **{"damage.enabled": True, "damage.threshold": 1e-3}),
+    ]
+    t_end = 3e-4
+    alone = batch.explicit_sweep(cases, t_end, workers=1)
+    together = batch.explicit_sweep(cases, t_end, together=True)
+    for c, (t1, y1), (t2, y2) in zip(cases, alone, together, strict=True):
+        assert np.array_equal(t1, t2)
+        steps = round(t_end / (0.8 * 2.0 / omega_max(BeamModel(c))[0])) + 1
+        scale = float(np.max(np.abs(y1 - y1[0]))) + float(np.max(np.abs(y1)))
+        assert np.max(np.abs(y1 - y2)) <= C_ROUNDOFF * EPS * steps * scale

@@ -143,12 +143,35 @@ def explicit_sweep(
     dt_safety: float = 0.8,
     sample_dt: float | None = None,
     workers: int | None = None,
+    together: bool = False,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """(t, tip_y) of a central-difference run of every case from rest, ``t_end`` (s) at
-    ``dt = dt_safety x dt_cr`` (each case's own critical step). :func:`explicit_batch` runs
-    cases of one mesh size together in this process instead."""
+    ``dt = dt_safety x dt_cr`` (each case's own critical step). ``together``: in this process
+    through :func:`explicit_batch`, one batch per mesh size (cases it cannot take, with
+    damage or the linear strain measures, one at a time; ``workers`` is then ignored); equal
+    to the one-at-a-time runs up to round-off (the order of summation)."""
+    cases = list(cases)
     items = [(c, float(t_end), float(dt_safety), sample_dt) for c in cases]
-    return run_batch(_explicit_task, items, workers)
+    if not together:
+        return run_batch(_explicit_task, items, workers)
+    out: list[Any] = [None] * len(cases)
+    groups: dict[int, list[int]] = {}
+    for i, c in enumerate(cases):
+        if c.damage.enabled or c.mesh.strain == "linear":
+            out[i] = _explicit_task(items[i])
+        else:
+            groups.setdefault(int(c.mesh.n_elements), []).append(i)
+    for idx in groups.values():
+        res = explicit_batch(
+            [cases[i] for i in idx],
+            t_end,
+            dt_safety=dt_safety,
+            sample_dt=sample_dt,
+            snapshot_dt=t_end,
+        )
+        for i, r in zip(idx, res, strict=True):
+            out[i] = (r.t, r.tip_y)
+    return out
 
 
 def explicit_batch(

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.beam.model import CLAMP, BeamModel
-from ancf_beam.linalg import FAST, aligned_zeros, row_factor
+from ancf_beam.linalg import FAST, aligned_copies, aligned_zeros, row_factor
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers.explicit import (
     STATUS_ENERGY,
@@ -92,6 +92,7 @@ class BatchData(NamedTuple):
     g_free: np.ndarray  # rows i < nf: gravity force on the free DOFs
     q_ref: np.ndarray  # rows i < n_dof
     rf: np.ndarray  # rows (i, component, 8): row factors of M + dt/2 C (linalg.row_factor)
+    shared_rf: bool  # one factor for all models: rf[16 i + 8 c + k] (_solve_shared)
     mlb: np.ndarray  # rows (d, i): mass, lower band, free DOFs
     clb: np.ndarray  # rows (d, i): damping C, lower band (zeros for undamped models)
     damped: bool  # any model damped
@@ -359,6 +360,41 @@ def _solve(rf, n, x, z, w, nl):
             x[c + y] = vy
 
 
+@njit(cache=True, fastmath=FAST, nogil=True, error_model="numpy")
+def _solve_shared(rf, n, x, z, w, nl):
+    """:func:`_solve` for models that share one factor (the same mass, damping and ``dt``, as
+    in a sweep over the modulus alone): ``rf[16 i + 8 c + k]``, read once per row and
+    broadcast over the models (the per-model factors of a block do not fit in the L1 cache
+    next to the weights, and their loads bound :func:`_solve`). The same operations."""
+    y = _R[1]
+    for i in range(n):
+        xo = np.uint64(2 * i * LANES)
+        k = 16 * i
+        a0, a1, a2, a3 = rf[k], rf[k + 1], rf[k + 2], rf[k + 3]
+        b0, b1, b2, b3 = rf[k + 8], rf[k + 9], rf[k + 10], rf[k + 11]
+        for b in range(nl):
+            c = xo + b
+            ax = x[c] * a0 - a3 * z[c] - a2 * z[c + _R[2]]
+            ay = x[c + y] * b0 - b3 * z[c + y] - b2 * z[c + y + _R[2]]
+            z[c + _R[6]] = ax - a1 * z[c + _R[4]]
+            z[c + y + _R[6]] = ay - b1 * z[c + y + _R[4]]
+    for i in range(n - 1, -1, -1):
+        xo = np.uint64(2 * i * LANES)
+        k = 16 * i
+        a0, a4, a5, a6 = rf[k], rf[k + 4], rf[k + 5], rf[k + 6]
+        b0, b4, b5, b6 = rf[k + 8], rf[k + 12], rf[k + 13], rf[k + 14]
+        for b in range(nl):
+            c = xo + b
+            ax = z[c + _R[6]] * a0 - a6 * w[c + _R[6]] - a5 * w[c + _R[4]]
+            ay = z[c + y + _R[6]] * b0 - b6 * w[c + y + _R[6]] - b5 * w[c + y + _R[4]]
+            vx = ax - a4 * w[c + _R[2]]
+            vy = ay - b4 * w[c + y + _R[2]]
+            w[c] = vx
+            w[c + y] = vy
+            x[c] = vx
+            x[c + y] = vy
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sample(b, bd, q, dlt, r, energy, wd, out, i_sample):
     """``explicit._sample`` for model ``b``: returns (kinetic, total) energy."""
@@ -431,7 +467,10 @@ def batch_chunk(n_steps, step0, bd, st, out, wk, fail):
                 for b in range(bd.nl):
                     if step < bd.n_regular[b]:
                         wd[b] += wacc[b] / dtv[b]
-        _solve(bd.rf, nf // 2, r, wk.z, wk.w, nl)
+        if bd.shared_rf:
+            _solve_shared(bd.rf, nf // 2, r, wk.z, wk.w, nl)
+        else:
+            _solve(bd.rf, nf // 2, r, wk.z, wk.w, nl)
         for b in range(bd.nl):
             if step >= bd.n_regular[b]:
                 continue
@@ -656,6 +695,7 @@ def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -
         tabs.append(t)
     clbs = [np.vstack([c.clb, np.zeros((8 - c.clb.shape[0], nf))]) for c in cds]
     rfs = [np.stack([c.rfx, c.rfy], axis=1) for c in cds]  # (n, 2, 8)
+    shared = all(np.array_equal(rfs[0], a) for a in rfs[1:])
     bd = BatchData(
         m0.n_el,
         len(runs),
@@ -667,7 +707,8 @@ def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -
         _rows(tabs),
         _rows([c.g_free for c in cds]),
         _rows([c.q_ref for c in cds]),
-        _rows(rfs),
+        aligned_copies(rfs[0].ravel())[0] if shared else _rows(rfs),
+        shared,
         _rows([c.mlb for c in cds]),
         _rows(clbs),
         any(c.damped for c in cds),
