@@ -119,6 +119,8 @@ class BatchWork(NamedTuple):
     z: np.ndarray  # rows (i + 3, component): forward sweep, three zero rows in front
     w: np.ndarray  # rows (i, component): backward sweep, three zero rows behind
     wacc: np.ndarray  # (LANES,) damping power
+    sv: np.ndarray  # (nf,) one model's central velocity on a sampled step
+    smv: np.ndarray  # (nf,) its mass times velocity
 
 
 class BatchOut(NamedTuple):
@@ -396,15 +398,14 @@ def _solve_shared(rf, n, x, z, w, nl):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _sample(b, bd, q, dlt, r, energy, wd, out, i_sample):
-    """``explicit._sample`` for model ``b``: returns (kinetic, total) energy."""
+def _sample(b, bd, q, dlt, r, energy, wd, out, i_sample, v, mv):
+    """``explicit._sample`` for model ``b`` (``v``, ``mv``: scratch vectors of the free
+    DOFs): returns (kinetic, total) energy."""
     nf = dlt.shape[0] // LANES
     dt = bd.dt[b]
     mlb = bd.mlb
-    v = np.empty(nf)  # sampled steps only (not in the step's hot path)
     for i in range(nf):
         v[i] = (2.0 * dlt[i * LANES + b] + r[i * LANES + b]) / (2.0 * dt)
-    mv = np.empty(nf)
     for i in range(nf):
         mv[i] = mlb[i * LANES + b] * v[i]
     for d in range(1, 8):
@@ -476,7 +477,7 @@ def batch_chunk(n_steps, step0, bd, st, out, wk, fail):
                 continue
             if step % bd.sample_every[b] == 0:
                 en = 0.5 * acc[8 * LANES + b]
-                kin, tot = _sample(b, bd, q, dlt, r, en, wd[b], out, out.i_sample[b])
+                kin, tot = _sample(b, bd, q, dlt, r, en, wd[b], out, out.i_sample[b], wk.sv, wk.smv)
                 if step == 0:
                     e0[b] = tot
                 if kin > tmax[b]:
@@ -727,7 +728,7 @@ def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -
     )
     n = nf // 2
     rows = [n_dof, nf, nf, 9, 2 * (n + 3), 2 * (n + 3), 1]
-    wk = BatchWork(*aligned_zeros([(k * LANES,) for k in rows]))
+    wk = BatchWork(*aligned_zeros([(k * LANES,) for k in rows] + [(nf,), (nf,)]))
     ns = max(p.n_samples for p in plans)
     nsn = max(p.n_snaps for p in plans)
     out = BatchOut(
