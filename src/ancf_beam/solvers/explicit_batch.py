@@ -1,12 +1,13 @@
 """Many beams stepped together: the central-difference scheme of :mod:`.explicit` for ``B``
-models of the same mesh size in one structure-of-arrays time loop.
+models of the same mesh size in one structure-of-arrays time loop per block of up to
+:data:`LANES` models.
 
-Every array of the time loop carries the model index as its last, contiguous axis (``q[i, b]``
-is coordinate ``i`` of model ``b``), and every inner loop runs over the models, so that LLVM
-vectorises across models: the element force of element ``el`` is computed for all models at
-once, the banded mass solve (a recurrence along the unknowns, latency-bound for one model)
-becomes ``B`` independent recurrences side by side, and the per-step bookkeeping is paid once
-for ``B`` models.
+Every array of a block is flat with the model index as its last, contiguous axis (``q[i *
+LANES + b]`` is coordinate ``i`` of model ``b``), and every inner loop runs over the models, so
+that LLVM vectorises across models: the element force of element ``el`` is computed for all
+models at once, the banded mass solve (a recurrence along the unknowns, latency-bound for one
+model) becomes independent recurrences side by side, and the per-step bookkeeping is paid once
+for the block.
 
 What may differ per model: modulus, density, section, their gradients and the defect profile
 (every Gauss-point weight and reference strain), the load (gravity), the Rayleigh damping, the
