@@ -48,10 +48,10 @@ from ancf_beam.solvers.explicit import (
     STATUS_NONFINITE,
     STATUS_OK,
     ExplicitWork,
-    _instability,
-    _setup,
+    instability_error,
     last_step,
     run_chunk,
+    setup_run,
 )
 from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, DynamicsSettings
 from ancf_beam.solvers.timeloop import (
@@ -631,7 +631,7 @@ def run_explicit_batch(
             force=True,
         )
         plan = step_plan(settings.t_end, float(dt[b]), settings.sample_dt, settings.snapshot_dt)
-        cd, st = _setup(m, settings, float(dt[b]), q0[b], v0[b])
+        cd, st = setup_run(m, settings, float(dt[b]), q0[b], v0[b])
         runs.append((settings, plan, cd, st))
 
     m0 = models[0]
@@ -650,7 +650,7 @@ def run_explicit_batch(
         for j, (status, step, _, _) in enumerate(block):
             if status != STATUS_OK:
                 b = lanes[j]
-                err = _instability(status, step, float(dt[b]), dt_cr[b])
+                err = instability_error(status, step, float(dt[b]), dt_cr[b])
                 raise type(err)(f"batch model {b}: {err}")
         for j, b in enumerate(lanes[:real]):
             _, _, st1, out1 = block[j]
@@ -779,7 +779,7 @@ def _finish(model, t_end, plan, cd, st, out, dt_critical) -> DynamicsResult:
         mfx, mfy = (row_factor(c) for c in model.mass_cholesky_xy[:2])
         status = last_step(last, n - 1, cd, st, out, wk, dargs, mfx, mfy, np.empty(nf))
     if status != STATUS_OK:
-        raise _instability(status, n, dt, dt_critical)
+        raise instability_error(status, n, dt, dt_critical)
     return result_from_outputs(
         out,
         dt,
