@@ -14,6 +14,11 @@ return a small summary, so that only specs and a few numbers cross process bound
 
 Results come back in the order of the items; the results are the same as one at a time
 (every task is deterministic and runs with the same code).
+
+:func:`explicit_batch` steps many beams of the same mesh size together in one process: one
+structure-of-arrays time loop (:mod:`ancf_beam.solvers.explicit_batch`) whose innermost loops
+run over the models, so that the processor's vector units work across models. It pays on one
+core (``benchmarks/bench_batch.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["default_workers", "explicit_sweep", "modal_sweep", "run_batch", "static_sweep"]
+__all__ = [
+    "default_workers",
+    "explicit_batch",
+    "explicit_sweep",
+    "modal_sweep",
+    "run_batch",
+    "static_sweep",
+]
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -131,8 +143,93 @@ def explicit_sweep(
     dt_safety: float = 0.8,
     sample_dt: float | None = None,
     workers: int | None = None,
+    together: bool = False,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """(t, tip_y) of a central-difference run of every case from rest, ``t_end`` (s) at
-    ``dt = dt_safety x dt_cr`` (each case's own critical step)."""
+    ``dt = dt_safety x dt_cr`` (each case's own critical step). ``together``: in this process
+    through :func:`explicit_batch`, one batch per mesh size (cases it cannot take, with
+    damage or the linear strain measures, one at a time; ``workers`` is then ignored); equal
+    to the one-at-a-time runs up to round-off (the order of summation)."""
+    cases = list(cases)
     items = [(c, float(t_end), float(dt_safety), sample_dt) for c in cases]
-    return run_batch(_explicit_task, items, workers)
+    if not together:
+        return run_batch(_explicit_task, items, workers)
+    out: list[Any] = [None] * len(cases)
+    groups: dict[int, list[int]] = {}
+    for i, c in enumerate(cases):
+        if c.damage.enabled or c.mesh.strain == "linear":
+            out[i] = _explicit_task(items[i])
+        else:
+            groups.setdefault(int(c.mesh.n_elements), []).append(i)
+    for idx in groups.values():
+        res = explicit_batch(
+            [cases[i] for i in idx],
+            t_end,
+            dt_safety=dt_safety,
+            sample_dt=sample_dt,
+            snapshot_dt=t_end,
+        )
+        for i, r in zip(idx, res, strict=True):
+            out[i] = (r.t, r.tip_y)
+    return out
+
+
+def explicit_batch(
+    cases: Sequence,
+    t_end: float | Sequence[float],
+    dt: float | Sequence[float] | None = None,
+    dt_safety: float = 0.8,
+    damping=(0.0, 0.0),
+    sample_dt=None,
+    snapshot_dt=None,
+    energy_growth_limit=None,
+    q0=None,
+    v0=None,
+) -> list:
+    """Central-difference runs of many beams of the same mesh size stepped together.
+
+    ``cases``: :class:`~ancf_beam.config.CaseSpec` or :class:`~ancf_beam.beam.model.BeamModel`
+    items, all with the same ``mesh.n_elements``, element length and Gauss rules (material,
+    density, section, their gradients, the defect profile and gravity may differ). Every other
+    argument is one value for all runs or a sequence with one per run: ``t_end`` (s); ``dt``
+    (s; default ``dt_safety`` times each model's own critical step ``2 / omega_max``, so the
+    models may run at different steps: a model whose steps are done is held while the others
+    go on); ``damping`` (Rayleigh ``(alpha, beta)``); ``sample_dt``, ``snapshot_dt``,
+    ``energy_growth_limit`` (default: the case's ``dynamics`` section); ``q0``, ``v0`` (default:
+    the reference, at rest).
+
+    Returns one :class:`~ancf_beam.results.DynamicsResult` per case, in order, equal to
+    :func:`~ancf_beam.solvers.explicit.simulate_explicit` of that case alone up to round-off
+    (the order of summation differs; ``tests/test_batch_soa.py``); ``wall_s``/``cpu_s`` are
+    the time of the batch's time loops (as for a single run: setup and the last step not
+    included) divided by the number of runs. Raises ``ValueError`` naming the sizes
+    for cases of different mesh sizes (and for damage, the linear measures, different element
+    lengths or Gauss rules), :class:`~ancf_beam.results.InstabilityError` naming the run that
+    became unstable."""
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.explicit_batch import run_explicit_batch
+    from ancf_beam.solvers.modal import omega_max
+
+    models = [c if isinstance(c, BeamModel) else BeamModel(c) for c in cases]
+    sizes = sorted({m.n_el for m in models})
+    if len(sizes) > 1:
+        raise ValueError(
+            f"explicit_batch: all cases need the same mesh.n_elements, got {sizes} "
+            "(run one batch per mesh size)"
+        )
+    dt_cr = None  # only in the instability message: computed when the step needs it
+    if dt is None:
+        dt_cr = [2.0 / omega_max(m)[0] for m in models]
+        dt = [float(dt_safety) * d for d in dt_cr]
+    return run_explicit_batch(
+        models,
+        t_end,
+        dt,
+        damping=damping,
+        sample_dt=sample_dt,
+        snapshot_dt=snapshot_dt,
+        energy_growth_limit=energy_growth_limit,
+        q0=q0,
+        v0=v0,
+        dt_critical=dt_cr,
+    )

@@ -68,7 +68,9 @@ __all__ = [
     "ExplicitState",
     "ExplicitWork",
     "run_chunk",
+    "instability_error",
     "run_explicit",
+    "setup_run",
     "simulate_explicit",
 ]
 
@@ -307,7 +309,7 @@ def last_step(h, step, cd, st, out, wk, dargs, mfx, mfy, a):
     return status
 
 
-def _setup(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitState]:
+def setup_run(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitState]:
     """Constant data and the initial state (second-order start) of a run."""
     q_ref = model.reference()
     q = q_ref.copy() if q0 is None else np.array(q0, dtype=float)
@@ -351,7 +353,9 @@ def _setup(model, settings, dt, q0, v0) -> tuple[CentralDifference, ExplicitStat
     return cd, ExplicitState(q, dlt, np.zeros(1), np.zeros(1), np.zeros(1))
 
 
-def _instability(status: int, step: int, dt: float, dt_critical: float | None) -> InstabilityError:
+def instability_error(
+    status: int, step: int, dt: float, dt_critical: float | None
+) -> InstabilityError:
     what = "non-finite coordinates" if status == STATUS_NONFINITE else "energy growth"
     crit = f"{dt_critical:.4e} s" if dt_critical else "unknown"
     return InstabilityError(
@@ -370,7 +374,7 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
     """
     dt = run.dt
     plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.snapshot_dt)
-    cd, st = _setup(model, settings, dt, run.q0, run.v0)
+    cd, st = setup_run(model, settings, dt, run.q0, run.v0)
     dargs, _ = damage_args(model)
     out: Outputs = outputs(plan, model, cd.damage_on)
     nf = model.n_free
@@ -381,7 +385,7 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
     def advance(step: int, todo: int) -> int:
         status, done = run_chunk(todo, step, cd, st, out, wk, dargs)
         if status != STATUS_OK:
-            raise _instability(status, step + done, dt, run.dt_critical)
+            raise instability_error(status, step + done, dt, run.dt_critical)
         return step + done
 
     def report(step: int, rate: float) -> None:
@@ -406,7 +410,7 @@ def run_explicit(model: BeamModel, settings: DynamicsSettings, run: RunSpec) -> 
         mfx, mfy = (row_factor(c) for c in model.mass_cholesky_xy[:2])
         status = last_step(last, n - 1, cd, st, out, wk, dargs, mfx, mfy, np.empty(nf))
     if status != STATUS_OK:
-        raise _instability(status, n, dt, run.dt_critical)
+        raise instability_error(status, n, dt, run.dt_critical)
     return result_from_outputs(
         out,
         dt,
