@@ -37,6 +37,7 @@ __all__ = [
     "band_factorize",
     "band_lu",
     "band_to_dense",
+    "band_to_dense_into",
     "cho_solve_xy_inplace",
     "eigh_one_thread",
     "padded_band",
@@ -100,12 +101,13 @@ def band_to_dense(ab: np.ndarray) -> np.ndarray:
     """Dense matrix from ``solve_banded((7, 7))`` storage ``ab[7 + i - j, j] = A[i, j]``."""
     n = ab.shape[1]
     m = np.zeros((n, n))
-    _band_to_dense(ab, m)
+    band_to_dense_into(ab, m)
     return m
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _band_to_dense(ab, m):
+def band_to_dense_into(ab, m):
+    """Fill the dense ``m`` (zeros outside the band) from band storage ``ab`` (compiled code)."""
     n = ab.shape[1]
     for j in range(n):
         for i in range(max(0, j - BANDWIDTH), min(n, j + BANDWIDTH + 1)):

@@ -74,7 +74,7 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.errors import ConstraintSingularityError
-from ancf_beam.linalg import BANDWIDTH, _band_to_dense
+from ancf_beam.linalg import BANDWIDTH, band_to_dense_into
 from ancf_beam.mbs import core
 from ancf_beam.mbs.core import FE_LINE
 from ancf_beam.mbs.settings import IntegratorSettings
@@ -525,7 +525,7 @@ def _tangent_dense(q, v, t, S, fst, c_v, ab, pp, pq, cols, vals, L, lam0, out):
     for i in range(n):
         for j in range(n):
             out[i, j] = 0.0
-    _band_to_dense(ab, out)
+    band_to_dense_into(ab, out)
     if L is not None:
         uc, uv, un, ub = L[1], L[2], L[3], L[4]
         for sl in range(ub.shape[0]):
