@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec, check_clearance_integrator
+from ancf_beam.config import MechanismSpec, check_contact_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
@@ -87,7 +87,20 @@ __all__ = [
     "refinement",
     "run_mechanism",
     "settings_from_spec",
+    "contact_models",
 ]
+
+
+def contact_models(spec: MechanismSpec) -> dict[str, str]:
+    """The dotted key of each contact block of ``spec`` (relative to the mechanism) -> its model
+    (compliant or nonsmooth)."""
+    if spec.general is not None:
+        return {law.key: law.law.model for law in spec.general.laws.values()}
+    if spec.clearance is not None:
+        return {"clearance.contact": spec.clearance.contact.model}
+    if spec.contact is not None:
+        return {"contact": spec.contact.model}
+    return {}
 
 
 def settings_from_spec(
@@ -270,9 +283,14 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
-    contacts = spec.clearance is not None or (spec.general is not None and spec.general.laws)
-    if contacts and integrator is not None:
-        check_clearance_integrator(spec.name, integrator, override=True)
+    if integrator is not None:
+        check_contact_integrator(
+            spec.name,
+            integrator,
+            contact_models(spec),
+            override=True,
+            episodes=spec.kind != "two-body",
+        )
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
     res = integrate(mech.system, settings, q0=mech.q0, v0=mech.v0, progress=progress)

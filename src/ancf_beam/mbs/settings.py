@@ -61,6 +61,7 @@ class IntegratorSettings:
     rho_inf: float = _SOLVER.rho_inf
     newmark_beta: float = _SOLVER.newmark_beta
     newmark_gamma: float = _SOLVER.newmark_gamma
+    theta: float = _SOLVER.theta
     max_iter: int = _SOLVER.max_iter
     tol: float = _SOLVER.tol
     max_halvings: int = _SOLVER.max_halvings
