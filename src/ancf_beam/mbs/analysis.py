@@ -69,7 +69,15 @@ from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
-from ancf_beam.mbs.outputs import contact_duration, general_outputs, geometry, peak
+from ancf_beam.mbs.outputs import (
+    NONSMOOTH_VARS,
+    contact_duration,
+    general_outputs,
+    geometry,
+    is_nonsmooth,
+    nonsmooth_contact,
+    peak,
+)
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
@@ -161,10 +169,55 @@ def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str
     return names
 
 
+def _two_body_nonsmooth(mech: Mechanism, res: MechanismResult, data: dict) -> dict[str, Any]:
+    """Two-body impact with a nonsmooth contact: Newton's law at the impact, the impulses."""
+    spec = mech.spec
+    b1, b2 = mech.bodies
+    cs, hist = nonsmooth_contact(mech.system, res, mech.contact)
+    _nonsmooth_data([mech.contact.name], [hist], data)
+    v_sep = float(res.v[-1, b2.offset] - res.v[-1, b1.offset])
+    in_contact_at_end = bool(hist["P_n"][-1] > 0.0)
+    bounds = explicit_dt_bounds(mech.system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    return {
+        "restitution": None if in_contact_at_end or cs["impulses"] == 0 else v_sep / spec.v_rel,
+        "impulses": cs["impulses"],
+        "max_impulse": cs["max_impulse"],
+        "max_penetration": cs["max_penetration"],
+        "impacts": cs["impacts"],
+        "critical_dt": bounds.get(mode) if mode else None,
+        "critical_dt_mode": mode,
+    }
+
+
+def _nonsmooth_data(names: list[str], hists: list[dict], data: dict) -> None:
+    """The Dataset variables (time, contact) of the nonsmooth contacts of a built-in kind:
+    impulses, penetration, eccentricity, contact_state (module docstring)."""
+    dims = ("time", "contact")
+
+    def stack(key):
+        return np.stack([np.asarray(h[key]) for h in hists], axis=1)
+
+    for key, src, attrs in NONSMOOTH_VARS:
+        data[key] = (dims, stack(src), attrs)
+    data.update(
+        penetration=(dims, stack("delta"), {"units": "m", "long_name": "penetration (> 0)"}),
+        eccentricity_x=(dims, stack("e_x"), {"units": "m"}),
+        eccentricity_y=(dims, stack("e_y"), {"units": "m"}),
+        contact_state=(
+            dims,
+            stack("state").astype(np.int8),
+            {"long_name": "1 when the step ending at the sample took a positive normal impulse"},
+        ),
+    )
+
+
 def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict[str, Any]:
     spec = mech.spec
     b1, b2 = mech.bodies
     fe = mech.contact
+    if is_nonsmooth(fe):
+        return _two_body_nonsmooth(mech, res, data)
     r = mech.system.contact_history(res.q, res.v, res.force_state)[fe.name]
     t = res.t
     in_contact_at_end = bool(r["F_n"][-1] > 0.0 or r["delta"][-1] > 0.0)
@@ -232,6 +285,14 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
     cl = mech.spec.clearance
     c = cl.radial_clearance
     system = mech.system
+    if is_nonsmooth(mech.contact):
+        summary, hist = nonsmooth_contact(system, res, mech.contact)
+        hist["contact_state"] = hist["state"]
+        bounds = explicit_dt_bounds(system)
+        mode = min(bounds, key=bounds.get) if bounds else None
+        summary["critical_dt"] = bounds.get(mode) if mode else None
+        summary["critical_dt_mode"] = mode
+        return summary, hist
     e = system.forces.index(mech.contact)
     rec = res.contact
     row = rec.elements.index(e)
@@ -348,7 +409,12 @@ def _preset_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: 
     else:
         coords["joint"] = ("joint", _slider_crank_outputs(mech, res, summary, data))
     contact_names = _contact_data(mech, res, data)
-    if spec.clearance is not None:
+    if spec.clearance is not None and is_nonsmooth(mech.contact):
+        cs, hist = clearance_outputs(mech, res)
+        summary.update(cs)
+        _nonsmooth_data([mech.contact.name], [hist], data)
+        contact_names = [mech.contact.name]
+    elif spec.clearance is not None:
         cs, hist = clearance_outputs(mech, res)
         summary.update(cs)
         data["contact_state"] = (
@@ -356,6 +422,8 @@ def _preset_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: 
             hist["contact_state"][:, None],
             {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
         )
+    if spec.kind == "two-body" and is_nonsmooth(mech.contact):
+        contact_names = [mech.contact.name]
     if contact_names:
         coords["contact"] = ("contact", contact_names)
 
