@@ -573,7 +573,8 @@ def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1) -> tuple[dic
       results of these integrators come from the samples), ``onset_tol`` and the Newton ``tol``
       / 4 per level; ``kappa = 4`` (second order: generalized-alpha, Newmark with gamma = 1/2,
       central differences), ``kappa = 2`` with contact elements (onsets and force ends fall
-      inside steps: first order) or Newmark with gamma != 1/2 (first order)."""
+      inside steps: first order), Newmark with gamma != 1/2 (first order) or moreau-jean (an
+      impact is resolved to the step: first order)."""
     integrator = str(ds.attrs.get("integrator", spec.integrator))
     sol = spec.solver
     over: dict[str, Any] = {"integrator": integrator}
@@ -597,6 +598,7 @@ def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1) -> tuple[dic
     if dtc is not None and math.isfinite(float(dtc)):
         over["solver.dt_contact"] = float(dtc) / f
     first = has_contacts(spec) or (integrator == "newmark" and sol.newmark_gamma != 0.5)
+    first = first or integrator == "moreau-jean"  # impacts: first order
     return over, 2.0 if first else 4.0
 
 

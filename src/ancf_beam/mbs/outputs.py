@@ -424,7 +424,9 @@ def nonsmooth_contact(system: Any, res: Any, fe: Any) -> tuple[dict[str, Any], d
     eccentricity). Summary (module docstring): ``first_contact_time``, ``max_penetration``
     (the larger of the stepper's and the samples'), ``max_eccentricity_ratio`` (a journal in a
     bearing, else None), ``impacts`` and ``impulses`` (both the stepper's count of impacts),
-    ``max_impulse``, ``contact_fraction`` (share of the steps with a positive normal impulse),
+    ``max_impulse``, ``first_impact_impulse`` (N s: the normal impulses summed over the first run
+    of samples with a positive one, every step's when ``sample_dt`` equals ``dt``; None without
+    contact), ``contact_fraction`` (share of the steps with a positive normal impulse),
     ``solver_max_iter_hit`` (steps whose contact solver stopped at ``max_iter``)."""
     k = system.unilateral.index(fe)
     cs = res.contact_summary[fe.name]
@@ -440,6 +442,11 @@ def nonsmooth_contact(system: Any, res: Any, fe: Any) -> tuple[dict[str, Any], d
         c = fe.r_p - fe.r_q
         ratio = max(float(np.max(np.hypot(e_x, e_y))), c + d_max) / c
     first = cs["first_contact_time"]
+    hits = np.flatnonzero(p_n > 0.0)
+    first_p = None
+    if len(hits):  # the first run of samples with a positive normal impulse
+        ends = np.flatnonzero(p_n[hits[0] :] <= 0.0)
+        first_p = float(np.sum(p_n[hits[0] : hits[0] + (ends[0] if len(ends) else len(p_n))]))
     summary = {
         "first_contact_time": None if first is None else float(first),
         "max_penetration": d_max,
@@ -448,6 +455,7 @@ def nonsmooth_contact(system: Any, res: Any, fe: Any) -> tuple[dict[str, Any], d
         "contact_fraction": float(cs["contact_fraction"]),
         "impulses": int(cs["impulses"]),
         "max_impulse": float(cs["max_impulse"]),
+        "first_impact_impulse": first_p,
         "solver_max_iter_hit": int(cs["solver_max_iter_hit"]),
     }
     hist = {
