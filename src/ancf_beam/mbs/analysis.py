@@ -39,6 +39,14 @@ sample is 0 (free flight: no penetration), 1 or 2 (the class of the episode it l
 Dataset additions: ``contact_force_normal``, ``contact_force_tangential``, ``penetration``,
 ``eccentricity_x``, ``eccentricity_y`` (journal centre minus bearing centre), ``contact_state``.
 
+Nonsmooth contacts (``model: nonsmooth``, integrator ``moreau-jean``): a clearance joint's
+fields are those of :func:`ancf_beam.mbs.outputs.nonsmooth_contact` (``impulses``,
+``max_impulse``, ``first_impact_impulse``, the compliant fields that apply) and
+``critical_dt``, ``critical_dt_mode``; a two-body impact's ``restitution``, ``impulses``,
+``max_impulse``, ``max_penetration``, ``impacts``, ``critical_dt``, ``critical_dt_mode``; the
+Dataset has ``impulse_normal``, ``impulse_tangential`` (N s, time x contact) instead of the
+contact forces.
+
 Dataset (dimension ``time``): as they apply, ``slider_x``, ``slider_v``, ``slider_a``,
 ``crank_angle``, ``drive_torque``, ``reaction_force`` (time x joint), ``tip_x``, ``tip_y``,
 ``midspan_deflection`` (ANCF rod: signed distance of the mid-span point from the chord of its end

@@ -31,7 +31,11 @@ Summary (:func:`general_outputs`; SI units, values at ``t_end`` unless said othe
   of the run with penetration > 0) and ``continuous_contacts`` (episodes classified as
   continuous contact: longer than ``continuous_factor`` times a free undamped impact of the
   two bodies' reduced mass at the episode's approach speed,
-  :func:`~ancf_beam.mbs.stepping.classify_episodes`).
+  :func:`~ancf_beam.mbs.stepping.classify_episodes`). A nonsmooth contact (a unilateral
+  constraint of the moreau-jean time stepping, :func:`nonsmooth_contact`) has no force fields
+  but ``first_contact_time``, ``max_penetration``, ``max_eccentricity_ratio``, ``impacts``,
+  ``contact_fraction`` and ``impulses``, ``max_impulse`` (N s), ``first_impact_impulse`` (N
+  s), ``solver_max_iter_hit``.
 
 Dataset variables (:func:`general_outputs`; dimension ``time`` first):
 
@@ -46,7 +50,10 @@ Dataset variables (:func:`general_outputs`; dimension ``time`` first):
 * per contact (time, contact): ``contact_force_normal``, ``contact_force_tangential`` (N),
   ``penetration`` (m, > 0 in contact), ``eccentricity_x``, ``eccentricity_y`` (m; for circles
   the second centre minus the first), ``contact_state`` (0 free: no penetration, 1 impact, 2
-  continuous contact: the class of the episode the sample lies in).
+  continuous contact: the class of the episode the sample lies in); with a nonsmooth contact
+  ``impulse_normal``, ``impulse_tangential`` (N s, the impulse of the step ending at the sample;
+  NaN for a compliant contact, whose force variables are NaN for the nonsmooth ones) and its
+  ``contact_state`` 1 when that step took a positive normal impulse.
 
 A group without members (no beam, no driver, ...) has neither variables nor coordinate.
 

@@ -39,6 +39,8 @@ from ancf_beam.studies.error_estimates import EPS, est_check, estimate, roundoff
 
 __all__ = [
     "IMPACT_SAMPLES",
+    "LIMIT_PREFIX",
+    "is_nonsmooth_row",
     "compliant_limit",
     "contact_laws_of",
     "first_impulse",
@@ -46,6 +48,16 @@ __all__ = [
     "limit_table",
     "nonsmooth_rows",
 ]
+
+#: the name prefix of the rows of :func:`nonsmooth_rows` (the nonsmooth report shows them, the
+#: mechanisms report the others: every check once)
+LIMIT_PREFIX = "nonsmooth: "
+
+
+def is_nonsmooth_row(row: dict[str, Any]) -> bool:
+    """A row of :func:`nonsmooth_rows` (by its name)."""
+    return str(row["check"]).startswith(LIMIT_PREFIX)
+
 
 #: samples per compliant impact duration at the largest K (the trapezoidal integral of the
 #: force over the impact: relative error ~ 1 / IMPACT_SAMPLES^2 for a smooth pulse)
@@ -273,7 +285,8 @@ def nonsmooth_rows(
         est_c = _richardson(seq, k_lim)
         rows.append(
             est_check(
-                f"{c} first contact time vs compliant at K = {limit['K_value'].values[-1]:.3g} (s)",
+                f"{LIMIT_PREFIX}{c} first contact time vs compliant at K = "
+                f"{limit['K_value'].values[-1]:.3g} (s)",
                 float(seq[-1]),
                 float(t_ns),
                 est_ns + est_c,
@@ -292,7 +305,8 @@ def nonsmooth_rows(
         est_i = _richardson(iseq, k_lim)
         rows.append(
             est_check(
-                f"{c} first impulse vs compliant force integrated over the impact (N s)",
+                f"{LIMIT_PREFIX}{c} first impulse vs compliant force integrated over the impact "
+                "(N s)",
                 float(iseq[-1]),
                 p_ns,
                 est_p + est_i,
@@ -310,7 +324,7 @@ def nonsmooth_rows(
         est = estimate(d, d_fine, kappa)
         rows.append(
             est_check(
-                f"{c} largest penetration (drift of the unilateral constraint, m)",
+                f"{LIMIT_PREFIX}{c} largest penetration (drift of the unilateral constraint, m)",
                 0.0,
                 d,
                 est,
