@@ -233,6 +233,13 @@ class MechanismResult:
     force_state: np.ndarray | None = None  # (n_samples, n_force_elements, 4) carried state
     drive_work: np.ndarray | None = None  # J, work the drives fed in since t = 0 (booked)
     energy_roundoff: float = 0.0  # J, round-off level of the beams' strain energy
+    # Moreau-Jean runs (ancf_beam.mbs.moreau): per sample and nonsmooth contact the normal and
+    # tangential impulse (N s) of the step ending at the sample, a summary per contact and the
+    # contact solver's iterations per step
+    impulse_n: np.ndarray | None = None
+    impulse_t: np.ndarray | None = None
+    contact_summary: dict | None = None
+    lcp_iterations: np.ndarray | None = None
 
     @property
     def total(self) -> np.ndarray:

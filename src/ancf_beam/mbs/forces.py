@@ -36,6 +36,7 @@ from ancf_beam.mbs.contact import ContactLaw, FrictionLaw
 from ancf_beam.mbs.core import FE_CONTACT, FE_FORCE, FE_LINE, FE_SPRING, FE_TORQUE
 
 __all__ = [
+    "CONTACT_MODELS",
     "CONTACT_STATES",
     "STATE_SIZE",
     "CircleContact",
@@ -160,6 +161,10 @@ class SpringDamper(ForceElement):
         return self.c == 0.0
 
 
+#: contact models: a compliant force element (a normal ``law``) or a unilateral constraint
+#: (``nonsmooth``: Newton's impact law and Coulomb friction, :mod:`ancf_beam.mbs.moreau`)
+CONTACT_MODELS = ("compliant", "nonsmooth")
+
 #: names of the carried contact flag (``fst[e, 1]``) as :meth:`Contact.evaluate` reports it
 CONTACT_STATES = ("separated", "in contact")
 
@@ -189,10 +194,19 @@ class Contact(ForceElement):
     the element is conservative when the law has no damping (hertz, kelvin-voigt with ``c =
     0``, a hysteresis law with ``ce = 1``) and there is no friction; otherwise the integrators
     book the work the damping and friction dissipate (:func:`ancf_beam.mbs.core.
-    contact_dissipation`) with the damage work, so the energy balance closes either way."""
+    contact_dissipation`) with the damage work, so the energy balance closes either way.
+
+    ``model="nonsmooth"``: the contact is a unilateral constraint instead (gap ``g = -delta >=
+    0``, the same geometry), with Newton's impact law (``restitution`` e, 0 <= e <= 1) and
+    Coulomb friction (``mu``) at velocity level; no ``law`` is needed (``friction`` is
+    ignored). It is no force element: :meth:`ancf_beam.mbs.system.System.finalize` keeps it in
+    ``system.unilateral`` and only the Moreau-Jean stepper (:mod:`ancf_beam.mbs.moreau`) takes
+    it; the impulses' work is booked as dissipation there."""
 
     @property
     def conservative(self) -> bool:
+        if self.nonsmooth:
+            return self.restitution == 1.0 and self.mu == 0.0
         return self.law.damping == 0.0 and self.law.chi == 0.0 and self.friction.law == "none"
 
     @property
@@ -268,16 +282,38 @@ class Contact(ForceElement):
         return out
 
     def _encode_laws(self, ff: np.ndarray) -> None:
+        if self.nonsmooth:  # the geometry alone (the Moreau-Jean stepper reads e and mu)
+            return
         ff[core.C_LAW] = self.law.code
         ff[core.C_FRIC] = self.friction.code
         ff[core.C_NPAR : core.C_FPAR] = self.law.params()
         ff[core.C_FPAR : core.C_FEND] = self.friction.params()
 
+    @property
+    def nonsmooth(self) -> bool:
+        """True for a unilateral constraint (``model="nonsmooth"``): no force element, kept in
+        ``System.unilateral`` and integrated by the Moreau-Jean stepper
+        (:mod:`ancf_beam.mbs.moreau`: Newton's impact law with ``restitution``, Coulomb friction
+        with ``mu``)."""
+        return self.model == "nonsmooth"
+
     def _check_laws(self) -> None:
-        if self.law is None:
-            raise ValueError(f"contact '{self.name}': a normal law is required")
+        if self.model not in CONTACT_MODELS:
+            raise ValueError(
+                f"contact '{self.name}': model = {self.model!r} must be one of "
+                + ", ".join(CONTACT_MODELS)
+            )
+        e, mu = self.restitution, self.mu
+        if not (isinstance(e, (int, float)) and math.isfinite(e) and 0.0 <= e <= 1.0):
+            raise ValueError(f"contact '{self.name}': restitution = {e!r} must be in [0, 1]")
+        if not (isinstance(mu, (int, float)) and math.isfinite(mu) and mu >= 0.0):
+            raise ValueError(f"contact '{self.name}': mu = {mu!r} must be >= 0")
         if self.friction is None:
             self.friction = FrictionLaw()
+        if self.nonsmooth:
+            return
+        if self.law is None:
+            raise ValueError(f"contact '{self.name}': a normal law is required")
 
 
 @dataclass(eq=False)
@@ -312,6 +348,9 @@ class CircleContact(Contact):
     friction: FrictionLaw | None = None
     m_eff: float | None = None  # kg, for the contact frequency (None: from the bodies' masses)
     v_impact: float | None = None  # m/s, expected approach speed (nonlinear laws' stiffness)
+    model: str = "compliant"  # "compliant" (a force element) or "nonsmooth" (unilateral)
+    restitution: float = 0.0  # Newton's impact law (nonsmooth), 0 <= e <= 1
+    mu: float = 0.0  # Coulomb friction coefficient (nonsmooth), >= 0
 
     def __post_init__(self):
         self._check_laws()
@@ -386,6 +425,9 @@ class LineContact(Contact):
     friction: FrictionLaw | None = None
     m_eff: float | None = None  # kg, for the contact frequency (None: estimated_mass)
     v_impact: float | None = None  # m/s, expected approach speed (nonlinear laws' stiffness)
+    model: str = "compliant"  # "compliant" (a force element) or "nonsmooth" (unilateral)
+    restitution: float = 0.0  # Newton's impact law (nonsmooth), 0 <= e <= 1
+    mu: float = 0.0  # Coulomb friction coefficient (nonsmooth), >= 0
 
     def __post_init__(self):
         self._check_laws()
@@ -463,6 +505,9 @@ class LineContact(Contact):
         segment: tuple[float, float] | None = None,
         m_eff: float | None = None,
         v_impact: float | None = None,
+        model: str = "compliant",
+        restitution: float = 0.0,
+        mu: float = 0.0,
     ) -> list[LineContact]:
         """The four corner contacts of a rectangular rigid ``slider`` (``a`` long along its
         body x axis, ``b`` high, centred at its centre of mass) in a guide of width ``b +
@@ -471,7 +516,9 @@ class LineContact(Contact):
         gap)/2`` with its normal pointing down (-n) against the corners ``(+-a/2, +b/2)``, the
         lower line ``y = -(b + gap)/2`` (normal +n) against ``(+-a/2, -b/2)``. ``segment``:
         the guide's extent along ``direction`` (guide frame). Names ``{name}.upper_front``,
-        ``.upper_rear``, ``.lower_front``, ``.lower_rear`` (front: the slider's +x)."""
+        ``.upper_rear``, ``.lower_front``, ``.lower_rear`` (front: the slider's +x).
+        ``model``, ``restitution``, ``mu``: as :class:`LineContact` (``"nonsmooth"``: four
+        unilateral constraints)."""
         if not (a > 0.0 and b > 0.0 and gap >= 0.0):
             raise ValueError(
                 f"guide '{name}': need a > 0, b > 0 and gap >= 0, got a = {a!r}, b = {b!r}, "
@@ -496,7 +543,15 @@ class LineContact(Contact):
 
         upper, lower = shifted(1.0), shifted(-1.0)
         seg_up = None if segment is None else (-float(segment[1]), -float(segment[0]))
-        common = {"law": law, "friction": friction, "m_eff": m_eff, "v_impact": v_impact}
+        common = {
+            "law": law,
+            "friction": friction,
+            "m_eff": m_eff,
+            "v_impact": v_impact,
+            "model": model,
+            "restitution": restitution,
+            "mu": mu,
+        }
         out = []
         for side, line, sy, d, seg in (
             ("upper", upper, 0.5 * b, (-dx, -dy), seg_up),

@@ -24,6 +24,11 @@ Integrators (``IntegratorSettings.integrator``):
   contacts dissipate is integrated on it per step (Gauss-Legendre, split where it has kinks).
   Restarts that do not advance time are counted and end the run with an error naming the
   system, the time and the contact.
+* ``moreau-jean`` -- fixed-step Moreau-Jean time stepping (theta-method on the velocities,
+  contacts detected at mid-step positions, linearised-implicit forces, bilateral constraints at
+  velocity level with a position projection): the integrator of nonsmooth contacts
+  (``model="nonsmooth"``: Newton's impact law, Coulomb friction), :mod:`ancf_beam.mbs.moreau`;
+  the only one that takes them.
 * ``generalized-alpha`` / ``newmark`` -- index-3 (Arnold & Bruels 2007 form, as the cantilever's
   :mod:`ancf_beam.solvers.implicit`): equilibrium ``M a + J^T lambda = Q`` and ``Phi(q, t) = 0``
   enforced at ``t_{n+1}`` with the multipliers as unknowns; Newmark formulas on the
@@ -153,9 +158,20 @@ def integrate(
     :class:`ConstraintSingularityError` (the constraint Jacobian became singular)."""
     settings.validate()
     system.finalize()
+    if system.unilateral and settings.integrator != "moreau-jean":
+        c = system.unilateral[0]
+        raise ValueError(
+            f"contact '{c.name}' is nonsmooth (model 'nonsmooth'), which the integrator "
+            f"'{settings.integrator}' cannot take: use integrator 'moreau-jean' or a compliant "
+            "contact law"
+        )
     q, v, a, lam = initial_state(system, q0, v0)
     system.reset_force_state(q, v)
-    if settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
+    if settings.integrator == "moreau-jean":
+        from ancf_beam.mbs.moreau import run_moreau_jean  # nonsmooth contacts, fixed step
+
+        res = run_moreau_jean(system, settings, q, v, a, lam)
+    elif settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
         from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 
         res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)

@@ -25,8 +25,9 @@ __all__ = [
     "explicit_dt_bounds",
 ]
 
-INTEGRATORS = MECHANISM_INTEGRATORS  # generalized-alpha (default), newmark, central-difference,
-# adaptive
+#: generalized-alpha (default), newmark, central-difference, adaptive, moreau-jean (nonsmooth
+#: contacts: :mod:`ancf_beam.mbs.moreau`)
+INTEGRATORS = tuple(dict.fromkeys((*MECHANISM_INTEGRATORS, "moreau-jean")))
 NEWTON_VARIANTS = ("modified", "full")
 _SOLVER = MechanismSolverSpec()  # the defaults (ancf_beam.config holds them)
 
@@ -48,7 +49,10 @@ class IntegratorSettings:
     below ``contact_margin`` (m) or would close within the next step, contact onsets located to
     a penetration of at most ``onset_tol`` (m) (:mod:`ancf_beam.mbs.stepping`; the other
     integrators ignore it: the adaptive one controls its own step and restarts at every
-    onset).
+    onset). ``moreau-jean`` (:mod:`ancf_beam.mbs.moreau`): fixed step ``dt`` (required),
+    ``theta`` (0.5 <= theta <= 1) of the theta-method on the velocities, ``tol`` the relative
+    convergence tolerance of the contact solver (the largest change of an impulse in a sweep
+    over the largest impulse) and ``max_iter`` its sweep cap.
     The solver fields and their defaults are those of
     :class:`ancf_beam.config.MechanismSolverSpec`."""
 
@@ -74,6 +78,7 @@ class IntegratorSettings:
     dt_contact: float | None = _SOLVER.dt_contact
     contact_margin: float = _SOLVER.contact_margin
     onset_tol: float = _SOLVER.onset_tol
+    theta: float = 0.5
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
@@ -102,6 +107,12 @@ class IntegratorSettings:
             raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")
         if not (math.isfinite(self.contact_margin) and self.contact_margin >= 0):
             raise ValueError(f"contact_margin must be >= 0, got {self.contact_margin!r}")
+        if not (isinstance(self.theta, (int, float)) and 0.5 <= self.theta <= 1.0):
+            raise ValueError(f"theta must be in [0.5, 1], got {self.theta!r}")
+        if not (self.max_iter >= 1 and int(self.max_iter) == self.max_iter):
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        if self.integrator == "moreau-jean" and self.dt is None:
+            raise ValueError("dt is required by the moreau-jean integrator (a fixed step)")
         if self.projection and self.integrator == "adaptive":
             raise ValueError("projection is not available with the adaptive integrator")
 

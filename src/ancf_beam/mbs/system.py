@@ -75,6 +75,7 @@ class System:
         self.bodies: list[Body] = []
         self.joints: list[Joint] = []
         self.forces: list[ForceElement] = []
+        self.unilateral: list[ForceElement] = []  # nonsmooth contacts (filled by finalize)
         self._final = False
 
     # ------------------------------------------------------------------------------------
@@ -111,6 +112,7 @@ class System:
             return self
         self._number_coordinates()
         self._assemble_rows()
+        self._split_unilateral()
         self._assemble_forces()
         self._assemble_mass()
         entries = self._assemble_beams()
@@ -165,6 +167,23 @@ class System:
         self.ei, self.ef = encode_rows(rows)
         if any(r.dofs() and (max(r.dofs()) >= self.n) for r in rows):
             raise ValueError("a joint refers to a body that is not part of the system")
+
+    def _split_unilateral(self) -> None:
+        """Move the nonsmooth contacts (``model="nonsmooth"``) out of the force elements into
+        ``self.unilateral`` (in the order added) with their geometry tables ``uei``, ``uef``
+        (the rows of :meth:`~ancf_beam.mbs.forces.ForceElement.encode`), restitutions ``u_e``
+        and friction coefficients ``u_mu``: they are constraints of the Moreau-Jean stepper
+        (:mod:`ancf_beam.mbs.moreau`), not forces."""
+        self.unilateral = [f for f in self.forces if getattr(f, "nonsmooth", False)]
+        self.forces = [f for f in self.forces if not getattr(f, "nonsmooth", False)]
+        rows = [fe.encode() for fe in self.unilateral]
+        self.uei = np.array([r[0] for r in rows], dtype=np.int64).reshape(-1, N_INT)
+        self.uef = np.array([r[1] for r in rows], dtype=float).reshape(-1, N_FLT)
+        self.u_e = np.array([fe.restitution for fe in self.unilateral], dtype=float)
+        self.u_mu = np.array([fe.mu for fe in self.unilateral], dtype=float)
+        for fe in self.unilateral:
+            if any(d >= self.n for d in fe.dofs()):
+                raise ValueError(f"contact '{fe.name}' refers to a body that is not in the system")
 
     def _assemble_forces(self) -> None:
         """The force elements' encoded parameters and their (zero) carried state."""
@@ -566,6 +585,7 @@ class System:
             "equations": list(self.row_labels),
             "n_dof": self.n,
             "n_equations": self.m,
+            "unilateral": [f.name for f in self.unilateral],
             "low_rank_forces": [
                 f.name for f, k in zip(self.forces, self.fslot, strict=True) if k >= 0
             ],
