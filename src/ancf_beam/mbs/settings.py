@@ -78,7 +78,6 @@ class IntegratorSettings:
     dt_contact: float | None = _SOLVER.dt_contact
     contact_margin: float = _SOLVER.contact_margin
     onset_tol: float = _SOLVER.onset_tol
-    theta: float = 0.5
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
