@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -289,3 +290,57 @@ def test_nonsmooth_clearance_needs_no_stiffness():
     block["clearance"].update(E=None)
     with pytest.raises(ConfigError, match=r"clearance\.E"):
         resolve_mechanism({"mechanisms": {"sc": block}}, "sc")
+
+
+def test_builders_make_unilateral_contacts():
+    """The builders hand a nonsmooth contact's model, restitution and mu to the contact
+    elements, which the system keeps as unilateral constraints, not force elements."""
+    from ancf_beam.mbs.mechanisms import build_mechanism
+
+    spec = resolve_mechanism({"mechanisms": {"sc": _clearance()}}, "sc")
+    system = build_mechanism(spec).system
+    assert [c.name for c in system.unilateral] == ["wrist_pin"]
+    (c,) = system.unilateral
+    assert (c.model, c.restitution, c.mu, c.inside) == ("nonsmooth", 0.9, 0.01, True)
+    assert c.r_p - c.r_q == pytest.approx(5e-4, rel=1e-12)  # the radial clearance, round-off
+    assert not any(getattr(f, "nonsmooth", False) for f in system.forces)
+    guide = resolve_mechanism({"mechanisms": {"g": _guide()}}, "g")
+    system = build_mechanism(guide).system
+    names = sorted(c.name for c in system.unilateral)
+    assert names == [f"slider_guide.{s}" for s in
+                     ("lower_front", "lower_rear", "upper_front", "upper_rear")]  # fmt: skip
+    assert {(c.restitution, c.mu) for c in system.unilateral} == {(0.4, 0.01)}
+
+
+def test_two_body_nonsmooth_json_is_newtons_law(capsys, tmp_path):
+    """Two point masses, head on, a nonsmooth contact (e = 0.5): the JSON's restitution is e
+    and its one impulse (1 + e) m1 m2 / (m1 + m2) v_rel (closed form); the --out histories hold
+    that impulse. One contact is solved exactly by the first Gauss-Seidel sweep: round-off
+    only (a few operations: 64 eps relative)."""
+    import json
+
+    import xarray as xr
+
+    block = _two_body("moreau-jean")
+    block.update(t_end=2.0e-4, sample_dt=1.0e-6, gap=1.0e-4)
+    block["solver"] = {"dt": 1.0e-6, "tol": 1.0e-12, "max_iter": 50}
+    config = _write(tmp_path, "tb", block)
+    out = tmp_path / "tb.nc"
+    code = main(["mechanism", "--config", str(config), "--case", "tb", "--json", "--out",
+                 str(out), "-q"])  # fmt: skip
+    text, err = capsys.readouterr()
+    assert code == 0, err
+    d = json.loads(text)
+    m1, m2 = block["bodies"]["m1"], block["bodies"]["m2"]
+    p_exact = 1.5 * m1 * m2 / (m1 + m2) * block["v_rel"]
+    eps = 2.0**-52
+    assert d["impulses"] == d["impacts"] == 1
+    assert d["max_impulse"] == pytest.approx(p_exact, rel=64 * eps)
+    assert d["restitution"] == pytest.approx(0.5, rel=64 * eps)
+    for key in ("max_penetration", "critical_dt", "critical_dt_mode"):
+        assert key in d, key
+    with xr.open_dataset(out) as ds:
+        assert ds["impulse_normal"].attrs["units"] == "N s"
+        p = ds["impulse_normal"].sel(contact="contact").values
+        assert p.sum() == pytest.approx(p_exact, rel=64 * eps)
+        assert set(np.unique(ds["contact_state"].values)) == {0, 1}
