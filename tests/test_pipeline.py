@@ -219,7 +219,7 @@ def test_schema_defaults_are_valid_and_every_key_is_described():
     assert not v.is_valid({**bad, "pipeline": {}})
     defs = schema["$defs"]
     names = ("pendulum", "slider_crank", "two_body", "rod_rigid", "clearance", "contact_law",
-             "friction_law")
+             "contact_compliant", "contact_nonsmooth", "friction_law")
     roots = [*(defs[k] for k in names), {"properties": schema["properties"]}]
     undescribed = [
         key
