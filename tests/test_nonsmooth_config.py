@@ -157,6 +157,15 @@ ROWS = [
         ],
     ),
     (
+        "cli_mj_without_dt",
+        {k: v for k, v in SHIPPED["slider_crank_rigid"].items() if k != "solver"},
+        ["--integrator", "moreau-jean"],
+        [
+            "the integrator of this run of mechanism 'cli_mj_without_dt' = 'moreau-jean'",
+            "'mechanisms.cli_mj_without_dt.solver.dt' = None",
+        ],
+    ),
+    (
         "mj_without_dt",
         {**_clearance(), "solver": {"dt": None}},
         [],

@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec, check_contact_integrator
+from ancf_beam.config import ConfigError, MechanismSpec, check_contact_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
@@ -352,6 +352,12 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
+    if integrator == "moreau-jean" and spec.solver.dt is None:
+        raise ConfigError(
+            f"the integrator of this run of mechanism '{spec.name}' = 'moreau-jean' needs config "
+            f"key 'mechanisms.{spec.name}.solver.dt' = None to be a number > 0 (s): the "
+            "moreau-jean time stepping takes a fixed step"
+        )
     if integrator is not None:
         check_contact_integrator(
             spec.name,
