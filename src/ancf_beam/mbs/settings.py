@@ -52,7 +52,8 @@ class IntegratorSettings:
     onset). ``moreau-jean`` (:mod:`ancf_beam.mbs.moreau`): fixed step ``dt`` (required),
     ``theta`` (0.5 <= theta <= 1) of the theta-method on the velocities, ``tol`` the relative
     convergence tolerance of the contact solver (the largest change of an impulse in a sweep
-    over the largest impulse) and ``max_iter`` its sweep cap.
+    over the largest impulse) and ``max_iter`` its sweep cap; ``contact_projection``: project
+    the positions out of penetration after each step (velocities unchanged).
     The solver fields and their defaults are those of
     :class:`ancf_beam.config.MechanismSolverSpec`."""
 
@@ -78,6 +79,7 @@ class IntegratorSettings:
     dt_contact: float | None = _SOLVER.dt_contact
     contact_margin: float = _SOLVER.contact_margin
     onset_tol: float = _SOLVER.onset_tol
+    contact_projection: bool = True  # moreau-jean: positions projected out of penetration
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
