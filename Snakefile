@@ -68,6 +68,7 @@ localrules:
     report_mechanisms,
     report_contact,
     report_flagship,
+    report_nonsmooth,
     report_index,
     ro_crate,
 

@@ -47,7 +47,7 @@ AGGREGATE_RULES = {
     "report_scaling", "report_seed_audit", "report_index", "ro_crate", "all",
 }  # fmt: skip
 NEW_REPORTS = ("integrators", "defects", "identification", "scaling")
-MECH_REPORTS = ("mechanisms", "contact", "flagship")
+MECH_REPORTS = ("mechanisms", "contact", "flagship", "nonsmooth")
 #: variables (with units) of every mechanism NetCDF, by kind; clearance adds MECH_CLEARANCE
 MECH_VARS = {
     "common": {"time": "s", "constraint_violation": "m (rad for angle equations)",
@@ -56,6 +56,8 @@ MECH_VARS = {
                      "drive_torque": "N m", "reaction_force": "N", "crank_angle": "rad"},
     "two-body": {"x1": "m", "v2": "m/s", "contact_force_normal": "N", "penetration": "m"},
 }  # fmt: skip
+MECH_NONSMOOTH = {"impulse_normal": "N s", "impulse_tangential": "N s", "penetration": "m",
+                  "eccentricity_x": "m", "eccentricity_y": "m"}  # fmt: skip
 MECH_CLEARANCE = {"contact_force_normal": "N", "contact_force_tangential": "N",
                   "penetration": "m", "eccentricity_x": "m", "eccentricity_y": "m"}  # fmt: skip
 MECH_PROVENANCE = ("case", "package_version", "git_commit", "config_hash", "created_utc",
@@ -217,7 +219,7 @@ def test_schema_defaults_are_valid_and_every_key_is_described():
     assert not v.is_valid({**bad, "pipeline": {}})
     defs = schema["$defs"]
     names = ("pendulum", "slider_crank", "two_body", "rod_rigid", "clearance", "contact_law",
-             "friction_law")
+             "contact_compliant", "contact_nonsmooth", "friction_law")
     roots = [*(defs[k] for k in names), {"properties": schema["properties"]}]
     undescribed = [
         key
@@ -486,7 +488,9 @@ def test_quick_pipeline_mechanisms(quick_run):
                 assert key in ds.attrs, (name, key)
             assert ds.attrs["case"] == name and ds.attrs["study"] == "mechanism"
             want = {**MECH_VARS["common"], **MECH_VARS.get(block["kind"], {})}
-            if block.get("clearance"):
+            if block.get("clearance") and block["clearance"]["contact"].get("model") == "nonsmooth":
+                want.update(MECH_NONSMOOTH)  # impulses instead of forces
+            elif block.get("clearance"):
                 want.update(MECH_CLEARANCE)
                 assert set(np.unique(ds["contact_state"].values)) <= {0, 1, 2}
             for var, unit in want.items():
@@ -538,7 +542,7 @@ def test_quick_pipeline_reports(quick_run):
     assert len(list((rep / "checks").glob("*.csv"))) == n_csv
     for name, least in (("integrators", 5), ("defects", 1), ("identification", 5),
                         ("scaling", 3), ("mechanisms", 20), ("contact", 9),
-                        ("flagship", 4)):  # fmt: skip
+                        ("flagship", 4), ("nonsmooth", 3)):  # fmt: skip
         assert len(pd.read_csv(rep / "checks" / f"{name}.csv")) >= least, name
     index = (rep / "index.html").read_text()
     m = re.search(r"Overall: (\d+) of (\d+) distinct checks PASS", index)

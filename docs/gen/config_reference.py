@@ -238,7 +238,8 @@ def render(schema: dict) -> str:
     for name, title in (
         ("rod_rigid", "`rod` with `model: rigid` (slider-crank)"),
         ("clearance", "`clearance` (slider-crank)"),
-        ("contact_law", "`contact` blocks (two-body, clearance)"),
+        ("contact_compliant", "`contact` blocks (two-body, clearance, guide, contacts)"),
+        ("contact_nonsmooth", "`contact` blocks with `model: nonsmooth`"),
         ("friction_law", "`friction` blocks (clearance)"),
     ):
         node = resolve(defs[name], defs)

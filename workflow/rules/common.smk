@@ -468,6 +468,35 @@ MECH_STUDY_CASES = {
 MECH_STUDY_CASES = {k: v for k, v in MECH_STUDY_CASES.items() if v is not None}
 
 
+def _nonsmooth_pairs():
+    """pipeline.mechanisms.compliant: nonsmooth case -> compliant counterpart, both cases of
+    the config (the nonsmooth one with nonsmooth contacts)."""
+    from ancf_beam.mbs.analysis import contact_models
+
+    pairs = PIPE["mechanisms"]["compliant"] or {}
+    for ns, comp in pairs.items():
+        for name in (ns, comp):
+            if name not in MSPECS:
+                raise WorkflowError(
+                    f"config key 'pipeline.mechanisms.compliant': '{name}' is not a mechanism "
+                    f"case; cases: {MECHANISMS}"
+                )
+        if "nonsmooth" not in contact_models(MSPECS[ns]).values():
+            raise WorkflowError(
+                f"config key 'pipeline.mechanisms.compliant.{ns}': mechanism '{ns}' has no "
+                "nonsmooth contact (model: nonsmooth)"
+            )
+    return dict(pairs)
+
+
+NONSMOOTH = _nonsmooth_pairs()
+
+
+def compliant_case(wildcards):
+    """The compliant counterpart of a nonsmooth case ("" for any other case)."""
+    return NONSMOOTH.get(wildcards.mcase, "")
+
+
 def mechanism_study_settings(name):
     return _study_params(name, "case")
 
@@ -493,6 +522,8 @@ if "contact_laws" in MECH_STUDY_CASES or any(
     MECH_REPORTS.append("contact")
 if "flagship" in MECH_STUDY_CASES:
     MECH_REPORTS.append("flagship")
+if NONSMOOTH:
+    MECH_REPORTS.append("nonsmooth")
 
 
 def mechanism_outputs():
@@ -519,6 +550,8 @@ def mechanism_figures(report):
         return figs + [
             f"{m}_impact" for m, sp in MSPECS.items() if sp.kind == "two-body"
         ]
+    if report == "nonsmooth":
+        return [f"{m}_{f}" for m in NONSMOOTH for f in ("impulse", "limit", "orbits")]
     figs = ["histories", "orbits"]
     return figs + (["damage"] if PIPE["flagship"]["damage"]["enabled"] else [])
 

@@ -38,6 +38,8 @@ rule mechanism_validation:
         mechanism_hash=mechanism_hash,
         package=PACKAGE,
         tolerances=tolerances("mechanisms"),
+        compliant=compliant_case,
+        K_factors=PIPE["mechanisms"]["K_factors"],
     script:
         "../scripts/mechanism_validation.py"
 

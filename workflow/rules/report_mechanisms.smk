@@ -1,5 +1,6 @@
 # Reports of the mechanisms: every mechanism case with its checks and the clearance sweep
-# (mechanisms.html), the contact laws (contact.html), the flagship study (flagship.html).
+# (mechanisms.html), the contact laws (contact.html), the flagship study (flagship.html),
+# nonsmooth vs compliant contact (nonsmooth.html).
 # Same papermill + nbconvert command as report.smk (NB_CMD).
 
 
@@ -188,6 +189,55 @@ rule report_mechanism_case:
             validation_nc=input.validation,
             animation_gif=input.gif,
             figures={"snapshots": output.fig_snapshots, "energy": output.fig_energy},
+        ),
+    shell:
+        NB_CMD
+
+
+rule report_nonsmooth:
+    input:
+        nb=workflow.source_path("../notebooks/nonsmooth.ipynb"),
+        runs=[mechanism_file(m) for m in NONSMOOTH],
+        validation=[mechanism_validation_file(m) for m in NONSMOOTH],
+        compliant=[mechanism_file(c) for c in NONSMOOTH.values()],
+    output:
+        **{
+            f"fig_{k}": v
+            for k, v in _figures("nonsmooth", mechanism_figures("nonsmooth")).items()
+        },
+        nb=f"{REP}/notebooks/nonsmooth.ipynb",
+        html=report(
+            f"{REP}/nonsmooth.html",
+            category="Reports",
+            subcategory="Mechanisms",
+            labels={"report": "nonsmooth vs compliant"},
+            caption="../report/captions/reports/nonsmooth.rst",
+        ),
+        checks=report(
+            f"{REP}/checks/nonsmooth.csv",
+            category="Checks",
+            subcategory="Across cases",
+            labels={"table": "checks: nonsmooth"},
+            caption="../report/captions/checks.rst",
+        ),
+    log:
+        f"{RES}/logs/report/nonsmooth.log",
+    conda:
+        "../envs/ancf-beam.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        py=PY,
+        nb=lambda wc, input, output: nb_params(
+            cases=list(NONSMOOTH),
+            compliant=NONSMOOTH,
+            run_nc=dict(zip(NONSMOOTH, input.runs)),
+            validation_nc=dict(zip(NONSMOOTH, input.validation)),
+            compliant_nc=dict(zip(NONSMOOTH, input.compliant)),
+            checks_csv=output.checks,
+            figures=_fig_paths(output, mechanism_figures("nonsmooth")),
         ),
     shell:
         NB_CMD

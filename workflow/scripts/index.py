@@ -39,6 +39,7 @@ titles = {
     "mechanisms": "Mechanisms: slider-cranks vs ideal references, clearance joints",
     "contact": "Contact laws: impacts, restitution recovery, force-penetration loops",
     "flagship": "Flagship: graded, damaging ANCF rod in a crank-slider with clearance",
+    "nonsmooth": "Nonsmooth vs compliant contact: impulses, the compliant limit as K grows",
 }
 inp = snakemake.input
 for case, page, checks in zip(snakemake.params.cases, inp.case_html, inp.case_checks, strict=True):

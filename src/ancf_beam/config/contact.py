@@ -23,6 +23,7 @@ __all__ = [
     "NORMAL_LAWS",
     "ContactLaw",
     "FrictionLaw",
+    "NonsmoothLaw",
     "hertz_conformal_stiffness",
     "hysteresis_factor",
 ]
@@ -72,7 +73,19 @@ def _checked(block: Any, name: str, where: str) -> dict[str, Any]:
             f"{schema.describe(schema.node(name))}"
         )
     given = schema.check(dict(block), schema.node(name), where)
-    return {**schema.defaults(schema.node(name)), **given}
+    return {**schema.defaults(schema.node(name), given), **given}
+
+
+@dataclass(frozen=True)
+class NonsmoothLaw:
+    """A nonsmooth contact (``model: nonsmooth``): a unilateral constraint with Newton's impact
+    law (``restitution``, 0 <= e <= 1) and Coulomb friction (``mu`` >= 0), integrated by the
+    moreau-jean time stepping; no force law, no stiffness."""
+
+    restitution: float
+    mu: float
+    model: str = "nonsmooth"
+    law: str = "nonsmooth"
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ class ContactLaw:
     damping: float  # c (N s/m), kelvin-voigt only
     restitution: float | None
     v0_min: float
+    model: str = "compliant"
 
     @classmethod
     def from_config(
@@ -93,11 +107,14 @@ class ContactLaw:
         where: str,
         m_eff: float | None = None,
         K_default: float | None = None,
-    ) -> ContactLaw:
+    ) -> ContactLaw | NonsmoothLaw:
         """Validate a ``contact:`` block (``where`` is its dotted config path, used in errors).
         ``m_eff`` (kg) converts ``zeta`` to ``c``; ``K_default`` is used by the hertz-type laws
-        when ``K`` is not given (e.g. the conformal stiffness of a clearance joint)."""
+        when ``K`` is not given (e.g. the conformal stiffness of a clearance joint). A block
+        with ``model: nonsmooth`` gives a :class:`NonsmoothLaw`."""
         b = _checked(block, "contact_law", where)
+        if b.get("model") == "nonsmooth":
+            return NonsmoothLaw(float(b["restitution"]), float(b["mu"]))
         law = b["law"]
         allowed = _LAW_KEYS.get(law, _HYSTERESIS_KEYS)
         for key in ("k", "c", "zeta", "K", "exponent", "restitution"):

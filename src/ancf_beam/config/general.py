@@ -19,7 +19,12 @@ from typing import Any
 
 from ancf_beam.config import schema
 from ancf_beam.config.cases import DEFAULTS, CaseSpec, build_case, deep_merge, set_dotted
-from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.config.contact import (
+    ContactLaw,
+    FrictionLaw,
+    NonsmoothLaw,
+    hertz_conformal_stiffness,
+)
 from ancf_beam.errors import ConfigError
 
 __all__ = [
@@ -48,11 +53,18 @@ BUILTIN_MARKERS = {"rigid": ("cm",), "point-mass": ("cm",), "beam": ("start", "m
 @dataclass(frozen=True)
 class ContactSpec:
     """The laws of one contact (a ``contacts:`` item, a revolute's ``clearance`` or a
-    prismatic's ``guide``): normal law, friction law, continuous-contact factor."""
+    prismatic's ``guide``): normal law (a :class:`NonsmoothLaw` for ``model: nonsmooth``),
+    friction law (None for a nonsmooth contact: its ``mu`` is the law's), continuous-contact
+    factor; ``key``: the dotted key of its ``contact:`` block relative to the mechanism."""
 
-    law: ContactLaw
+    law: ContactLaw | NonsmoothLaw
     friction: FrictionLaw | None
     continuous_factor: float
+    key: str = "contact"
+
+    @property
+    def nonsmooth(self) -> bool:
+        return self.law.model == "nonsmooth"
 
 
 @dataclass(frozen=True)
@@ -158,18 +170,29 @@ class _Refs:
             )
 
 
-def _law(where: str, block: Mapping[str, Any], radii: tuple[float, float] | None) -> ContactSpec:
-    """The contact laws of a block; with ``radii`` (bearing, journal) the conformal Hertz
-    stiffness from E and nu when the law has no K of its own."""
+def _law(
+    where: str, block: Mapping[str, Any], radii: tuple[float, float] | None, key: str
+) -> ContactSpec:
+    """The contact laws of a block (``key``: its dotted key relative to the mechanism); with
+    ``radii`` (bearing, journal) the conformal Hertz stiffness from E and nu when the law has
+    no K of its own. A nonsmooth contact takes no stiffness and no friction block (its ``mu``
+    is Coulomb's)."""
     k_hertz = None
     contact = block["contact"]
+    nonsmooth = contact.get("model") == "nonsmooth"
+    if nonsmooth and block.get("friction") is not None:
+        raise ConfigError(
+            f"config key '{where}.friction' = {dict(block['friction'])!r} does not apply to a "
+            f"contact with model: nonsmooth (its Coulomb friction is '{where}.contact.mu'): "
+            "expected null"
+        )
     if radii is not None:
         r_b, r_j = radii
         if not r_j < r_b:
             raise _bad(
                 f"{where}.journal_radius", r_j, f"a number in (0, bearing_radius = {r_b}) (m)"
             )
-        if contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
+        if not nonsmooth and contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
             for key in ("E", "nu"):
                 if block.get(key) is None:
                     raise _bad(f"{where}.{key}", None, "a number (the contact law has no K)")
@@ -178,7 +201,7 @@ def _law(where: str, block: Mapping[str, Any], radii: tuple[float, float] | None
     law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
     friction = block.get("friction")
     fr = None if friction is None else FrictionLaw.from_config(friction, f"{where}.friction")
-    return ContactSpec(law, fr, float(block.get("continuous_factor", 5.0)))
+    return ContactSpec(law, fr, float(block.get("continuous_factor", 5.0)), f"{key}.contact")
 
 
 def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
@@ -204,11 +227,14 @@ def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
                     f"one of {', '.join(two)}",
                 )
             laws[jn] = _law(
-                f"{refs.where}.{key}.clearance", cl, (cl["bearing_radius"], cl["journal_radius"])
+                f"{refs.where}.{key}.clearance",
+                cl,
+                (cl["bearing_radius"], cl["journal_radius"]),
+                f"{key}.clearance",
             )
         if j.get("guide") is not None:
             refs.body(f"{key}.point", j["point"].split(".")[0])
-            laws[jn] = _law(f"{refs.where}.{key}.guide", j["guide"], None)
+            laws[jn] = _law(f"{refs.where}.{key}.guide", j["guide"], None, f"{key}.guide")
 
 
 def _check_table(where: str, j: Mapping[str, Any]) -> None:
@@ -250,7 +276,7 @@ def _check_contacts(refs: _Refs, contacts: Mapping[str, Any], laws: dict) -> Non
         radii = (
             (c["bearing_radius"], c["journal_radius"]) if c["type"] == "circle-in-bearing" else None
         )
-        laws[cn] = _law(f"{refs.where}.{key}", c, radii)
+        laws[cn] = _law(f"{refs.where}.{key}", c, radii, key)
 
 
 def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:

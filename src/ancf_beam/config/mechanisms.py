@@ -45,6 +45,8 @@ __all__ = [
     "MechanismSpec",
     "ROD_MODELS",
     "check_clearance_integrator",
+    "check_contact_integrator",
+    "NONSMOOTH_INTEGRATOR",
     "RigidLinkSpec",
     "RigidPartSpec",
     "mechanism_from_file",
@@ -67,6 +69,8 @@ BEAM_CASE_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "m
 CLEARANCE_JOINTS = schema.enum("clearance", "joint")
 #: the integrators that record contact episodes, which a clearance joint's outputs are made of
 CLEARANCE_INTEGRATORS = ("generalized-alpha", "newmark", "adaptive")
+#: the one integrator of nonsmooth contacts (``model: nonsmooth``), which takes no compliant one
+NONSMOOTH_INTEGRATOR = "moreau-jean"
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,14 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
         )
     contact = b["contact"]
     k_hertz = None
-    if contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
+    nonsmooth = contact.get("model") == "nonsmooth"
+    if nonsmooth and b["friction"] is not None:
+        raise ConfigError(
+            f"config key '{where}.friction' = {dict(b['friction'])!r} does not apply to a "
+            f"contact with model: nonsmooth (its Coulomb friction is '{where}.contact.mu'): "
+            "expected null"
+        )
+    if not nonsmooth and contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
         props = schema.properties(schema.node("clearance"))
         for key in ("E", "nu"):
             if b[key] is None:
@@ -217,7 +228,7 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
                 )
         k_hertz = hertz_conformal_stiffness(b["E"], b["nu"], b["E"], b["nu"], r_b, r_j)
     law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
-    friction = FrictionLaw.from_config(b["friction"], f"{where}.friction")
+    friction = None if nonsmooth else FrictionLaw.from_config(b["friction"], f"{where}.friction")
     block["continuous_factor"] = float(b["continuous_factor"])
     e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
     journal = b.get("journal")
@@ -380,10 +391,11 @@ def resolve_mechanism(
         return MechanismSpec(**common, beam=beam, resolved=resolved)
     if kind == "two-body":
         return _two_body_spec(name, merged, common)
+    check_moreau_jean_step(name, merged)
     if kind == "general":
         gen = general_spec(name, merged)
-        if gen.laws:
-            check_clearance_integrator(name, merged["integrator"])
+        models = {law.key: law.law.model for law in gen.laws.values()}
+        check_contact_integrator(name, merged["integrator"], models)
         return MechanismSpec(**{**common, "g": gen.g}, general=gen, resolved=merged)
     return _slider_crank_spec(name, merged, common)
 
@@ -406,7 +418,8 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
     clearance = None
     if merged["clearance"] is not None:
         clearance = _clearance_spec(name, merged["clearance"])
-        check_clearance_integrator(name, merged["integrator"])
+        models = {"clearance.contact": clearance.contact.model}
+        check_contact_integrator(name, merged["integrator"], models)
     return MechanismSpec(
         **common,
         beam=beam,
@@ -434,11 +447,62 @@ def check_clearance_integrator(name: str, integrator: str, override: bool = Fals
         )
 
 
+def check_contact_integrator(
+    name: str,
+    integrator: str,
+    models: Mapping[str, str],
+    override: bool = False,
+    episodes: bool = True,
+) -> None:
+    """The integrator of mechanism ``name`` against its contacts (``models``: the dotted key of
+    each contact block relative to the mechanism -> its model, compliant or nonsmooth): a
+    nonsmooth contact needs moreau-jean; moreau-jean takes no compliant contact (its step has
+    no force law: a stiff compliant force would need steps far below the impact duration); a
+    compliant one needs an integrator that records its contact episodes
+    (:func:`check_clearance_integrator`) when ``episodes`` (its outputs are made of them: not
+    so the two-body impact). ``override``: the integrator was given for one run
+    (CLI ``--integrator``), not by the configuration."""
+    where = f"mechanisms.{name}"
+    what = f"config key '{where}.integrator'"
+    if override:
+        what = f"the integrator of this run of mechanism '{name}'"
+    for key, model in models.items():
+        if model == "nonsmooth" and integrator != NONSMOOTH_INTEGRATOR:
+            raise ConfigError(
+                f"{what} = {integrator!r} is invalid with config key '{where}.{key}.model' = "
+                f"'nonsmooth': expected {NONSMOOTH_INTEGRATOR!r} (a nonsmooth contact is a "
+                "unilateral constraint, only the moreau-jean time stepping takes it), or a "
+                "compliant contact law"
+            )
+        if model != "nonsmooth" and integrator == NONSMOOTH_INTEGRATOR:
+            others = tuple(i for i in MECHANISM_INTEGRATORS if i != NONSMOOTH_INTEGRATOR)
+            compliant = CLEARANCE_INTEGRATORS if episodes else others
+            raise ConfigError(
+                f"{what} = {integrator!r} is invalid with config key '{where}.{key}.model' = "
+                f"{model!r}: expected one of {', '.join(compliant)} for a compliant "
+                f"contact, or model: nonsmooth for {NONSMOOTH_INTEGRATOR!r} (it takes no "
+                "compliant contact)"
+            )
+    if episodes and models and integrator != NONSMOOTH_INTEGRATOR:
+        check_clearance_integrator(name, integrator, override)
+
+
+def check_moreau_jean_step(name: str, merged: Mapping[str, Any]) -> None:
+    """moreau-jean takes a fixed step: ``solver.dt`` must be given."""
+    if merged["integrator"] == NONSMOOTH_INTEGRATOR and merged["solver"]["dt"] is None:
+        raise ConfigError(
+            f"config key 'mechanisms.{name}.solver.dt' = None is invalid with config key "
+            f"'mechanisms.{name}.integrator' = {NONSMOOTH_INTEGRATOR!r}: expected a number "
+            "> 0 (s) (the moreau-jean time stepping takes a fixed step)"
+        )
+
+
 def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) -> MechanismSpec:
     b = merged["bodies"]
     masses = (float(b["m1"]), float(b["m2"]))
     m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
     law = ContactLaw.from_config(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
+    check_contact_integrator(name, merged["integrator"], {"contact": law.model}, episodes=False)
     return MechanismSpec(
         **common,
         masses=masses,

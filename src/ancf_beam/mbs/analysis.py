@@ -39,6 +39,14 @@ sample is 0 (free flight: no penetration), 1 or 2 (the class of the episode it l
 Dataset additions: ``contact_force_normal``, ``contact_force_tangential``, ``penetration``,
 ``eccentricity_x``, ``eccentricity_y`` (journal centre minus bearing centre), ``contact_state``.
 
+Nonsmooth contacts (``model: nonsmooth``, integrator ``moreau-jean``): a clearance joint's
+fields are those of :func:`ancf_beam.mbs.outputs.nonsmooth_contact` (``impulses``,
+``max_impulse``, ``first_impact_impulse``, the compliant fields that apply) and
+``critical_dt``, ``critical_dt_mode``; a two-body impact's ``restitution``, ``impulses``,
+``max_impulse``, ``max_penetration``, ``impacts``, ``critical_dt``, ``critical_dt_mode``; the
+Dataset has ``impulse_normal``, ``impulse_tangential`` (N s, time x contact) instead of the
+contact forces.
+
 Dataset (dimension ``time``): as they apply, ``slider_x``, ``slider_v``, ``slider_a``,
 ``crank_angle``, ``drive_torque``, ``reaction_force`` (time x joint), ``tip_x``, ``tip_y``,
 ``midspan_deflection`` (ANCF rod: signed distance of the mid-span point from the chord of its end
@@ -64,12 +72,20 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec, check_clearance_integrator
+from ancf_beam.config import ConfigError, MechanismSpec, check_contact_integrator
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
-from ancf_beam.mbs.outputs import contact_duration, general_outputs, geometry, peak
+from ancf_beam.mbs.outputs import (
+    NONSMOOTH_VARS,
+    contact_duration,
+    general_outputs,
+    geometry,
+    is_nonsmooth,
+    nonsmooth_contact,
+    peak,
+)
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
 
@@ -87,7 +103,20 @@ __all__ = [
     "refinement",
     "run_mechanism",
     "settings_from_spec",
+    "contact_models",
 ]
+
+
+def contact_models(spec: MechanismSpec) -> dict[str, str]:
+    """The dotted key of each contact block of ``spec`` (relative to the mechanism) -> its model
+    (compliant or nonsmooth)."""
+    if spec.general is not None:
+        return {law.key: law.law.model for law in spec.general.laws.values()}
+    if spec.clearance is not None:
+        return {"clearance.contact": spec.clearance.contact.model}
+    if spec.contact is not None:
+        return {"contact": spec.contact.model}
+    return {}
 
 
 def settings_from_spec(
@@ -148,10 +177,55 @@ def _contact_data(mech: Mechanism, res: MechanismResult, data: dict) -> list[str
     return names
 
 
+def _two_body_nonsmooth(mech: Mechanism, res: MechanismResult, data: dict) -> dict[str, Any]:
+    """Two-body impact with a nonsmooth contact: Newton's law at the impact, the impulses."""
+    spec = mech.spec
+    b1, b2 = mech.bodies
+    cs, hist = nonsmooth_contact(mech.system, res, mech.contact)
+    _nonsmooth_data([mech.contact.name], [hist], data)
+    v_sep = float(res.v[-1, b2.offset] - res.v[-1, b1.offset])
+    in_contact_at_end = bool(hist["P_n"][-1] > 0.0)
+    bounds = explicit_dt_bounds(mech.system)
+    mode = min(bounds, key=bounds.get) if bounds else None
+    return {
+        "restitution": None if in_contact_at_end or cs["impulses"] == 0 else v_sep / spec.v_rel,
+        "impulses": cs["impulses"],
+        "max_impulse": cs["max_impulse"],
+        "max_penetration": cs["max_penetration"],
+        "impacts": cs["impacts"],
+        "critical_dt": bounds.get(mode) if mode else None,
+        "critical_dt_mode": mode,
+    }
+
+
+def _nonsmooth_data(names: list[str], hists: list[dict], data: dict) -> None:
+    """The Dataset variables (time, contact) of the nonsmooth contacts of a built-in kind:
+    impulses, penetration, eccentricity, contact_state (module docstring)."""
+    dims = ("time", "contact")
+
+    def stack(key):
+        return np.stack([np.asarray(h[key]) for h in hists], axis=1)
+
+    for key, src, attrs in NONSMOOTH_VARS:
+        data[key] = (dims, stack(src), attrs)
+    data.update(
+        penetration=(dims, stack("delta"), {"units": "m", "long_name": "penetration (> 0)"}),
+        eccentricity_x=(dims, stack("e_x"), {"units": "m"}),
+        eccentricity_y=(dims, stack("e_y"), {"units": "m"}),
+        contact_state=(
+            dims,
+            stack("state").astype(np.int8),
+            {"long_name": "1 when the step ending at the sample took a positive normal impulse"},
+        ),
+    )
+
+
 def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict[str, Any]:
     spec = mech.spec
     b1, b2 = mech.bodies
     fe = mech.contact
+    if is_nonsmooth(fe):
+        return _two_body_nonsmooth(mech, res, data)
     r = mech.system.contact_history(res.q, res.v, res.force_state)[fe.name]
     t = res.t
     in_contact_at_end = bool(r["F_n"][-1] > 0.0 or r["delta"][-1] > 0.0)
@@ -219,6 +293,14 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
     cl = mech.spec.clearance
     c = cl.radial_clearance
     system = mech.system
+    if is_nonsmooth(mech.contact):
+        summary, hist = nonsmooth_contact(system, res, mech.contact)
+        hist["contact_state"] = hist["state"]
+        bounds = explicit_dt_bounds(system)
+        mode = min(bounds, key=bounds.get) if bounds else None
+        summary["critical_dt"] = bounds.get(mode) if mode else None
+        summary["critical_dt_mode"] = mode
+        return summary, hist
     e = system.forces.index(mech.contact)
     rec = res.contact
     row = rec.elements.index(e)
@@ -270,9 +352,20 @@ def run_mechanism(
     progress: bool = False,
 ) -> tuple[dict[str, Any], xr.Dataset]:
     """Build and integrate the mechanism of ``spec``; see the module docstring."""
-    contacts = spec.clearance is not None or (spec.general is not None and spec.general.laws)
-    if contacts and integrator is not None:
-        check_clearance_integrator(spec.name, integrator, override=True)
+    if integrator == "moreau-jean" and spec.solver.dt is None:
+        raise ConfigError(
+            f"the integrator of this run of mechanism '{spec.name}' = 'moreau-jean' needs config "
+            f"key 'mechanisms.{spec.name}.solver.dt' = None to be a number > 0 (s): the "
+            "moreau-jean time stepping takes a fixed step"
+        )
+    if integrator is not None:
+        check_contact_integrator(
+            spec.name,
+            integrator,
+            contact_models(spec),
+            override=True,
+            episodes=spec.kind != "two-body",
+        )
     mech = build_mechanism(spec)
     settings = settings_from_spec(spec, t_end, integrator)
     res = integrate(mech.system, settings, q0=mech.q0, v0=mech.v0, progress=progress)
@@ -330,7 +423,12 @@ def _preset_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: 
     else:
         coords["joint"] = ("joint", _slider_crank_outputs(mech, res, summary, data))
     contact_names = _contact_data(mech, res, data)
-    if spec.clearance is not None:
+    if spec.clearance is not None and is_nonsmooth(mech.contact):
+        cs, hist = clearance_outputs(mech, res)
+        summary.update(cs)
+        _nonsmooth_data([mech.contact.name], [hist], data)
+        contact_names = [mech.contact.name]
+    elif spec.clearance is not None:
         cs, hist = clearance_outputs(mech, res)
         summary.update(cs)
         data["contact_state"] = (
@@ -338,6 +436,8 @@ def _preset_outputs(mech: Mechanism, res: MechanismResult, summary: dict, data: 
             hist["contact_state"][:, None],
             {"long_name": "0 free flight, 1 impact, 2 continuous contact"},
         )
+    if spec.kind == "two-body" and is_nonsmooth(mech.contact):
+        contact_names = [mech.contact.name]
     if contact_names:
         coords["contact"] = ("contact", contact_names)
 
@@ -487,7 +587,8 @@ def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1) -> tuple[dic
       results of these integrators come from the samples), ``onset_tol`` and the Newton ``tol``
       / 4 per level; ``kappa = 4`` (second order: generalized-alpha, Newmark with gamma = 1/2,
       central differences), ``kappa = 2`` with contact elements (onsets and force ends fall
-      inside steps: first order) or Newmark with gamma != 1/2 (first order)."""
+      inside steps: first order), Newmark with gamma != 1/2 (first order) or moreau-jean (an
+      impact is resolved to the step: first order)."""
     integrator = str(ds.attrs.get("integrator", spec.integrator))
     sol = spec.solver
     over: dict[str, Any] = {"integrator": integrator}
@@ -511,6 +612,7 @@ def refinement(spec: MechanismSpec, ds: xr.Dataset, level: int = 1) -> tuple[dic
     if dtc is not None and math.isfinite(float(dtc)):
         over["solver.dt_contact"] = float(dtc) / f
     first = has_contacts(spec) or (integrator == "newmark" and sol.newmark_gamma != 0.5)
+    first = first or integrator == "moreau-jean"  # impacts: first order
     return over, 2.0 if first else 4.0
 
 

@@ -72,14 +72,21 @@ class GeneralParts:
     v_impact: float | None = None  # the contacts' characteristic impact speed (m/s)
 
     def contact_kw(self, name: str, gen) -> dict[str, Any]:
-        """The law, friction, reduced mass and impact speed of contact ``name``."""
-        law = gen.laws[name]
-        return dict(
-            law=law.law,
-            friction=law.friction,
-            m_eff=gen.m_eff.get(name),
-            v_impact=gen.v_impact.get(name, self.v_impact),
-        )
+        """The law, friction, reduced mass and impact speed of contact ``name``; a nonsmooth
+        contact (``model: nonsmooth``) its model, restitution and Coulomb ``mu`` instead of the
+        laws (no force law: a unilateral constraint of the moreau-jean time stepping)."""
+        spec = gen.laws[name]
+        out = dict(m_eff=gen.m_eff.get(name), v_impact=gen.v_impact.get(name, self.v_impact))
+        if spec.nonsmooth:
+            return dict(out, model="nonsmooth", restitution=spec.law.restitution, mu=spec.law.mu)
+        return dict(out, law=spec.law, friction=spec.friction)
+
+    def register(self, contacts: list, name: str, gen) -> list:
+        """Record the contact elements built for contact ``name`` (by element name)."""
+        for fe in contacts:
+            self.contacts[fe.name] = fe
+            self.continuous_factor[fe.name] = gen.laws[name].continuous_factor
+        return contacts
 
 
 def _rigid(name: str, b: dict) -> RigidBody:
@@ -192,26 +199,23 @@ def _joint(name: str, j: dict, parts: GeneralParts, q0: np.ndarray, ideal: bool,
     return _guide(name, j, p, through, parts, gen)
 
 
+def _bearing(name, bearing, journal, r_b, r_j, parts, gen) -> CircleContact:
+    """A journal (radius ``r_j``) in a bearing (radius ``r_b``): one circle contact, the laws of
+    ``name``. A revolute's clearance and a ``circle-in-bearing`` contact are both this."""
+    contact = CircleContact(
+        name, p=bearing, q=journal, inside=True, r_p=r_b, r_q=r_j, **parts.contact_kw(name, gen)
+    )
+    return parts.register([contact], name, gen)[0]
+
+
 def _clearance(name, j, p, q, parts, gen) -> CircleContact:
     cl = j["clearance"]
     journal, bearing = (p, q) if p.body is not None and p.body.name == cl["journal"] else (q, p)
-    contact = CircleContact(
-        name,
-        p=bearing,
-        q=journal,
-        inside=True,
-        r_p=cl["bearing_radius"],
-        r_q=cl["journal_radius"],
-        **parts.contact_kw(name, gen),
-    )
-    parts.contacts[name] = contact
-    parts.continuous_factor[name] = gen.laws[name].continuous_factor
-    return contact
+    return _bearing(name, bearing, journal, cl["bearing_radius"], cl["journal_radius"], parts, gen)
 
 
 def _guide(name, j, p, through, parts, gen) -> list:
     """A prismatic joint's guide gap: the slider's four corners against the guide lines."""
-    law = gen.laws[name]
     g = j["guide"]
     contacts = LineContact.guide_corners(
         name,
@@ -221,14 +225,9 @@ def _guide(name, j, p, through, parts, gen) -> list:
         gap=g["clearance"],
         guide=through,
         direction=tuple(j["direction"]),
-        law=law.law,
-        friction=law.friction,
-        v_impact=gen.v_impact.get(name, parts.v_impact),
+        **{**parts.contact_kw(name, gen), "m_eff": None},
     )
-    for c in contacts:
-        parts.contacts[c.name] = c
-        parts.continuous_factor[c.name] = law.continuous_factor
-    return contacts
+    return parts.register(contacts, name, gen)
 
 
 def _force(name: str, f: dict, parts: GeneralParts) -> list:
@@ -245,24 +244,14 @@ def _force(name: str, f: dict, parts: GeneralParts) -> list:
 
 def _contact(name: str, c: dict, parts: GeneralParts, gen) -> list:
     common = parts.contact_kw(name, gen)
+    if c["type"] == "circle-in-bearing":
+        p, q = _point(c["bearing"], parts), parts.markers[c["journal"]]
+        return [_bearing(name, p, q, c["bearing_radius"], c["journal_radius"], parts, gen)]
     if c["type"] == "circle-circle":
         p, q = (_point(r, parts) for r in c["points"])
         out = [
             CircleContact(
                 name, p=p, q=q, inside=False, r_p=c["radii"][0], r_q=c["radii"][1], **common
-            )
-        ]
-    elif c["type"] == "circle-in-bearing":
-        p, q = _point(c["bearing"], parts), parts.markers[c["journal"]]
-        out = [
-            CircleContact(
-                name,
-                p=p,
-                q=q,
-                inside=True,
-                r_p=c["bearing_radius"],
-                r_q=c["journal_radius"],
-                **common,
             )
         ]
     else:
@@ -279,10 +268,7 @@ def _contact(name: str, c: dict, parts: GeneralParts, gen) -> list:
                     **common,
                 )
             )
-    for fe in out:
-        parts.contacts[fe.name] = fe
-        parts.continuous_factor[fe.name] = gen.laws[name].continuous_factor
-    return out
+    return parts.register(out, name, gen)
 
 
 def _system(spec: MechanismSpec, gen, ideal: bool, v_impact: float | None):

@@ -31,7 +31,11 @@ Summary (:func:`general_outputs`; SI units, values at ``t_end`` unless said othe
   of the run with penetration > 0) and ``continuous_contacts`` (episodes classified as
   continuous contact: longer than ``continuous_factor`` times a free undamped impact of the
   two bodies' reduced mass at the episode's approach speed,
-  :func:`~ancf_beam.mbs.stepping.classify_episodes`).
+  :func:`~ancf_beam.mbs.stepping.classify_episodes`). A nonsmooth contact (a unilateral
+  constraint of the moreau-jean time stepping, :func:`nonsmooth_contact`) has no force fields
+  but ``first_contact_time``, ``max_penetration``, ``max_eccentricity_ratio``, ``impacts``,
+  ``contact_fraction`` and ``impulses``, ``max_impulse`` (N s), ``first_impact_impulse`` (N
+  s), ``solver_max_iter_hit``.
 
 Dataset variables (:func:`general_outputs`; dimension ``time`` first):
 
@@ -46,7 +50,10 @@ Dataset variables (:func:`general_outputs`; dimension ``time`` first):
 * per contact (time, contact): ``contact_force_normal``, ``contact_force_tangential`` (N),
   ``penetration`` (m, > 0 in contact), ``eccentricity_x``, ``eccentricity_y`` (m; for circles
   the second centre minus the first), ``contact_state`` (0 free: no penetration, 1 impact, 2
-  continuous contact: the class of the episode the sample lies in).
+  continuous contact: the class of the episode the sample lies in); with a nonsmooth contact
+  ``impulse_normal``, ``impulse_tangential`` (N s, the impulse of the step ending at the sample;
+  NaN for a compliant contact, whose force variables are NaN for the nonsmooth ones) and its
+  ``contact_state`` 1 when that step took a positive normal impulse.
 
 A group without members (no beam, no driver, ...) has neither variables nor coordinate.
 
@@ -81,6 +88,9 @@ from ancf_beam.mbs.stepping import classify_episodes
 
 __all__ = [
     "CONTINUOUS_FACTOR",
+    "NONSMOOTH_VARS",
+    "is_nonsmooth",
+    "nonsmooth_contact",
     "body_histories",
     "contact_duration",
     "contact_outputs",
@@ -407,26 +417,121 @@ _CONTACT_VARS = (
 )
 
 
+def is_nonsmooth(fe: Any) -> bool:
+    """True for a nonsmooth contact (a unilateral constraint of the moreau-jean time stepping,
+    not a force element)."""
+    return bool(getattr(fe, "nonsmooth", False))
+
+
+def nonsmooth_contact(system: Any, res: Any, fe: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Summary and per-sample history of the nonsmooth contact ``fe`` of a moreau-jean run:
+    from the stepper's ``res.contact_summary`` (counted over every step), its impulses
+    ``res.impulse_n``, ``res.impulse_t`` (N s, the step ending at each sample) and the contact's
+    geometry at the samples (:meth:`~ancf_beam.mbs.forces.Contact.evaluate`: penetration and
+    eccentricity). Summary (module docstring): ``first_contact_time``, ``max_penetration``
+    (the larger of the stepper's and the samples'), ``max_eccentricity_ratio`` (a journal in a
+    bearing, else None), ``impacts`` and ``impulses`` (both the stepper's count of impacts),
+    ``max_impulse``, ``first_impact_impulse`` (N s: the normal impulses summed over the first run
+    of samples with a positive one, every step's when ``sample_dt`` equals ``dt``; None without
+    contact), ``contact_fraction`` (share of the steps with a positive normal impulse),
+    ``solver_max_iter_hit`` (steps whose contact solver stopped at ``max_iter``)."""
+    k = system.unilateral.index(fe)
+    cs = res.contact_summary[fe.name]
+    geo = fe.evaluate(res.q, res.v)
+    delta = np.atleast_1d(np.asarray(geo["delta"], float))
+    e_x = np.atleast_1d(np.asarray(geo["e_x"], float))
+    e_y = np.atleast_1d(np.asarray(geo["e_y"], float))
+    p_n = np.asarray(res.impulse_n, float)[:, k]
+    p_t = np.asarray(res.impulse_t, float)[:, k]
+    d_max = max(float(cs["max_penetration"]), float(np.max(delta)), 0.0)
+    ratio = None
+    if getattr(fe, "inside", False):
+        c = fe.r_p - fe.r_q
+        ratio = max(float(np.max(np.hypot(e_x, e_y))), c + d_max) / c
+    first = cs["first_contact_time"]
+    hits = np.flatnonzero(p_n > 0.0)
+    first_p = None
+    if len(hits):  # the first run of samples with a positive normal impulse
+        ends = np.flatnonzero(p_n[hits[0] :] <= 0.0)
+        first_p = float(np.sum(p_n[hits[0] : hits[0] + (ends[0] if len(ends) else len(p_n))]))
+    summary = {
+        "first_contact_time": None if first is None else float(first),
+        "max_penetration": d_max,
+        "max_eccentricity_ratio": ratio,
+        "impacts": int(cs["impulses"]),
+        "contact_fraction": float(cs["contact_fraction"]),
+        "impulses": int(cs["impulses"]),
+        "max_impulse": float(cs["max_impulse"]),
+        "first_impact_impulse": first_p,
+        "solver_max_iter_hit": int(cs["solver_max_iter_hit"]),
+    }
+    hist = {
+        "P_n": p_n,
+        "P_t": p_t,
+        "delta": delta,
+        "e_x": e_x,
+        "e_y": e_y,
+        "state": (p_n > 0.0).astype(np.int8),
+    }
+    return summary, hist
+
+
+#: the Dataset variables of the nonsmooth contacts: (name, history key, attributes)
+NONSMOOTH_VARS = (
+    (
+        "impulse_normal",
+        "P_n",
+        {"units": "N s", "long_name": "normal impulse of the step ending at the sample"},
+    ),
+    (
+        "impulse_tangential",
+        "P_t",
+        {"units": "N s", "long_name": "friction impulse of that step on the second body along t"},
+    ),
+)
+_NONSMOOTH_STATE = "1 when the step ending at the sample took a positive normal impulse, else 0"
+
+
 def contact_outputs(mech: Any, res: Any) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Per contact of ``mech.contacts``: its summary (module docstring) and the Dataset
-    variables (time, contact) in the order of ``mech.contacts``."""
+    variables (time, contact) in the order of ``mech.contacts``. The force variables are
+    written when a contact is compliant, the impulse variables when one is nonsmooth (NaN for
+    the contacts of the other model)."""
     contacts = dict(mech.contacts)
     hist_all = mech.system.contact_history(res.q, res.v, res.force_state)
-    summary, states = {}, []
+    summary, states, hists = {}, [], []
     for name, fe in contacts.items():
-        summary[name], state = _one_contact(mech, res, name, fe, hist_all[fe.name])
-        states.append(state)
+        if is_nonsmooth(fe):
+            summary[name], hist = nonsmooth_contact(mech.system, res, fe)
+            states.append(hist["state"])
+        else:
+            hist = hist_all[fe.name]
+            summary[name], state = _one_contact(mech, res, name, fe, hist)
+            states.append(state)
+        hists.append(hist)
     dims = ("time", "contact")
+    nan = np.full(len(res.t), np.nan)
     data: dict[str, Any] = {}
-    for key, src, attrs in _CONTACT_VARS:
-        cols = [np.asarray(hist_all[fe.name][src], float) for fe in contacts.values()]
+    models = [is_nonsmooth(fe) for fe in contacts.values()]
+    wanted = [(v, False) for v in _CONTACT_VARS if not all(models) or v[1] not in _FORCE_KEYS]
+    wanted += [(v, True) for v in NONSMOOTH_VARS if any(models)]
+    for (key, src, attrs), nonsmooth in wanted:
+        cols = [
+            np.asarray(h[src], float) if ns == nonsmooth or src not in _FORCE_KEYS else nan
+            for h, ns in zip(hists, models, strict=True)
+        ]
         data[key] = (dims, np.stack(cols, axis=1), attrs)
-    data["contact_state"] = (
-        dims,
-        np.stack(states, axis=1),
-        {"long_name": "0 free (no penetration), 1 impact, 2 continuous contact"},
-    )
+    state_doc = "0 free (no penetration), 1 impact, 2 continuous contact"
+    if all(models):
+        state_doc = _NONSMOOTH_STATE
+    elif any(models):
+        state_doc += f" (a nonsmooth contact: {_NONSMOOTH_STATE})"
+    data["contact_state"] = (dims, np.stack(states, axis=1), {"long_name": state_doc})
     return summary, data
+
+
+#: the history keys that belong to one contact model (the others, geometry, to both)
+_FORCE_KEYS = ("F_n", "F_t", "P_n", "P_t")
 
 
 # ------------------------------------------------------------------------------------------

@@ -113,7 +113,9 @@ def _slider_crank(spec) -> GeneralSpec:
             "bearing_radius": cl.bearing_radius,
             "journal_radius": cl.journal_radius,
         }
-        laws[cl.joint] = ContactSpec(cl.contact, cl.friction, cl.continuous_factor)
+        laws[cl.joint] = ContactSpec(
+            cl.contact, cl.friction, cl.continuous_factor, "clearance.contact"
+        )
         bearing = "rod" if journal == other else other
         mb, mj = _body_mass(spec, bearing), _body_mass(spec, journal)
         m_eff[cl.joint] = mb * mj / (mb + mj)

@@ -72,6 +72,7 @@ class IntegratorSettings:
     rho_inf: float = _SOLVER.rho_inf
     newmark_beta: float = _SOLVER.newmark_beta
     newmark_gamma: float = _SOLVER.newmark_gamma
+    theta: float = _SOLVER.theta
     max_iter: int = _SOLVER.max_iter
     tol: float = _SOLVER.tol
     max_halvings: int = _SOLVER.max_halvings
@@ -84,8 +85,7 @@ class IntegratorSettings:
     dt_contact: float | None = _SOLVER.dt_contact
     contact_margin: float = _SOLVER.contact_margin
     onset_tol: float = _SOLVER.onset_tol
-    theta: float = 0.5
-    contact_projection: bool = True
+    contact_projection: bool = True  # moreau-jean: positions projected out of penetration
     step_rule: str = _SOLVER.step_rule
     step_tol: float = _SOLVER.step_tol
     dt_min: float | None = _SOLVER.dt_min

@@ -60,6 +60,7 @@ from ancf_beam.studies.error_estimates import (
     tol_floor,
 )
 from ancf_beam.studies.general import general_rows, reference_histories
+from ancf_beam.studies.nonsmooth import compliant_limit, nonsmooth_rows
 
 __all__ = [
     "RIGID_LIMIT_E0",
@@ -343,13 +344,15 @@ def mechanism_checks(
     rigid_limit: xr.Dataset | None = None,
     fine: xr.Dataset | list[xr.Dataset] | None = None,
     rigid_fine: xr.Dataset | list[xr.Dataset] | None = None,
+    limit: xr.Dataset | None = None,
 ) -> list[dict[str, Any]]:
     """Checks of one mechanism case (``ds``: its run, :func:`~ancf_beam.mbs.analysis.
     run_mechanism`, with the summary stored as ``summary.*`` attributes; ``fine``: the same run
     refined, one Dataset or a list finest last (:func:`~ancf_beam.mbs.analysis.refined_runs`,
     run here when not given); ``rigid_limit``, ``rigid_fine``: the ANCF rod's run at ``E0 =
-    RIGID_LIMIT_E0`` and its refined runs). Every comparison with a reference, and every
-    balance that is zero for the exact solution, is bounded by ``estimate_factor``
+    RIGID_LIMIT_E0`` and its refined runs; ``limit``: a nonsmooth case's compliant limit,
+    :func:`ancf_beam.studies.nonsmooth.compliant_limit`). Every comparison with a reference,
+    and every balance that is zero for the exact solution, is bounded by ``estimate_factor``
     (``pipeline.mechanisms.tolerances``) times the run's error estimated from the refined runs
     (plus the reference's own error) plus the round-off of the run (8 eps per step)."""
     tol = report_tolerances("mechanisms", tolerances)
@@ -377,6 +380,8 @@ def mechanism_checks(
         )
     ]
 
+    if limit is not None:
+        rows += nonsmooth_rows(spec, ds, fine, limit, S)
     if spec.kind == "slider-crank":
         rows += _slider_crank_rows(spec, ds, fine, kappa, tol, rigid_limit, rigid_fine)
     elif spec.kind == "two-body":
@@ -434,14 +439,20 @@ def needs_rigid_limit(spec: MechanismSpec) -> bool:
 
 
 def run_mechanism_validation(
-    spec: MechanismSpec, ds: xr.Dataset, tolerances: Mapping[str, float] | None = None
+    spec: MechanismSpec,
+    ds: xr.Dataset,
+    tolerances: Mapping[str, float] | None = None,
+    compliant: MechanismSpec | None = None,
+    K_factors: Sequence[float] = (),
 ) -> xr.Dataset:
     """The check table of one mechanism case (``checks_dataset`` layout) with, for a
     slider-crank, the ideal references on the run's time axis (``x_ideal``, ``v_ideal``,
     ``a_ideal``, ``torque_ideal``, ``reaction_ideal`` (time x joint)) for the report. The case
     is run again refined (:func:`~ancf_beam.mbs.analysis.refined_run`) for the error
     estimates; an ANCF rod with ideal joints is run at ``E0 = RIGID_LIMIT_E0`` (its rigid
-    limit), that run refined as well."""
+    limit), that run refined as well. A case with nonsmooth contacts given its ``compliant``
+    counterpart is compared with the counterpart at ``K_0 f`` for each ``f`` of ``K_factors``
+    (:mod:`ancf_beam.studies.nonsmooth`): its rows and, prefixed ``limit_``, the sequence."""
     rigid = rigid_fine = None
     if needs_rigid_limit(spec):
         stiff = spec.with_overrides(
@@ -450,7 +461,15 @@ def run_mechanism_validation(
         _, rigid = run_mechanism(stiff)
         rigid_fine = refined_runs(stiff, rigid)
     fine = refined_runs(spec, ds)
-    out = checks_dataset(mechanism_checks(spec, ds, tolerances, rigid, fine, rigid_fine))
+    limit = None
+    if compliant is not None:
+        limit = compliant_limit(spec, ds, compliant, list(K_factors))
+    rows = mechanism_checks(spec, ds, tolerances, rigid, fine, rigid_fine, limit)
+    out = checks_dataset(rows)
+    if limit is not None:  # the compliant sequence, for the report (prefixed limit_)
+        ren = {k: f"limit_{k}" for k in [*limit.data_vars, *limit.coords]}
+        out = out.merge(limit.rename(ren))
+        out.attrs.update({f"limit_{k}": v for k, v in limit.attrs.items()})
     if spec.kind == "slider-crank":
         t = ds["time"].values
         ref = ideal_slider_crank(spec, t)
