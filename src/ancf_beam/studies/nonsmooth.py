@@ -328,11 +328,13 @@ def nonsmooth_rows(
                 0.0,
                 d,
                 est,
-                64.0 * EPS * _length(ds),
+                _penetration_floor(ds),
                 S,
                 spec.name,
                 f"0 for the exact solution; bound {S:g} x estimate from the refined runs (kappa "
-                f"{kappa:g}: first order) + position round-off",
+                f"{kappa:g}: first order) + the contact projection's acceptance tolerance "
+                "(64 eps of the largest coordinate, a driven angle included) + the gap's "
+                "round-off",
             )
         )
     return rows
@@ -345,6 +347,14 @@ def _richardson(seq: np.ndarray, kappa: float) -> float:
     if len(seq) < 2 or not np.all(np.isfinite(seq)):
         return math.inf
     return estimate(seq[-1], list(seq[-2::-1]), kappa)
+
+
+def _penetration_floor(ds: xr.Dataset) -> float:
+    """What the Moreau-Jean stepper leaves by construction: its contact projection accepts a
+    penetration up to ``solver.position_tol`` (64 eps of the largest coordinate of the run,
+    a driven crank angle included), plus the round-off of evaluating a gap (64 eps of the
+    positions' scale)."""
+    return float(ds.attrs.get("solver.position_tol", 0.0)) + 64.0 * EPS * _length(ds)
 
 
 def _length(ds: xr.Dataset) -> float:
