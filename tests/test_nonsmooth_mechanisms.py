@@ -94,3 +94,98 @@ def test_ancf_rod_clearance_nonsmooth_vs_compliant_limit(cfg):
     assert d_i[-1] <= est_ns + est_c, (d_i, est_ns, est_c)
     print(f"onset ns {onset} vs compliant {t_c[-1]:.6e}; first impulse ns {impulse} vs compliant "
           f"{i_c} (|diff| {d_i}, bound {est_ns + est_c:.3g})")  # fmt: skip
+
+
+def _guide_nonsmooth(cfg, h):
+    """config.yaml's slider_crank_guide_clearance with its guide nonsmooth (e = 0.4, mu = 0.01)
+    under Moreau-Jean at fixed steps h, every step a sample."""
+    import copy
+
+    b = copy.deepcopy(dict(cfg["mechanisms"]["slider_crank_guide_clearance"]))
+    guide = b["joints"]["slider_guide"]["guide"]
+    guide["contact"] = {"model": "nonsmooth", "restitution": 0.4, "mu": 0.01}
+    guide.pop("friction")
+    b["integrator"] = "moreau-jean"
+    b["solver"] = {"dt": h, "theta": 0.5, "tol": 1e-10, "max_iter": 500}
+    b["sample_dt"] = h
+    return resolve_mechanism({"mechanisms": {"g": b}}, "g")
+
+
+UPPER = ("slider_guide.upper_front", "slider_guide.upper_rear")
+
+
+def test_guide_clearance_nonsmooth_runs_and_holds(cfg):
+    """slider_crank_guide_clearance (a free crank and rod at dead centre, the slider 50 x 25 mm
+    in a guide 1 mm wider, its rotation locked) with the guide nonsmooth, dt = 1e-4 s and 5e-5
+    s, to its t_end (0.2 s). Bounds:
+    * joints, positions: the stepper projects onto Phi = 0 each step; left: its acceptance
+      tolerance ``solver.position_tol`` (64 eps of the largest coordinate);
+    * joints, velocities: met at the step's mid configuration, so the residual at its end is
+      about (h/2) d(Phi_q v)/dt: h/2 times the markers' centripetal accelerations omega^2 r
+      summed over the two bodies of a joint, bounded by h times the largest omega^2 r_max of
+      a body (r_max: its farthest marker); first order: halves with h (measured 0.50);
+    * the slider stays in the guide: |y| <= clearance / 2 + the projection tolerance (the
+      contact projection accepts the same penetration) + the gap's round-off."""
+    viol = []
+    for h in (1e-4, 5e-5):
+        spec = _guide_nonsmooth(cfg, h)
+        s, ds = run_mechanism(spec)
+        assert abs(float(ds["time"].values[-1]) - spec.t_end) <= 1e-12
+        tol_q = float(ds.attrs["solver.position_tol"])
+        assert s["max_constraint_violation"] <= tol_q, (s["max_constraint_violation"], tol_q)
+        t = ds["time"].values
+        theta = ds["body_theta"].values  # (time, body)
+        omega = np.max(np.abs(np.diff(theta, axis=0)) / np.diff(t)[:, None], axis=0)
+        bodies = [str(x) for x in ds["body"].values]
+        r_max = {"crank": 0.0765, "rod": 0.153, "slider": 0.0}  # farthest markers (config)
+        acc = max(omega[bodies.index(n)] ** 2 * r for n, r in r_max.items())
+        assert s["max_velocity_violation"] <= h * acc, (s["max_velocity_violation"], h * acc)
+        viol.append(s["max_velocity_violation"])
+        y = ds["body_y"].sel(body="slider").values
+        half = 0.001 / 2.0
+        assert np.max(np.abs(y)) <= half + tol_q + 64 * np.finfo(float).eps * 0.5
+        for c, cs in s["contacts"].items():
+            assert cs["max_penetration"] <= tol_q, c
+            assert cs["solver_max_iter_hit"] == 0, c
+        assert all(s["contacts"][c]["impulses"] >= 1 for c in UPPER)
+    assert viol[1] <= 0.6 * viol[0], viol  # first order in h
+    print("velocity violation at h = 1e-4, 5e-5:", viol)
+
+
+def test_guide_clearance_first_contact_vs_compliant(cfg):
+    """The first contact of the guide's upper corners against the configured compliant case
+    (flores, K = 1e10 N/m^1.5, e = 0.4, mu = 0.01) and its K x 10, x 100 (studies.nonsmooth
+    .compliant_limit: generalized-alpha at 1/200 of an impact). Onset: within h of the gap
+    closure (mid-step detection, module docstring), shrinking with h. The two upper corners
+    land together (rotation locked: their impulses' split is not unique), so the impulse is
+    compared as their sum: the nonsmooth one within its Richardson estimate over h = 1e-4,
+    5e-5, 2.5e-5 (first order, kappa = 2) plus the compliant sequence's over K (kappa =
+    10^(1/2.5)) of the compliant sum at K x 100."""
+    comp = resolve_mechanism(
+        {"mechanisms": {"c": dict(cfg["mechanisms"]["slider_crank_guide_clearance"])}}, "c"
+    )
+    hs = (1e-4, 5e-5, 2.5e-5)
+    onset, impulse = [], []
+    for h in hs:
+        s, ds = run_mechanism(_guide_nonsmooth(cfg, h), t_end=0.004)  # first contact: 2 ms
+        cs = s["contacts"]
+        t_on = [cs[c]["first_contact_time"] for c in UPPER]
+        assert t_on[0] == t_on[1]
+        onset.append(t_on[0])
+        impulse.append(sum(cs[c]["first_impact_impulse"] for c in UPPER))
+    factors = [1.0, 10.0, 100.0]
+    lim = compliant_limit(_guide_nonsmooth(cfg, hs[-1]), ds, comp, factors)
+    t_c = lim["first_contact_time"].sel(contact=list(UPPER)).values
+    dur = lim["impact_duration"].sel(contact=list(UPPER)).values
+    assert np.ptp(t_c) <= np.min(dur)  # the gap closure, whatever K (sampled below dur)
+    d_on = [abs(t - t_c[-1, 0]) for t in onset]
+    for h, d in zip(hs, d_on, strict=True):
+        assert d <= h + np.min(dur), (h, d)
+    assert d_on[2] < d_on[1] < d_on[0]
+    i_c = lim["first_impulse"].sel(contact=list(UPPER)).values.sum(axis=1)
+    kappa_k = (factors[-1] / factors[-2]) ** (1.0 / (1.0 + lim.attrs["exponent"]))
+    est_ns = estimate(impulse[-1], list(impulse[-2::-1]), 2.0)
+    est_c = estimate(i_c[-1], list(i_c[-2::-1]), kappa_k)
+    assert abs(i_c[-1] - impulse[-1]) <= est_ns + est_c, (i_c, impulse, est_ns, est_c)
+    print(f"onset ns {onset} vs compliant {t_c[-1, 0]:.6e}; upper impulse sum ns {impulse} vs "
+          f"compliant {i_c} (bound {est_ns + est_c:.3g})")  # fmt: skip
