@@ -24,15 +24,15 @@ sample) at fixed steps halved from a coarse one until both are within ``--mech-r
 relative) and ``--mech-onset`` (s) of the model's own reference (its step / 8 below the finest
 step tried, so the reference's own error, first order for Moreau-Jean, is at most 1/8 of the
 accepted run's); then the CPU of one revolution at the accepted step (samples every 1e-5 s).
-(A model accepted at its ladder's first step might
-have been accepted at a coarser one: its cost is then an upper bound.) The compliant model is
-the configured one (Lankarani-Nikravesh, its K from E and nu) under
-generalized-alpha at fixed steps; the two references differ (a finite-K impact against the
-rigid limit), so each is judged against its own.
+A model accepted at its ladder's first step might have been accepted at a coarser one: its
+cost is then an upper bound. The compliant model is the configured one (Lankarani-Nikravesh,
+its K from E and nu) under generalized-alpha at fixed steps; the two references differ (a
+finite-K impact against the rigid limit), so each is judged against its own.
 
     python benchmarks/bench_nonsmooth.py [--revolutions 1] [--repeat 3] [--rel 1e-3]
                                          [--stiffness 1e7,1e9,1e11] [--mech-rel 1e-2]
-                                         [--mech-onset 1e-6]
+                                         [--mech-onset 1e-6] [--skip-mechanism]
+                                         [--skip-accuracy]
 """
 
 from __future__ import annotations
