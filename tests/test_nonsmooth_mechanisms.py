@@ -68,7 +68,10 @@ def test_ancf_rod_clearance_nonsmooth_vs_compliant_limit(cfg):
     onset, impulse = [], []
     for h in hs:
         s, ds = run_mechanism(ns.with_overrides({"solver.dt": h, "sample_dt": h}), t_end=t_end)
-        assert s["impulses"] >= 1 and s["max_penetration"] <= 1e-12
+        # the contact projection's acceptance tolerance + the gap's round-off (64 eps of the
+        # positions' scale, the slider's 0.17 m)
+        floor = float(ds.attrs["solver.position_tol"]) + 64 * np.finfo(float).eps * 0.17
+        assert s["impulses"] >= 1 and s["max_penetration"] <= floor
         onset.append(s["first_contact_time"])
         impulse.append(s["first_impact_impulse"])
     factors = [1e3, 1e4, 1e5]
