@@ -33,6 +33,7 @@ from ancf_beam.config import (
     resolve_case,
     resolve_mechanism,
 )
+from ancf_beam.kernel_cache import source_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
@@ -62,8 +63,14 @@ MECH_PROVENANCE = ("case", "package_version", "git_commit", "config_hash", "crea
                    "study", "package_fingerprint", "param.kind", "summary.wall_s")  # fmt: skip
 PROVENANCE = (
     "case", "package_version", "git_commit", "config_hash", "created_utc", "wall_s", "study",
-    "package_fingerprint", "param.defect.lam", "param.mesh.n_elements",
+    "package_fingerprint", "param.defect.lam", "param.mesh.n_elements", "compile_s",
 )  # fmt: skip
+#: rules whose jobs run numba kernels: each waits for the compile_kernels record
+KERNEL_RULES = {
+    "critical_dt", "static", "modal", "simulate", "mesh_convergence", "validation", "response",
+    "integrators", "identification", "scaling", "mechanism", "mechanism_validation",
+    "mechanism_study", "mechanism_animation", "report_seed_audit",
+}  # fmt: skip
 
 
 def copy_workflow(dst: Path) -> Path:
@@ -708,6 +715,47 @@ def _dry_run_jobs(text: str) -> list[tuple[str, str]]:
             jobs.append((rule, m.group(1)))
             rule = None
     return jobs
+
+
+def _dry_run_inputs(text: str) -> list[tuple[str, list[str], str]]:
+    """(rule, inputs, output line) of every job listed by ``snakemake -n``."""
+    jobs = []
+    rule, inputs = None, []
+    for line in text.splitlines():
+        m = re.match(r"^(?:local)?(?:checkpoint|rule) (\w+):", line)
+        if m:
+            rule, inputs = m.group(1), []
+            continue
+        m = re.match(r"^\s+input: (.*)$", line)
+        if m and rule:
+            inputs = [x.strip() for x in m.group(1).split(",")]
+            continue
+        m = re.match(r"^\s+output: (.*)$", line)
+        if m and rule:
+            jobs.append((rule, inputs, m.group(1)))
+            rule = None
+    return jobs
+
+
+def test_kernels_are_compiled_once_before_every_kernel_job(tmp_path):
+    """From nothing, the dry run holds one compile_kernels job (its record keyed by the kernel
+    cache's digest) and every job of a rule that runs kernels takes the record as input, so
+    it starts after the compilation; the rules left out only read results (reports)."""
+    copy_workflow(tmp_path)
+    res = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", "config/quick.yaml",
+                    timeout=120)  # fmt: skip
+    assert res.returncode == 0, output_tail(res)
+    jobs = _dry_run_inputs(res.stdout + res.stderr)
+    record = f"results/kernels/{source_digest()}.json"
+    compiles = [(r, i, o) for r, i, o in jobs if r == "compile_kernels"]
+    assert compiles == [("compile_kernels", [], record)], compiles
+    rules = {r for r, _, _ in jobs}
+    assert KERNEL_RULES <= rules, KERNEL_RULES - rules
+    for rule, inputs, out in jobs:
+        if rule in KERNEL_RULES:
+            assert record in inputs, (rule, out, inputs)
+    readers = {r for r in rules if r.startswith("report_")} | {"collect", "ro_crate", "all"}
+    assert rules - KERNEL_RULES - {"compile_kernels"} <= readers - KERNEL_RULES
 
 
 @pytest.mark.pipeline

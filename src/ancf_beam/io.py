@@ -28,6 +28,7 @@ import xarray as xr
 from ancf_beam import __version__
 from ancf_beam.config import CaseSpec
 from ancf_beam.errors import InputFileError, OutputFileError
+from ancf_beam.kernel_cache import compile_seconds
 
 __all__ = [
     "InputFileError",
@@ -134,7 +135,9 @@ def check_finite(summary: Mapping[str, Any], ds: Any = None, optional: Iterable[
 
 
 def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
-    """Attributes recording everything needed to reproduce a result."""
+    """Attributes recording everything needed to reproduce a result; ``compile_s`` is the time
+    this process spent compiling or loading numba kernels so far (``wall_s``, when given, is
+    the run alone: :func:`ancf_beam.kernel_cache.run_clock`)."""
     attrs: dict[str, Any] = {
         "case": case.name,
         "package": "ancf_beam",
@@ -146,6 +149,7 @@ def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
     }
     for key, value in case.flat().items():
         attrs[f"param.{key}"] = _attr_value(value)
+    attrs["compile_s"] = compile_seconds()
     for key, value in extra.items():
         attrs[key] = _attr_value(value)
     return attrs

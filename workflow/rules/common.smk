@@ -8,6 +8,7 @@ import yaml
 import ancf_beam.provenance
 from ancf_beam.config import ConfigError, pipeline_settings, resolve_case
 from ancf_beam.io import package_fingerprint
+from ancf_beam.kernel_cache import source_digest
 
 PY = (
     sys.executable
@@ -234,6 +235,9 @@ def tolerances(report):
 # ---- output paths -----------------------------------------------------------------------
 RES = "results"
 REP = "reports"
+# The compile_kernels record (kernels.smk): input of every rule that runs numba kernels.
+KERNEL_DIGEST = source_digest()
+KERNELS = f"{RES}/kernels/{KERNEL_DIGEST}.json"
 CASE_FIGURES = ["tip_history", "shapes", "curvature", "energy", "spectrum"]
 CASE_FIGURES += ["response"]
 AGG_FIGURES = {

@@ -3,6 +3,8 @@
 
 
 rule mesh_convergence:
+    input:
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         f"{RES}/{{case}}/convergence.nc",
     log:

@@ -5,6 +5,8 @@
 
 
 rule critical_dt:
+    input:
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         expand(f"{RES}/{{{{case}}}}/critical_dt/ne{{ne}}.nc", ne=CRITICAL_MESHES),
     log:

@@ -4,6 +4,8 @@
 
 
 rule identification:
+    input:
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         f"{RES}/identification.nc",
     log:

@@ -2,6 +2,8 @@
 
 
 rule modal:
+    input:
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         f"{RES}/{{case}}/modal.nc",
     log:

@@ -8,6 +8,7 @@ rule response:
     input:
         static=lambda wc: case_file("static", wc.case),
         simulate=lambda wc: case_file("simulate", wc.case),
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         f"{RES}/{{case}}/response.nc",
     log:

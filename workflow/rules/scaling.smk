@@ -5,6 +5,8 @@
 
 
 rule scaling:
+    input:
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         f"{RES}/scaling.nc",
     log:

@@ -2,6 +2,8 @@
 
 
 rule static:
+    input:
+        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
     output:
         f"{RES}/{{case}}/static.nc",
     log:

@@ -66,12 +66,15 @@ import xarray as xr
 
 from ancf_beam.config import MechanismSpec, check_clearance_integrator
 from ancf_beam.io import provenance_attrs
+from ancf_beam.kernel_cache import install_compile_clock
 from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
 from ancf_beam.mbs.outputs import contact_duration, general_outputs, geometry, peak
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
+
+install_compile_clock()  # numba is loaded by now; no kernel has run yet
 
 __all__ = [
     "ADAPTIVE_REFINE",

@@ -1,0 +1,182 @@
+"""Compile (or load) every numba kernel the pipeline uses, once, before the jobs fan out.
+
+numba compiles a kernel on its first call for the argument types of that call and stores it in
+the on-disk cache (:mod:`ancf_beam.kernel_cache`); a later process with the same types loads it.
+Jobs started together on an empty cache would all compile the same kernels at once (minutes
+each on a shared machine). :func:`warm_kernels` runs the real drivers on tiny models instead
+(the beam solvers on 2 elements for a few steps, every mechanism of the config for a few
+steps), so the kernels are compiled with the argument types the pipeline's runs pass; the
+pipeline's ``compile_kernels`` rule runs it first and every job that runs kernels waits for its
+record. By hand::
+
+    python -m ancf_beam.warmup [--config config/config.yaml] [--out record.json]
+
+The record: the cache digest and directory, numba's target CPU, and per group of kernels the
+compile/load time (``compile_s``), the group's whole time and how many cache files it added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ancf_beam import kernel_cache
+
+__all__ = ["main", "warm_kernels", "write_record"]
+
+#: elements of the beams of the short dynamic runs (the kernels' types do not depend on the
+#: mesh size; statics and modes run on the case's own mesh, whose strain check a coarse mesh
+#: can fail)
+N_ELEMENTS = 4
+#: explicit and implicit steps of the tiny beam runs
+BEAM_STEPS = 5
+#: sample intervals of the tiny mechanism runs
+MECH_SAMPLES = 3
+
+
+def _target_cpu() -> dict[str, str]:
+    """numba's target CPU name and features (the cache is per CPU: another processor compiles
+    anew unless ``NUMBA_CPU_NAME`` fixes the target, e.g. ``generic``)."""
+    import llvmlite.binding as ll
+    from numba.core import config
+
+    name = config.CPU_NAME or ll.get_host_cpu_name()
+    return {"cpu_name": name, "numba_cpu_name": config.CPU_NAME or "host"}
+
+
+def _steps(case, integrator: str, newton: str | None = None):
+    """A few steps of ``integrator`` (explicit at half the critical step, implicit at 20x)."""
+    from ancf_beam.analyses import run_simulate
+    from ancf_beam.beam.model import BeamModel
+    from ancf_beam.solvers.settings import critical_step
+
+    dtc = critical_step(BeamModel(case))
+    dt = (0.5 if newton is None else 20.0) * dtc
+    return run_simulate(
+        case, dt=dt, dt_critical=dtc, t_end=BEAM_STEPS * dt, progress=False,
+        integrator=integrator, newton=newton,
+    )  # fmt: skip
+
+
+def _beam_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], Any]]]:
+    from ancf_beam.analyses import run_critical_dt, run_modal, run_static
+    from ancf_beam.config import (
+        EXPLICIT_INTEGRATOR,
+        IMPLICIT_INTEGRATORS,
+        NEWTON_VARIANTS,
+        resolve_case,
+    )
+
+    names = [None, *(config.get("cases") or {})]  # the defaults and every case
+    runs: list[tuple[str, Callable[[], Any]]] = []
+    for name in names:  # cases differ in kernels: damage, imperfection, tabulated defects...
+        full = resolve_case(config, name)
+        case = resolve_case(config, name, {"mesh.n_elements": N_ELEMENTS})
+        runs.append(("beam.static", lambda c=full: run_static(c)))
+        runs.append(("beam.modal", lambda c=full: run_modal(c)))
+        runs.append(("beam.critical_dt", lambda c=full: run_critical_dt(c)))
+        runs.append(("beam.critical_dt", lambda c=case: run_critical_dt(c, measure=True)))
+        runs.append(("beam.explicit", lambda c=case: _steps(c, EXPLICIT_INTEGRATOR)))
+        for integ in IMPLICIT_INTEGRATORS:
+            for newton in NEWTON_VARIANTS:
+                runs.append(("beam.implicit", lambda c=case, i=integ, n=newton: _steps(c, i, n)))
+    return runs
+
+
+def _mechanism_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], Any]]]:
+    from ancf_beam.config import mechanism_names, resolve_mechanism
+    from ancf_beam.mbs.analysis import run_mechanism
+
+    runs = []
+    for name in mechanism_names(config):
+        spec = resolve_mechanism(config, name)
+        t_end = min(spec.t_end, MECH_SAMPLES * spec.sample_dt)
+        spec = spec.with_overrides({"t_end": t_end})
+        runs.append((f"mbs.{spec.kind}.{spec.integrator}", lambda s=spec: run_mechanism(s)))
+    return runs
+
+
+def warm_kernels(
+    config: Mapping[str, Any] | str | Path | None = None, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Run the drivers on tiny models of ``config`` (a mapping, or a config file: default
+    ``config/config.yaml``) as the module docstring says; returns the record (a dict)."""
+    from ancf_beam.config import load_config
+
+    kernel_cache.install_compile_clock()
+    if not isinstance(config, Mapping):
+        config = load_config(config)
+    directory = kernel_cache.cache_dir()
+    before = kernel_cache.cache_files(directory)
+    t_start = time.perf_counter()
+    groups: dict[str, dict[str, float]] = {}
+    for label, run in [*_beam_runs(config), *_mechanism_runs(config)]:
+        c0, t0, f0 = kernel_cache.compile_seconds(), time.perf_counter(), None
+        f0 = kernel_cache.cache_files(directory)["nbc"]
+        run()
+        g = groups.setdefault(label, {"compile_s": 0.0, "total_s": 0.0, "new_cache_files": 0})
+        g["compile_s"] += kernel_cache.compile_seconds() - c0
+        g["total_s"] += time.perf_counter() - t0
+        g["new_cache_files"] += kernel_cache.cache_files(directory)["nbc"] - f0
+    after = kernel_cache.cache_files(directory)
+    record = {
+        "digest": kernel_cache.source_digest(),
+        "cache_dir": str(directory),
+        **_target_cpu(),
+        "machine": platform.machine(),
+        "compile_s": kernel_cache.compile_seconds(),
+        "total_s": time.perf_counter() - t_start,
+        "cache_files_before": before,
+        "cache_files_after": after,
+        "groups": {k: {kk: round(v, 3) for kk, v in g.items()} for k, g in groups.items()},
+    }
+    for k, g in record["groups"].items():
+        log(f"{k:<40s} compile/load {g['compile_s']:7.2f} s, {g['new_cache_files']} new")
+    return record
+
+
+def write_record(record: Mapping[str, Any], path: str | Path) -> None:
+    """Write ``record`` as JSON through a temporary file: never a half-written record."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    os.replace(tmp, out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m ancf_beam.warmup",
+        description="Compile (or load) every numba kernel the pipeline uses, once.",
+    )
+    ap.add_argument("--config", default=None, help="config file (default config/config.yaml)")
+    ap.add_argument("--out", default=None, help="write the record (JSON) to this file")
+    args = ap.parse_args(argv)
+    from ancf_beam.errors import ConfigError
+
+    try:
+        record = warm_kernels(args.config, log=lambda m: print(m, file=sys.stderr))
+    except ConfigError as exc:
+        print(f"python -m ancf_beam.warmup: error: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        write_record(record, args.out)
+    else:
+        sys.stdout.write(json.dumps(record, indent=1) + "\n")
+    print(
+        f"kernels of {record['digest']} for {record['cpu_name']}: compile/load "
+        f"{record['compile_s']:.1f} s of {record['total_s']:.1f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
