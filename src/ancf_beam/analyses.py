@@ -9,21 +9,22 @@ infinity raises :class:`~ancf_beam.results.NonFiniteResultError` naming the quan
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
 from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MAX_SEGMENTS, CaseSpec, ConfigError
 from ancf_beam.io import check_finite, provenance_attrs
 from ancf_beam.kernel_cache import install_compile_clock, run_clock
+
+if TYPE_CHECKING:  # imported where used: start-up time of the commands
+    import xarray as xr
+
+    from ancf_beam.solvers.settings import DynamicsSettings
 from ancf_beam.resources import check_stepped
 from ancf_beam.results import DynamicsResult
-from ancf_beam.solvers.dynamics import simulate
-from ancf_beam.solvers.modal import modal_analysis
-from ancf_beam.solvers.settings import DynamicsSettings, critical_step
 from ancf_beam.solvers.static import check_strain, solve_static
 
 __all__ = ["run_critical_dt", "run_modal", "run_simulate", "run_static", "run_stepped"]
@@ -45,10 +46,11 @@ def _shape_vars(model: BeamModel, q: np.ndarray, prefix: str) -> dict[str, Any]:
     }, s["X"]
 
 
-def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
+def run_static(case: CaseSpec, dataset: bool = True) -> tuple[dict[str, Any], xr.Dataset | None]:
     """Static equilibrium under gravity: a stable equilibrium (:func:`solve_static` checks)
     whose axial strain is within the model's validity (:func:`check_strain`), else an error
-    saying why."""
+    saying why. ``dataset=False`` skips the Dataset (None; a command that prints only the
+    summary then starts without importing xarray)."""
     model = BeamModel(case)
     t0 = run_clock()
     res = solve_static(model)
@@ -64,6 +66,11 @@ def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
         "residual_norm": res.residual_norm,
         "wall_s": wall,
     }
+    if not dataset:
+        check_finite(summary)
+        return summary, None
+    import xarray as xr
+
     shape, X = _shape_vars(model, res.q, "")
     ds = xr.Dataset(
         {
@@ -100,6 +107,10 @@ def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
 
 def run_modal(case: CaseSpec, n_modes: int | None = None, about: str | None = None):
     """Natural frequencies and mode shapes."""
+    import xarray as xr
+
+    from ancf_beam.solvers.modal import modal_analysis
+
     model = BeamModel(case)
     t0 = run_clock()
     res = modal_analysis(model, n_modes=n_modes, about=about)
@@ -134,6 +145,8 @@ def run_modal(case: CaseSpec, n_modes: int | None = None, about: str | None = No
 
 def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None = None):
     """Stepped-beam transfer matrix (N uniform segments) and exact linear graded quadrature."""
+    import xarray as xr
+
     from ancf_beam.references import transfer
 
     segments = case.stepped.segments if segments is None else segments
@@ -178,6 +191,8 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
 
 def run_critical_dt(case: CaseSpec, measure: bool = False):
     """Critical explicit time step: eigenvalue, element bound, fitted formula, measured limit."""
+    import xarray as xr
+
     from ancf_beam.solvers.critical import critical_dt
 
     model = BeamModel(case)
@@ -269,6 +284,8 @@ def run_simulate(
     ``dt_critical`` and the wall time; for the implicit integrators also the scheme parameters
     and the Newton iteration statistics (total, mean, max per step).
     """
+    from ancf_beam.solvers.settings import DynamicsSettings, critical_step
+
     settings = DynamicsSettings.from_case(
         case,
         integrator=integrator,
@@ -285,6 +302,8 @@ def run_simulate(
         max_halvings=max_halvings,
         newton=newton,
     )
+    from ancf_beam.solvers.dynamics import simulate
+
     model = BeamModel(case)
     if dt_critical is None:
         dt_critical = critical_step(model)
@@ -349,6 +368,8 @@ def _simulate_summary(
 
 def _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs) -> xr.Dataset:
     """The run as a Dataset: tip history, energies, snapshots, Newton iterations, damage."""
+    import xarray as xr
+
     ds = xr.Dataset(
         {
             "tip_x": ("time", res.tip_x, {"units": "m"}),

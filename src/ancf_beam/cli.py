@@ -184,7 +184,7 @@ def _with_options(case: CaseSpec, options: dict[str, tuple[str, Any]]) -> CaseSp
 def cmd_static(args):
     from ancf_beam.analyses import run_static
 
-    return run_static(_case(args))
+    return run_static(_case(args), dataset=args.out is not None)
 
 
 def cmd_modal(args):

@@ -20,15 +20,17 @@ import sys
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
 from ancf_beam import __version__
 from ancf_beam.config import CaseSpec
 from ancf_beam.errors import InputFileError, OutputFileError
 from ancf_beam.kernel_cache import compile_seconds
+
+if TYPE_CHECKING:  # xarray is imported where a file is read or written (start-up time)
+    import xarray as xr
 
 __all__ = [
     "InputFileError",
@@ -262,6 +264,8 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
 def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
     """Load a NetCDF file into memory; a missing, truncated or foreign file raises
     :class:`InputFileError` naming it (not a bare HDF5 error)."""
+    import xarray as xr
+
     try:
         return xr.load_dataset(path, engine="netcdf4")
     except Exception as exc:  # netCDF4/HDF5 raise OSError, ValueError or RuntimeError
