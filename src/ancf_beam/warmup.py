@@ -3,9 +3,11 @@
 numba compiles a kernel on its first call for the argument types of that call and stores it in
 the on-disk cache (:mod:`ancf_beam.kernel_cache`); a later process with the same types loads it.
 Jobs started together on an empty cache would all compile the same kernels at once (minutes
-each on a shared machine). :func:`warm_kernels` runs the real drivers on tiny models instead
-(the beam solvers on 2 elements for a few steps, every mechanism of the config for a few
-steps), so the kernels are compiled with the argument types the pipeline's runs pass; the
+each on a shared machine). :func:`warm_kernels` runs the real drivers on small models instead
+(every case's statics and modes; its dynamics for a few steps on meshes on both sides of the
+kernels' thresholds; every mechanism of the config for a few samples), so the kernels are
+compiled with the argument types the pipeline's runs pass (checked by counting the cache
+files a pipeline run adds after it: none, docs/pipeline.md); the
 pipeline's ``compile_kernels`` rule runs it first and every job that runs kernels waits for its
 record. By hand::
 
@@ -28,13 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from ancf_beam import kernel_cache
+from ancf_beam.beam import kernels
 
 __all__ = ["main", "warm_kernels", "write_record"]
 
-#: elements of the beams of the short dynamic runs (the kernels' types do not depend on the
-#: mesh size; statics and modes run on the case's own mesh, whose strain check a coarse mesh
-#: can fail)
-N_ELEMENTS = 4
+#: meshes of the short dynamic runs: the kernels' argument types change with the mesh where the
+#: element loops change form (beam.kernels.SoaArgs: element-major below SOA_MIN_ELEMENTS,
+#: structure-of-arrays above, rows of fixed length up to SOA_ROW padded elements); statics and
+#: modes run on the case's own mesh (a coarse mesh can fail the strain check)
+DYNAMIC_MESHES = (
+    kernels.SOA_MIN_ELEMENTS // 2,
+    2 * kernels.SOA_MIN_ELEMENTS,
+    kernels.SOA_ROW + kernels.SOA_VECTOR,
+)
 #: explicit and implicit steps of the tiny beam runs
 BEAM_STEPS = 5
 #: sample intervals of the tiny mechanism runs
@@ -78,15 +86,19 @@ def _beam_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], Any]]]
     runs: list[tuple[str, Callable[[], Any]]] = []
     for name in names:  # cases differ in kernels: damage, imperfection, tabulated defects...
         full = resolve_case(config, name)
-        case = resolve_case(config, name, {"mesh.n_elements": N_ELEMENTS})
         runs.append(("beam.static", lambda c=full: run_static(c)))
         runs.append(("beam.modal", lambda c=full: run_modal(c)))
         runs.append(("beam.critical_dt", lambda c=full: run_critical_dt(c)))
-        runs.append(("beam.critical_dt", lambda c=case: run_critical_dt(c, measure=True)))
-        runs.append(("beam.explicit", lambda c=case: _steps(c, EXPLICIT_INTEGRATOR)))
-        for integ in IMPLICIT_INTEGRATORS:
-            for newton in NEWTON_VARIANTS:
-                runs.append(("beam.implicit", lambda c=case, i=integ, n=newton: _steps(c, i, n)))
+        for ne in DYNAMIC_MESHES:
+            case = resolve_case(config, name, {"mesh.n_elements": ne})
+            if ne == DYNAMIC_MESHES[0]:  # the bisection's many short runs: on the least mesh
+                runs.append(("beam.critical_dt", lambda c=case: run_critical_dt(c, measure=True)))
+            runs.append(("beam.explicit", lambda c=case: _steps(c, EXPLICIT_INTEGRATOR)))
+            for integ in IMPLICIT_INTEGRATORS:
+                for newton in NEWTON_VARIANTS:
+                    runs.append(
+                        ("beam.implicit", lambda c=case, i=integ, n=newton: _steps(c, i, n))
+                    )
     return runs
 
 
