@@ -33,7 +33,7 @@ from ancf_beam.config import (
     resolve_case,
     resolve_mechanism,
 )
-from ancf_beam.kernel_cache import source_digest
+from ancf_beam.kernel_cache import cache_files, source_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
@@ -479,6 +479,18 @@ def _new_study_results(res: Path, cfg: dict) -> None:
                 assert src == "measured full run"
         for key in ("explicit_exponent", "implicit_exponent", "crossover_elements"):
             assert key in sc.attrs
+
+
+@pytest.mark.pipeline
+def test_quick_pipeline_compiles_nothing_after_the_first_job(quick_run):
+    """compile_kernels compiled every kernel the jobs use: the kernel cache holds as many
+    compiled signatures (``.nbc`` files) at the end of the run as right after that job."""
+    records = sorted((quick_run / "results" / "kernels").glob("*.json"))
+    assert [r.name for r in records] == [f"{source_digest()}.json"]
+    rec = json.loads(records[0].read_text())
+    assert rec["cache_files_after"]["nbc"] > 0
+    assert cache_files(Path(rec["cache_dir"])) == rec["cache_files_after"], rec
+    assert rec["compile_s"] >= 0 and rec["groups"], rec
 
 
 @pytest.mark.pipeline
