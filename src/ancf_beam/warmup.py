@@ -60,15 +60,16 @@ def _target_cpu() -> dict[str, str]:
 
 
 def _steps(case, integrator: str, newton: str | None = None):
-    """A few steps of ``integrator`` (explicit at half the critical step, implicit at 20x)."""
+    """A few steps of ``integrator`` (explicit at half the critical step, implicit at 20x), the
+    last one shortened to end at ``t_end`` (a kernel of its own)."""
     from ancf_beam.analyses import run_simulate
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.solvers.settings import critical_step
 
     dtc = critical_step(BeamModel(case))
     dt = (0.5 if newton is None else 20.0) * dtc
-    return run_simulate(
-        case, dt=dt, dt_critical=dtc, t_end=BEAM_STEPS * dt, progress=False,
+    return run_simulate(  # t_end not a multiple of dt: the shortened last step runs too
+        case, dt=dt, dt_critical=dtc, t_end=(BEAM_STEPS + 0.5) * dt, progress=False,
         integrator=integrator, newton=newton,
     )  # fmt: skip
 
@@ -109,7 +110,8 @@ def _mechanism_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], A
     runs = []
     for name in mechanism_names(config):
         spec = resolve_mechanism(config, name)
-        t_end = min(spec.t_end, MECH_SAMPLES * spec.sample_dt)
+        # not a multiple of the sample interval (nor of a fixed step): the shortened last step
+        t_end = min(spec.t_end, (MECH_SAMPLES + 0.37) * spec.sample_dt)
         spec = spec.with_overrides({"t_end": t_end})
         runs.append((f"mbs.{spec.kind}.{spec.integrator}", lambda s=spec: run_mechanism(s)))
     return runs
