@@ -25,14 +25,14 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ancf_beam import kernel_cache
 from ancf_beam.beam import kernels
 
-__all__ = ["main", "warm_kernels", "write_record"]
+__all__ = ["GROUPS", "main", "warm_kernels", "write_record"]
 
 #: meshes of the short dynamic runs: the kernels' argument types change with the mesh where the
 #: element loops change form (beam.kernels.SoaArgs: element-major below SOA_MIN_ELEMENTS,
@@ -74,29 +74,83 @@ def _steps(case, integrator: str, newton: str | None = None):
     )  # fmt: skip
 
 
-def _beam_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], Any]]]:
+def _size_class(n: int) -> int:
+    """The representative mesh (a DYNAMIC_MESHES entry) of the kernels' argument types for a
+    mesh of ``n`` elements: element-major below SOA_MIN_ELEMENTS, rows of fixed length up to
+    SOA_ROW (padded to SOA_VECTOR) elements, run-time rows above."""
+    if n < kernels.SOA_MIN_ELEMENTS:
+        return DYNAMIC_MESHES[0]
+    padded = -(-n // kernels.SOA_VECTOR) * kernels.SOA_VECTOR
+    return DYNAMIC_MESHES[1] if padded <= kernels.SOA_ROW else DYNAMIC_MESHES[2]
+
+
+def _used_meshes(config: Mapping[str, Any], cases: list[Any]) -> list[int]:
+    """Size classes (representative meshes) of the meshes the config's cases and studies run:
+    the cases' own meshes and every ``pipeline.<study>`` key naming meshes."""
+    sizes = {int(c.mesh.n_elements) for c in cases}
+    for block in (config.get("pipeline") or {}).values():
+        if not isinstance(block, Mapping):
+            continue
+        for key, value in block.items():
+            if key == "meshes" or key.endswith("_meshes"):
+                sizes.update(int(v) for v in value or ())
+            elif key == "n_elements" or key.endswith("_mesh"):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    sizes.add(value)
+    return sorted({_size_class(n) for n in sizes if n > 0})
+
+
+def _used_integrators(config: Mapping[str, Any], cases: list[Any]) -> list[str]:
+    """Implicit integrators the pipeline runs: the cases' own, every one if the integrators
+    study runs, the scaling study's."""
+    from ancf_beam.config import IMPLICIT_INTEGRATORS
+    from ancf_beam.studies.scaling import IMPLICIT as SCALING_IMPLICIT
+
+    pipe = config.get("pipeline") or {}
+    used = {c.dynamics.integrator for c in cases}
+    if (pipe.get("integrators") or {}).get("enabled"):
+        used.update(IMPLICIT_INTEGRATORS)
+    if (pipe.get("scaling") or {}).get("enabled"):
+        used.add(SCALING_IMPLICIT)
+    return [i for i in IMPLICIT_INTEGRATORS if i in used]
+
+
+def _beam_runs(
+    config: Mapping[str, Any], part: str, everything: bool = False
+) -> list[tuple[str, Callable[[], Any]]]:
+    """``part`` 'static': every case's statics, modes and critical-step estimate; 'dynamics':
+    the explicit and implicit steps (and the measured critical step) on the size classes the
+    config uses (``everything``: all classes, every implicit integrator and Newton variant)."""
     from ancf_beam.analyses import run_critical_dt, run_modal, run_static
     from ancf_beam.config import (
         EXPLICIT_INTEGRATOR,
         IMPLICIT_INTEGRATORS,
+        NEWTON_DEFAULTS,
         NEWTON_VARIANTS,
         resolve_case,
     )
 
     names = [None, *(config.get("cases") or {})]  # the defaults and every case
+    full = [resolve_case(config, name) for name in names]
     runs: list[tuple[str, Callable[[], Any]]] = []
-    for name in names:  # cases differ in kernels: damage, imperfection, tabulated defects...
-        full = resolve_case(config, name)
-        runs.append(("beam.static", lambda c=full: run_static(c)))
-        runs.append(("beam.modal", lambda c=full: run_modal(c)))
-        runs.append(("beam.critical_dt", lambda c=full: run_critical_dt(c)))
-        for ne in DYNAMIC_MESHES:
+    if part == "static":
+        for c in full:  # cases differ in kernels: damage, imperfection, tabulated defects...
+            runs.append(("beam.static", lambda c=c: run_static(c)))
+            runs.append(("beam.modal", lambda c=c: run_modal(c)))
+            runs.append(("beam.critical_dt", lambda c=c: run_critical_dt(c)))
+        return runs
+    meshes = list(DYNAMIC_MESHES) if everything else _used_meshes(config, full)
+    integrators = IMPLICIT_INTEGRATORS if everything else _used_integrators(config, full)
+    # Newton's variant is a run option (CLI), not a config key: the pipeline runs the default
+    newtons = NEWTON_VARIANTS if everything else (NEWTON_DEFAULTS["newton"],)
+    for name in names:
+        for ne in meshes:
             case = resolve_case(config, name, {"mesh.n_elements": ne})
-            if ne == DYNAMIC_MESHES[0]:  # the bisection's many short runs: on the least mesh
+            if ne == meshes[0]:  # the bisection's many short runs: on the least mesh
                 runs.append(("beam.critical_dt", lambda c=case: run_critical_dt(c, measure=True)))
             runs.append(("beam.explicit", lambda c=case: _steps(c, EXPLICIT_INTEGRATOR)))
-            for integ in IMPLICIT_INTEGRATORS:
-                for newton in NEWTON_VARIANTS:
+            for integ in integrators:
+                for newton in newtons:
                     runs.append(
                         ("beam.implicit", lambda c=case, i=integ, n=newton: _steps(c, i, n))
                     )
@@ -117,31 +171,59 @@ def _mechanism_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], A
     return runs
 
 
+#: groups of kernels compiled by separate processes (the pipeline's compile_kernels jobs).
+#: 'beam_static' goes first: the other two call its kernels (the elastic force and tangent,
+#: the damage update); 'beam_dynamics' and 'mbs' then compile kernels of their own each and
+#: may run at the same time (numba keeps an index file per kernel).
+GROUPS = ("beam_static", "beam_dynamics", "mbs")
+
+
+def _runs(config, group: str, everything: bool) -> list[tuple[str, Callable[[], Any]]]:
+    if group == "beam_static":
+        return _beam_runs(config, "static")
+    if group == "beam_dynamics":
+        return _beam_runs(config, "dynamics", everything)
+    if group == "mbs":
+        return _mechanism_runs(config)
+    raise ValueError(f"unknown kernel group {group!r}; choose from {', '.join(GROUPS)}")
+
+
 def warm_kernels(
-    config: Mapping[str, Any] | str | Path | None = None, log: Callable[[str], None] = print
+    config: Mapping[str, Any] | str | Path | None = None,
+    log: Callable[[str], None] = print,
+    groups: Sequence[str] = GROUPS,
+    everything: bool = False,
 ) -> dict[str, Any]:
     """Run the drivers on tiny models of ``config`` (a mapping, or a config file: default
-    ``config/config.yaml``) as the module docstring says; returns the record (a dict)."""
+    ``config/config.yaml``) as the module docstring says, for the kernel ``groups`` (GROUPS,
+    in this order); ``everything``: every mesh size class, implicit integrator and Newton
+    variant, whatever the config runs. Returns the record (a dict)."""
     from ancf_beam.config import load_config
 
     kernel_cache.install_compile_clock()
     if not isinstance(config, Mapping):
         config = load_config(config)
+    runs = [r for g in GROUPS if g in groups for r in _runs(config, g, everything)]
+    unknown = sorted(set(groups) - set(GROUPS))
+    if unknown:
+        raise ValueError(f"unknown kernel groups {unknown}; choose from {', '.join(GROUPS)}")
     directory = kernel_cache.cache_dir()
     before = kernel_cache.cache_files(directory)
     t_start = time.perf_counter()
-    groups: dict[str, dict[str, float]] = {}
-    for label, run in [*_beam_runs(config), *_mechanism_runs(config)]:
-        c0, t0, f0 = kernel_cache.compile_seconds(), time.perf_counter(), None
+    stats: dict[str, dict[str, float]] = {}
+    for label, run in runs:
+        c0, t0 = kernel_cache.compile_seconds(), time.perf_counter()
         f0 = kernel_cache.cache_files(directory)["nbc"]
         run()
-        g = groups.setdefault(label, {"compile_s": 0.0, "total_s": 0.0, "new_cache_files": 0})
+        g = stats.setdefault(label, {"compile_s": 0.0, "total_s": 0.0, "new_cache_files": 0})
         g["compile_s"] += kernel_cache.compile_seconds() - c0
         g["total_s"] += time.perf_counter() - t0
         g["new_cache_files"] += kernel_cache.cache_files(directory)["nbc"] - f0
     after = kernel_cache.cache_files(directory)
     record = {
         "digest": kernel_cache.source_digest(),
+        "kernel_groups": [g for g in GROUPS if g in groups],
+        "everything": bool(everything),
         "cache_dir": str(directory),
         **_target_cpu(),
         "machine": platform.machine(),
@@ -149,7 +231,7 @@ def warm_kernels(
         "total_s": time.perf_counter() - t_start,
         "cache_files_before": before,
         "cache_files_after": after,
-        "groups": {k: {kk: round(v, 3) for kk, v in g.items()} for k, g in groups.items()},
+        "groups": {k: {kk: round(v, 3) for kk, v in g.items()} for k, g in stats.items()},
     }
     for k, g in record["groups"].items():
         log(f"{k:<40s} compile/load {g['compile_s']:7.2f} s, {g['new_cache_files']} new")
@@ -172,11 +254,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--config", default=None, help="config file (default config/config.yaml)")
     ap.add_argument("--out", default=None, help="write the record (JSON) to this file")
+    ap.add_argument(
+        "--group", action="append", choices=GROUPS, default=None,
+        help="compile this group of kernels only (repeatable; default: all, in order)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--all", action="store_true", dest="everything",
+        help="every mesh size class, implicit integrator and Newton variant, whatever the "
+        "config runs (default: the ones the config's cases and studies use)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     from ancf_beam.errors import ConfigError
 
     try:
-        record = warm_kernels(args.config, log=lambda m: print(m, file=sys.stderr))
+        record = warm_kernels(
+            args.config, log=lambda m: print(m, file=sys.stderr),
+            groups=args.group or GROUPS, everything=args.everything,
+        )  # fmt: skip
     except ConfigError as exc:
         print(f"python -m ancf_beam.warmup: error: {exc}", file=sys.stderr)
         return 2

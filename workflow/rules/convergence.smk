@@ -4,7 +4,7 @@
 
 rule mesh_convergence:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/convergence.nc",
     log:

@@ -6,7 +6,7 @@
 
 rule critical_dt:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         expand(f"{RES}/{{{{case}}}}/critical_dt/ne{{ne}}.nc", ne=CRITICAL_MESHES),
     log:

@@ -5,7 +5,7 @@
 
 rule identification:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/identification.nc",
     log:

@@ -5,7 +5,7 @@
 
 rule mechanism:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         mechanism_file("{mcase}"),
     log:
@@ -26,7 +26,7 @@ rule mechanism:
 rule mechanism_validation:
     input:
         mechanism_file("{mcase}"),
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         mechanism_validation_file("{mcase}"),
     log:
@@ -47,7 +47,7 @@ rule mechanism_validation:
 
 rule mechanism_study:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         mechanism_study_file("{study}"),
     log:
@@ -72,7 +72,7 @@ rule mechanism_study:
 rule mechanism_animation:
     input:
         mechanism_file("{mcase}"),
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         f"{REP}/animations/{{mcase}}.gif",
     log:

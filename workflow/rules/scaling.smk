@@ -6,7 +6,7 @@
 
 rule scaling:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/scaling.nc",
     log:

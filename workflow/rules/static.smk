@@ -3,7 +3,7 @@
 
 rule static:
     input:
-        kernels=KERNELS,  # compiled before any job runs (kernels.smk)
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/static.nc",
     log:
