@@ -17,8 +17,22 @@ its impulse is within ``--rel`` of its own closed form and its time centre withi
 times t_0 (the impulse and centre measured from the end states: ``m (v_T - v_0) + m g T``);
 the CPU time of the cheapest run that meets both is compared.
 
+Part 3, mechanism at equal accuracy: the same slider-crank (rigid rod), each model alone: its
+first impact's onset time and impulse (nonsmooth: the summed impulses of the first run of
+steps with one; compliant: its normal force integrated over the first episode, every step a
+sample) at fixed steps halved from a coarse one until both are within ``--mech-rel`` (impulse,
+relative) and ``--mech-onset`` (s) of the model's own reference (its step / 8 below the finest
+step tried, so the reference's own error, first order for Moreau-Jean, is at most 1/8 of the
+accepted run's); then the CPU of one revolution at the accepted step (samples every 1e-5 s).
+A model accepted at its ladder's first step might have been accepted at a coarser one: its
+cost is then an upper bound. The compliant model is the configured one (Lankarani-Nikravesh,
+its K from E and nu) under generalized-alpha at fixed steps; the two references differ (a
+finite-K impact against the rigid limit), so each is judged against its own.
+
     python benchmarks/bench_nonsmooth.py [--revolutions 1] [--repeat 3] [--rel 1e-3]
-                                         [--stiffness 1e7,1e9,1e11]
+                                         [--stiffness 1e7,1e9,1e11] [--mech-rel 1e-2]
+                                         [--mech-onset 1e-6] [--skip-mechanism]
+                                         [--skip-accuracy]
 """
 
 from __future__ import annotations
@@ -186,6 +200,76 @@ def part_accuracy(args, k) -> None:
         print("a model did not reach the accuracy within 14 halvings:", best)
 
 
+def part_mechanism_accuracy(args) -> None:
+    from ancf_beam.mbs.analysis import run_mechanism
+    from ancf_beam.studies.nonsmooth import first_impulse
+
+    cfg = load_config(ROOT / "config" / "config.yaml")
+    specs = {
+        "compliant": resolve_mechanism(
+            {"mechanisms": {"c": dict(cfg["mechanisms"]["slider_crank_clearance"])}}, "c"
+        ),
+        "nonsmooth": resolve_mechanism(
+            {"mechanisms": {"n": dict(cfg["mechanisms"]["slider_crank_clearance_nonsmooth"])}}, "n"
+        ),
+    }
+    period = 2 * math.pi / abs(specs["nonsmooth"].omega)
+    t_first = 6e-4  # past the first impact (0.23 ms) and its compliant episode
+
+    def over(model, h, sample):
+        o = {"solver.dt": h, "sample_dt": sample}
+        if model == "compliant":
+            o.update({"solver.step_control": False, "solver.dt_contact": h})
+        return specs[model].with_overrides(o)
+
+    def first(model, h):
+        summ, ds = run_mechanism(over(model, h, h), t_end=t_first)
+        if model == "nonsmooth":
+            return summ["first_contact_time"], summ["first_impact_impulse"]
+        return summ["first_contact_time"], first_impulse(ds, "wrist_pin")
+
+    print(
+        f"\nslider_crank_clearance first impact to {args.mech_rel:g} (impulse, relative) and "
+        f"{args.mech_onset:g} s (onset), each model against its own reference (accepted: the "
+        "coarsest step meeting both whose halved step meets them too); CPU per revolution"
+    )
+    print(
+        f"{'model':10} {'dt s':>9} {'onset s':>12} {'impulse N s':>12} {'onset err':>10} "
+        f"{'imp err':>9}"
+    )
+    ladders = {
+        "nonsmooth": [1e-5 / 2**i for i in range(9)],
+        "compliant": [1.6e-5 / 2**i for i in range(9)],
+    }
+    result = {}
+    for model, ladder in ladders.items():
+        ref = first(model, ladder[-1] / 8)
+        print(f"{model:10} {ladder[-1] / 8:9.3g} {ref[0]:12.6e} {ref[1]:12.6e} {'(ref)':>10}")
+        ok = []
+        for h in ladder:  # at most len(ladder) runs
+            t_on, p = first(model, h)
+            e_on, e_p = abs(t_on - ref[0]), abs(p - ref[1]) / ref[1]
+            print(f"{model:10} {h:9.3g} {t_on:12.6e} {p:12.6e} {e_on:10.2e} {e_p:9.2e}")
+            ok.append(e_on <= args.mech_onset and e_p <= args.mech_rel)
+            if len(ok) >= 2 and ok[-1] and ok[-2]:
+                h_acc = 2.0 * h
+                sp = over(model, h_acc, 1e-5)
+                run_mechanism(sp, t_end=1e-4)  # compile / load
+                tm = best_of(lambda s=sp: run_mechanism(s, t_end=period), repeat=args.repeat)
+                result[model] = (h_acc, tm.cpu)
+                print(
+                    f"{'':10} accepted dt {h_acc:.3g} s: {tm.result[0]['steps']} steps per "
+                    f"revolution, CPU {tm.cpu:.3f} s"
+                )
+                break
+    if len(result) == 2:
+        ratio = result["compliant"][1] / result["nonsmooth"][1]
+        print(f"cost per revolution at equal first-impact accuracy, compliant / nonsmooth: "
+              f"{ratio:.2f}")  # fmt: skip
+    else:
+        print("a model did not reach the accuracy on its ladder:", result)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--revolutions", type=float, default=1.0)
@@ -195,12 +279,17 @@ def main() -> None:
         "--stiffness", default="1e7,1e9,1e11", help="compliant stiffnesses K (N/m), comma-separated"
     )
     ap.add_argument("--skip-mechanism", action="store_true")
+    ap.add_argument("--skip-accuracy", action="store_true", help="skip part 2 (dropped ball)")
+    ap.add_argument("--mech-rel", type=float, default=1e-2)
+    ap.add_argument("--mech-onset", type=float, default=1e-6)
     args = ap.parse_args()
     print(machine_note())
     if not args.skip_mechanism:
         part_mechanism(args)
-    for k in args.stiffness.split(","):
-        part_accuracy(args, float(k))
+    if not args.skip_accuracy:
+        for k in args.stiffness.split(","):
+            part_accuracy(args, float(k))
+    part_mechanism_accuracy(args)
 
 
 if __name__ == "__main__":
