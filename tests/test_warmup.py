@@ -47,3 +47,25 @@ def test_unknown_group_is_refused(capsys):
         warmup_main(["--config", QUICK, "--group", "nonsense"])
     assert exc.value.code == 2
     assert "--group" in capsys.readouterr().err
+
+
+def test_a_case_that_cannot_be_solved_is_recorded_not_raised():
+    """The warm-up runs every case's statics; a case whose static solve cannot converge must
+    fail in its own pipeline job (naming the rule), not in the warm-up that every job waits for.
+    """
+    from ancf_beam.errors import ConvergenceError
+    from ancf_beam.warmup import warm_kernels
+
+    cfg = load_config(QUICK)
+    # one Newton iteration, no cutbacks, a very soft beam: the static solve cannot converge
+    cfg["cases"] = {
+        "bad": {"material": {"E0": 2.07e6}, "static": {"max_iterations": 1, "max_cutbacks": 0}}
+    }
+    with pytest.raises(ConvergenceError):  # the case does fail when solved on its own
+        from ancf_beam.analyses import run_static
+
+        run_static(resolve_case(cfg, "bad"))
+    record = warm_kernels(cfg, log=lambda m: None, groups=["beam_static"])
+    failed = [f for f in record["failed_runs"] if f["run"] == "beam.static"]
+    assert len(failed) == 1 and "Error" in failed[0]["error"], record["failed_runs"]
+    assert "beam.modal" in record["groups"]  # and the warm-up went on after it

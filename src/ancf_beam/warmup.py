@@ -14,7 +14,8 @@ record. By hand::
     python -m ancf_beam.warmup [--config config/config.yaml] [--out record.json]
 
 The record: the cache digest and directory, numba's target CPU, and per group of kernels the
-compile/load time (``compile_s``), the group's whole time and how many cache files it added.
+compile/load time (``compile_s``), the group's whole time and how many cache files it added,
+and the runs that failed (``failed_runs``: a case that cannot be solved fails in its own job).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ancf_beam import kernel_cache
+from ancf_beam import errors, kernel_cache
 from ancf_beam.beam import kernels
 
 __all__ = ["GROUPS", "main", "warm_kernels", "write_record"]
@@ -47,6 +48,16 @@ DYNAMIC_MESHES = (
 BEAM_STEPS = 5
 #: sample intervals of the tiny mechanism runs
 MECH_SAMPLES = 3
+#: a run of a case that cannot be solved (a static solve that does not converge, an unstable
+#: step) is the case's failure, not the warm-up's: the warm-up records it and goes on, and the
+#: case's own job fails naming its rule. Bad input (ConfigError) and bugs still stop it.
+SOLVER_FAILURES = (
+    errors.ConvergenceError,
+    errors.InstabilityError,
+    errors.NonFiniteResultError,
+    errors.ConstraintSingularityError,
+    errors.RedundantConstraintError,
+)
 
 
 def _target_cpu() -> dict[str, str]:
@@ -211,11 +222,17 @@ def warm_kernels(
     before = kernel_cache.cache_files(directory)
     t_start = time.perf_counter()
     stats: dict[str, dict[str, float]] = {}
+    failures: list[dict[str, str]] = []
     for label, run in runs:
         c0, t0 = kernel_cache.compile_seconds(), time.perf_counter()
         f0 = kernel_cache.cache_files(directory)["nbc"]
-        run()
         g = stats.setdefault(label, {"compile_s": 0.0, "total_s": 0.0, "new_cache_files": 0})
+        try:
+            run()
+        except SOLVER_FAILURES as exc:
+            # the kernels it reached are compiled; its own pipeline job fails and names it
+            failures.append({"run": label, "error": f"{type(exc).__name__}: {exc}"})
+            log(f"{label}: the run failed ({type(exc).__name__}); its kernels so far are kept")
         g["compile_s"] += kernel_cache.compile_seconds() - c0
         g["total_s"] += time.perf_counter() - t0
         g["new_cache_files"] += kernel_cache.cache_files(directory)["nbc"] - f0
@@ -232,6 +249,7 @@ def warm_kernels(
         "cache_files_before": before,
         "cache_files_after": after,
         "groups": {k: {kk: round(v, 3) for kk, v in g.items()} for k, g in stats.items()},
+        "failed_runs": failures,
     }
     for k, g in record["groups"].items():
         log(f"{k:<40s} compile/load {g['compile_s']:7.2f} s, {g['new_cache_files']} new")
