@@ -33,6 +33,7 @@ validate(config, str(ancf_config.SCHEMA_PATH), set_default=False)
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/kernels.smk"
 include: "workflow/rules/critical_dt.smk"
 include: "workflow/rules/static.smk"
 include: "workflow/rules/modal.smk"

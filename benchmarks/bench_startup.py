@@ -14,6 +14,14 @@ the first call (numba loading or compiling its kernels) and a second identical c
 compute), so that compile/load time = first - second.
 
     python benchmarks/bench_startup.py [--repeat 3] [--jobs static,modal,simulate]
+
+``--cli`` times the whole command ``ancf-beam static --json`` instead (a warm cache: each
+install's kernels compiled by a first call), median of ``--repeat`` processes, for this Python
+and every ``--python`` given (e.g. another checkout's venv), run in turns so that a noisy
+machine slows all of them alike; it also prints the ``wall_s`` (run) and ``compile_s``
+(loading the kernels) the command reports, when it reports them::
+
+    python benchmarks/bench_startup.py --cli --repeat 7 --python /path/to/other/.venv/bin/python
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,11 +84,47 @@ def python_baseline() -> float:
     return time.perf_counter() - t
 
 
+def cli_process(python: str, cache_dir: str) -> tuple[float, dict]:
+    """Wall time of one ``ancf-beam static --json`` process and its JSON."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    cmd = [python, "-m", "ancf_beam.cli", "static", "--json"]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t
+    if out.returncode != 0:
+        raise RuntimeError(f"{python}: {out.stderr[-2000:]}")
+    return wall, json.loads(out.stdout)
+
+
+def cli_main(pythons: list[str], repeat: int) -> None:
+    print(f"Warm 'ancf-beam static --json' (seed case), median of {repeat} processes, in turns")
+    with tempfile.TemporaryDirectory(prefix="numba-cli-") as root:
+        caches = {py: os.path.join(root, str(k)) for k, py in enumerate(pythons)}
+        for py in pythons:
+            cli_process(py, caches[py])  # compile into this install's own cache
+        rows: dict[str, list[tuple[float, dict]]] = {py: [] for py in pythons}
+        for _ in range(repeat):
+            for py in pythons:
+                rows[py].append(cli_process(py, caches[py]))
+    print(f"{'process s':>10} {'min s':>7} {'max s':>7} {'wall_s':>8} {'compile_s':>10}  python")
+    for py, rs in rows.items():
+        walls = sorted(w for w, _ in rs)
+        med = statistics.median(walls)
+        run = statistics.median(r.get("wall_s", float("nan")) for _, r in rs)
+        comp = statistics.median(r.get("compile_s", float("nan")) for _, r in rs)
+        print(f"{med:>10.2f} {walls[0]:>7.2f} {walls[-1]:>7.2f} {run:>8.3f} {comp:>10.3f}  {py}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="best of N for every row")
     ap.add_argument("--jobs", default=",".join(JOBS))
+    ap.add_argument("--cli", action="store_true", help="time the whole 'static' command")
+    ap.add_argument("--python", action="append", default=[], help="another install (--cli)")
     args = ap.parse_args()
+    if args.cli:
+        cli_main([sys.executable, *args.python], args.repeat)
+        return
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
     print("Start-up of a pipeline job in a fresh process (seed case, 20 elements), best of "
           f"{args.repeat}")  # fmt: skip

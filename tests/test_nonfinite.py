@@ -49,14 +49,16 @@ def test_static_nan_tip_exits_1_and_writes_nothing(monkeypatch, tmp_path, capsys
 
 
 def test_simulate_nan_history_exits_1_and_writes_nothing(monkeypatch, tmp_path, capsys):
-    real = analyses.simulate
+    from ancf_beam.solvers import dynamics  # run_simulate imports simulate from here per call
+
+    real = dynamics.simulate
 
     def broken(*a, **k):
         res = real(*a, **k)
         res.tip_y[-1] = -np.inf
         return res
 
-    monkeypatch.setattr(analyses, "simulate", broken)
+    monkeypatch.setattr(dynamics, "simulate", broken)
     out = tmp_path / "d.nc"
     code = main(["simulate", "--t-end", "1e-3", "-q", "--out", str(out), *SMALL])
     err = capsys.readouterr().err

@@ -33,6 +33,8 @@ from ancf_beam.config import (
     resolve_case,
     resolve_mechanism,
 )
+from ancf_beam.kernel_cache import cache_files, source_digest
+from ancf_beam.warmup import GROUPS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
@@ -64,8 +66,14 @@ MECH_PROVENANCE = ("case", "package_version", "git_commit", "config_hash", "crea
                    "study", "package_fingerprint", "param.kind", "summary.wall_s")  # fmt: skip
 PROVENANCE = (
     "case", "package_version", "git_commit", "config_hash", "created_utc", "wall_s", "study",
-    "package_fingerprint", "param.defect.lam", "param.mesh.n_elements",
+    "package_fingerprint", "param.defect.lam", "param.mesh.n_elements", "compile_s",
 )  # fmt: skip
+#: rules whose jobs run numba kernels: each waits for the compile_kernels record
+KERNEL_RULES = {
+    "critical_dt", "static", "modal", "simulate", "mesh_convergence", "validation", "response",
+    "integrators", "identification", "scaling", "mechanism", "mechanism_validation",
+    "mechanism_study", "mechanism_animation", "report_seed_audit",
+}  # fmt: skip
 
 
 def copy_workflow(dst: Path) -> Path:
@@ -198,8 +206,10 @@ def _leaves(node: dict, defs: dict, prefix: str = ""):
     for k, sub in node.get("properties", {}).items():
         target = sub
         while "$ref" in target:
-            target = {**defs[target["$ref"].rsplit("/", 1)[-1]], **{
-                kk: vv for kk, vv in target.items() if kk != "$ref"}}
+            target = {
+                **defs[target["$ref"].rsplit("/", 1)[-1]],
+                **{kk: vv for kk, vv in target.items() if kk != "$ref"},
+            }
         if target.get("type") == "object" and "properties" in target:
             yield from _leaves(target, defs, f"{prefix}{k}.")
         else:
@@ -477,6 +487,21 @@ def _new_study_results(res: Path, cfg: dict) -> None:
 
 
 @pytest.mark.pipeline
+def test_quick_pipeline_compiles_nothing_after_the_first_job(quick_run):
+    """The compile_kernels jobs compiled every kernel the jobs use: the kernel cache holds as
+    many compiled signatures (``.nbc`` files) at the end of the run as right after the last of
+    them (the greatest count any of their records saw)."""
+    records = sorted((quick_run / "results" / "kernels" / source_digest()).glob("*.json"))
+    assert sorted(r.stem for r in records) == sorted(GROUPS), records
+    recs = [json.loads(r.read_text()) for r in records]
+    after = max((rec["cache_files_after"] for rec in recs), key=lambda c: c["nbc"])
+    assert after["nbc"] > 0
+    assert cache_files(Path(recs[0]["cache_dir"])) == after, recs
+    for rec in recs:
+        assert rec["compile_s"] >= 0 and rec["groups"], rec
+
+
+@pytest.mark.pipeline
 def test_quick_pipeline_mechanisms(quick_run):
     """Every mechanism case of the quick config: its NetCDF (variables, units, provenance) and
     its table of checks; the three mechanism studies."""
@@ -712,6 +737,53 @@ def _dry_run_jobs(text: str) -> list[tuple[str, str]]:
             jobs.append((rule, m.group(1)))
             rule = None
     return jobs
+
+
+def _dry_run_inputs(text: str) -> list[tuple[str, list[str], str]]:
+    """(rule, inputs, output line) of every job listed by ``snakemake -n``."""
+    jobs = []
+    rule, inputs = None, []
+    for line in text.splitlines():
+        m = re.match(r"^(?:local)?(?:checkpoint|rule) (\w+):", line)
+        if m:
+            rule, inputs = m.group(1), []
+            continue
+        m = re.match(r"^\s+input: (.*)$", line)
+        if m and rule:
+            inputs = [x.strip() for x in m.group(1).split(",")]
+            continue
+        m = re.match(r"^\s+output: (.*)$", line)
+        if m and rule:
+            jobs.append((rule, inputs, m.group(1)))
+            rule = None
+    return jobs
+
+
+def test_kernels_are_compiled_once_before_every_kernel_job(tmp_path):
+    """From nothing, the dry run holds one compile_kernels job per group of kernels (records
+    keyed by the kernel cache's digest; beam_static before the others, which then run side by
+    side) and every job of a rule that runs kernels takes the records of the groups it uses as
+    input, so it starts after their compilation; the rules left out only read results."""
+    copy_workflow(tmp_path)
+    res = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", "config/quick.yaml",
+                    timeout=120)  # fmt: skip
+    assert res.returncode == 0, output_tail(res)
+    jobs = _dry_run_inputs(res.stdout + res.stderr)
+    record = {g: f"results/kernels/{source_digest()}/{g}.json" for g in GROUPS}
+    compiles = sorted((o, i) for r, i, o in jobs if r == "compile_kernels")
+    first = [record["beam_static"]]
+    assert compiles == sorted((record[g], [] if g == "beam_static" else first) for g in GROUPS), (
+        compiles
+    )
+    rules = {r for r, _, _ in jobs}
+    assert KERNEL_RULES <= rules, KERNEL_RULES - rules
+    for rule, inputs, out in jobs:
+        if rule in KERNEL_RULES:
+            want = ["beam_static", "mbs" if rule.startswith("mechanism") else "beam_dynamics"]
+            for g in want:
+                assert record[g] in inputs, (rule, out, g, inputs)
+    readers = {r for r in rules if r.startswith("report_")} | {"collect", "ro_crate", "all"}
+    assert rules - KERNEL_RULES - {"compile_kernels"} <= readers - KERNEL_RULES
 
 
 @pytest.mark.pipeline

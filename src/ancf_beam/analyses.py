@@ -9,24 +9,27 @@ infinity raises :class:`~ancf_beam.results.NonFiniteResultError` naming the quan
 from __future__ import annotations
 
 import math
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
 from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MAX_SEGMENTS, CaseSpec, ConfigError
 from ancf_beam.io import check_finite, provenance_attrs
+from ancf_beam.kernel_cache import install_compile_clock, run_clock
+
+if TYPE_CHECKING:  # imported where used: start-up time of the commands
+    import xarray as xr
+
+    from ancf_beam.solvers.settings import DynamicsSettings
 from ancf_beam.resources import check_stepped
 from ancf_beam.results import DynamicsResult
-from ancf_beam.solvers.dynamics import simulate
-from ancf_beam.solvers.modal import modal_analysis
-from ancf_beam.solvers.settings import DynamicsSettings, critical_step
 from ancf_beam.solvers.static import check_strain, solve_static
 
 __all__ = ["run_critical_dt", "run_modal", "run_simulate", "run_static", "run_stepped"]
+
+install_compile_clock()  # numba is loaded by now; no kernel has run yet
 
 
 def _shape_vars(model: BeamModel, q: np.ndarray, prefix: str) -> dict[str, Any]:
@@ -43,15 +46,16 @@ def _shape_vars(model: BeamModel, q: np.ndarray, prefix: str) -> dict[str, Any]:
     }, s["X"]
 
 
-def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
+def run_static(case: CaseSpec, dataset: bool = True) -> tuple[dict[str, Any], xr.Dataset | None]:
     """Static equilibrium under gravity: a stable equilibrium (:func:`solve_static` checks)
     whose axial strain is within the model's validity (:func:`check_strain`), else an error
-    saying why."""
+    saying why. ``dataset=False`` skips the Dataset (None; a command that prints only the
+    summary then starts without importing xarray)."""
     model = BeamModel(case)
-    t0 = time.perf_counter()
+    t0 = run_clock()
     res = solve_static(model)
     check_strain(model, res.q)
-    wall = time.perf_counter() - t0
+    wall = run_clock() - t0
     summary = {
         "case": case.name,
         "tip_x": res.tip_x,
@@ -62,6 +66,11 @@ def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
         "residual_norm": res.residual_norm,
         "wall_s": wall,
     }
+    if not dataset:
+        check_finite(summary)
+        return summary, None
+    import xarray as xr
+
     shape, X = _shape_vars(model, res.q, "")
     ds = xr.Dataset(
         {
@@ -98,10 +107,14 @@ def run_static(case: CaseSpec) -> tuple[dict[str, Any], xr.Dataset]:
 
 def run_modal(case: CaseSpec, n_modes: int | None = None, about: str | None = None):
     """Natural frequencies and mode shapes."""
+    import xarray as xr
+
+    from ancf_beam.solvers.modal import modal_analysis
+
     model = BeamModel(case)
-    t0 = time.perf_counter()
+    t0 = run_clock()
     res = modal_analysis(model, n_modes=n_modes, about=about)
-    wall = time.perf_counter() - t0
+    wall = run_clock() - t0
     summary = {
         "case": case.name,
         "about": res.about,
@@ -132,6 +145,8 @@ def run_modal(case: CaseSpec, n_modes: int | None = None, about: str | None = No
 
 def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None = None):
     """Stepped-beam transfer matrix (N uniform segments) and exact linear graded quadrature."""
+    import xarray as xr
+
     from ancf_beam.references import transfer
 
     segments = case.stepped.segments if segments is None else segments
@@ -144,11 +159,11 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
     check_stepped(segments, n_modes)  # time and memory before anything is allocated
     p = SectionProfile(case)
     L = case.beam.length
-    t0 = time.perf_counter()
+    t0 = run_clock()
     st = transfer.stepped_static(L, p.EI, p.q, segments)
     om = np.asarray(transfer.stepped_frequencies(L, p.EI, p.rhoA, segments, n_modes))
     ex = transfer.exact_graded_static(L, p.EI, p.q)
-    wall = time.perf_counter() - t0
+    wall = run_clock() - t0
     summary = {
         "case": case.name,
         "segments": segments,
@@ -176,12 +191,14 @@ def run_stepped(case: CaseSpec, segments: int | None = None, n_modes: int | None
 
 def run_critical_dt(case: CaseSpec, measure: bool = False):
     """Critical explicit time step: eigenvalue, element bound, fitted formula, measured limit."""
+    import xarray as xr
+
     from ancf_beam.solvers.critical import critical_dt
 
     model = BeamModel(case)
-    t0 = time.perf_counter()
+    t0 = run_clock()
     c = critical_dt(model, measure=measure)
-    wall = time.perf_counter() - t0
+    wall = run_clock() - t0
     summary = {
         "case": case.name,
         "n_elements": model.n_el,
@@ -267,6 +284,8 @@ def run_simulate(
     ``dt_critical`` and the wall time; for the implicit integrators also the scheme parameters
     and the Newton iteration statistics (total, mean, max per step).
     """
+    from ancf_beam.solvers.settings import DynamicsSettings, critical_step
+
     settings = DynamicsSettings.from_case(
         case,
         integrator=integrator,
@@ -283,6 +302,8 @@ def run_simulate(
         max_halvings=max_halvings,
         newton=newton,
     )
+    from ancf_beam.solvers.dynamics import simulate
+
     model = BeamModel(case)
     if dt_critical is None:
         dt_critical = critical_step(model)
@@ -347,6 +368,8 @@ def _simulate_summary(
 
 def _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs) -> xr.Dataset:
     """The run as a Dataset: tip history, energies, snapshots, Newton iterations, damage."""
+    import xarray as xr
+
     ds = xr.Dataset(
         {
             "tip_x": ("time", res.tip_x, {"units": "m"}),

@@ -20,14 +20,17 @@ import sys
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
 from ancf_beam import __version__
 from ancf_beam.config import CaseSpec
 from ancf_beam.errors import InputFileError, OutputFileError
+from ancf_beam.kernel_cache import compile_seconds
+
+if TYPE_CHECKING:  # xarray is imported where a file is read or written (start-up time)
+    import xarray as xr
 
 __all__ = [
     "InputFileError",
@@ -134,7 +137,9 @@ def check_finite(summary: Mapping[str, Any], ds: Any = None, optional: Iterable[
 
 
 def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
-    """Attributes recording everything needed to reproduce a result."""
+    """Attributes recording everything needed to reproduce a result; ``compile_s`` is the time
+    this process spent compiling or loading numba kernels so far (``wall_s``, when given, is
+    the run alone: :func:`ancf_beam.kernel_cache.run_clock`)."""
     attrs: dict[str, Any] = {
         "case": case.name,
         "package": "ancf_beam",
@@ -146,6 +151,7 @@ def provenance_attrs(case: CaseSpec, **extra: Any) -> dict[str, Any]:
     }
     for key, value in case.flat().items():
         attrs[f"param.{key}"] = _attr_value(value)
+    attrs["compile_s"] = compile_seconds()
     for key, value in extra.items():
         attrs[key] = _attr_value(value)
     return attrs
@@ -258,6 +264,8 @@ def write_netcdf(ds: xr.Dataset, path: str | os.PathLike) -> Path:
 def read_netcdf(path: str | os.PathLike) -> xr.Dataset:
     """Load a NetCDF file into memory; a missing, truncated or foreign file raises
     :class:`InputFileError` naming it (not a bare HDF5 error)."""
+    import xarray as xr
+
     try:
         return xr.load_dataset(path, engine="netcdf4")
     except Exception as exc:  # netCDF4/HDF5 raise OSError, ValueError or RuntimeError

@@ -16,12 +16,14 @@ call. Small dense generalized eigenproblems run on one BLAS thread (:func:`eigh_
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
 from numba import njit
 from threadpoolctl import ThreadpoolController
+
+if TYPE_CHECKING:  # scipy is imported where it is used (start-up time of a static run)
+    import scipy.sparse as sp
 
 BANDWIDTH = 7  # half-bandwidth of the node-major global matrices
 # Floating-point contraction and reassociation only: NaN/Inf semantics are kept, so the stability
@@ -63,6 +65,8 @@ def xy_cholesky(lb: np.ndarray):
     coupling = np.abs(lb[1::2]).max(initial=0.0)
     if coupling > 1e-12 * np.abs(lb[0]).max():
         raise ValueError("matrix couples x- and y-components; use a full banded factorisation")
+    import scipy.linalg as sla
+
     out = []
     for c in (0, 1):
         comp = np.ascontiguousarray(lb[0::2, c::2])  # offsets 0, 2, 4, 6 -> 0, 1, 2, 3
@@ -415,6 +419,8 @@ def band_to_sparse(ab: np.ndarray) -> sp.csc_matrix:
     """General band storage ``ab[7 + i - j, j] = A[i, j]`` (``solve_banded((7, 7))``) as a
     sparse matrix (diagonals beyond a matrix smaller than the band are left out: one element
     has 4 free DOFs)."""
+    import scipy.sparse as sp
+
     n = ab.shape[1]
     offs = list(range(-min(BANDWIDTH, n - 1), min(BANDWIDTH, n - 1) + 1))
     diags = [ab[BANDWIDTH - d, d:] if d >= 0 else ab[BANDWIDTH - d, : n + d] for d in offs]
@@ -424,6 +430,8 @@ def band_to_sparse(ab: np.ndarray) -> sp.csc_matrix:
 def sym_band_to_sparse(lb: np.ndarray) -> sp.csc_matrix:
     """Symmetric lower band storage ``lb[i - j, j] = A[i, j]`` as a sparse matrix (diagonals
     beyond a matrix smaller than the band left out)."""
+    import scipy.sparse as sp
+
     n = lb.shape[1]
     nd = min(lb.shape[0], n)
     lower = [lb[d, : n - d] for d in range(nd)]
@@ -493,5 +501,7 @@ def _blas_controller() -> ThreadpoolController:
 def eigh_one_thread(k, m, subset):
     """Dense generalized symmetric eigenproblem on one BLAS thread: for the matrix sizes here
     (a few hundred) threading only adds overhead, and on a busy machine a lot of it."""
+    import scipy.linalg as sla
+
     with _blas_controller().limit(limits=1, user_api="blas"):
         return sla.eigh(k, m, subset_by_index=subset, check_finite=False)

@@ -8,6 +8,7 @@ import yaml
 import ancf_beam.provenance
 from ancf_beam.config import ConfigError, pipeline_settings, resolve_case
 from ancf_beam.io import package_fingerprint
+from ancf_beam.kernel_cache import source_digest
 
 PY = (
     sys.executable
@@ -234,6 +235,22 @@ def tolerances(report):
 # ---- output paths -----------------------------------------------------------------------
 RES = "results"
 REP = "reports"
+# The compile_kernels records (kernels.smk), one per group of kernels (ancf_beam.warmup.GROUPS):
+# input of every rule that runs numba kernels, each taking the groups it uses.
+KERNEL_DIGEST = source_digest()
+KERNEL_RECORD = f"{RES}/kernels/{KERNEL_DIGEST}/{{group}}.json"
+KERNELS_BEAM = [KERNEL_RECORD.format(group=g) for g in ("beam_static", "beam_dynamics")]
+KERNELS_MBS = [KERNEL_RECORD.format(group=g) for g in ("beam_static", "mbs")]
+KERNELS = sorted(set(KERNELS_BEAM + KERNELS_MBS))  # every group
+
+
+def kernel_group_inputs(wildcards):
+    """The groups compiled before this one (beam_static before the others)."""
+    if wildcards.group == "beam_static":
+        return []
+    return [KERNEL_RECORD.format(group="beam_static")]
+
+
 CASE_FIGURES = ["tip_history", "shapes", "curvature", "energy", "spectrum"]
 CASE_FIGURES += ["response"]
 AGG_FIGURES = {

@@ -3,6 +3,8 @@
 
 
 rule mesh_convergence:
+    input:
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/convergence.nc",
     log:

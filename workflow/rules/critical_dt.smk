@@ -5,6 +5,8 @@
 
 
 rule critical_dt:
+    input:
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         expand(f"{RES}/{{{{case}}}}/critical_dt/ne{{ne}}.nc", ne=CRITICAL_MESHES),
     log:

@@ -4,6 +4,8 @@
 
 
 rule identification:
+    input:
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/identification.nc",
     log:

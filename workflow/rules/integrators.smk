@@ -10,6 +10,7 @@ rule integrators:
         critical=lambda wc: critical_file(wc.case, sim_mesh(wc.case)),
         modal=lambda wc: case_file("modal", wc.case),
         static=lambda wc: case_file("static", wc.case),
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/integrators.nc",
     log:

@@ -4,6 +4,8 @@
 
 
 rule mechanism:
+    input:
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         mechanism_file("{mcase}"),
     log:
@@ -24,6 +26,7 @@ rule mechanism:
 rule mechanism_validation:
     input:
         mechanism_file("{mcase}"),
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         mechanism_validation_file("{mcase}"),
     log:
@@ -45,6 +48,8 @@ rule mechanism_validation:
 
 
 rule mechanism_study:
+    input:
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         mechanism_study_file("{study}"),
     log:
@@ -69,6 +74,7 @@ rule mechanism_study:
 rule mechanism_animation:
     input:
         mechanism_file("{mcase}"),
+        kernels=KERNELS_MBS,  # the beam and multibody kernels, compiled first (kernels.smk)
     output:
         f"{REP}/animations/{{mcase}}.gif",
     log:

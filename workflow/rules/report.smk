@@ -262,6 +262,7 @@ rule report_validation:
 rule report_seed_audit:
     input:
         nb=workflow.source_path("../notebooks/seed_audit.ipynb"),
+        kernels=KERNELS,  # every group of kernels, compiled first (kernels.smk)
     output:
         **{f"fig_{k}": v for k, v in _figures("seed_audit", ["seed_audit"]).items()},
         nb=f"{REP}/notebooks/seed_audit.ipynb",

@@ -8,6 +8,7 @@ rule response:
     input:
         static=lambda wc: case_file("static", wc.case),
         simulate=lambda wc: case_file("simulate", wc.case),
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/response.nc",
     log:

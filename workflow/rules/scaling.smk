@@ -5,6 +5,8 @@
 
 
 rule scaling:
+    input:
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/scaling.nc",
     log:

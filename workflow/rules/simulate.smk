@@ -6,6 +6,7 @@
 rule simulate:
     input:
         critical=lambda wc: critical_file(wc.case, sim_mesh(wc.case)),
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/simulate.nc",
     log:

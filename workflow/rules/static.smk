@@ -2,6 +2,8 @@
 
 
 rule static:
+    input:
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/static.nc",
     log:

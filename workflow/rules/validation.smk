@@ -7,6 +7,7 @@ rule validation:
         static=lambda wc: case_file("static", wc.case),
         modal=lambda wc: case_file("modal", wc.case),
         simulate=lambda wc: case_file("simulate", wc.case),
+        kernels=KERNELS_BEAM,  # the beam kernels, compiled first (kernels.smk)
     output:
         f"{RES}/{{case}}/validation.nc",
     log:

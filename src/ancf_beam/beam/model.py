@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.linalg as sla
 from numba import njit
 
 from ancf_beam.beam import kernels
@@ -161,6 +160,8 @@ class BeamModel:
     @cached_property
     def mass_cholesky(self) -> np.ndarray:
         """Lower banded Cholesky factor of the reduced mass matrix (``cb[i-j, j] = L[i, j]``)."""
+        import scipy.linalg as sla  # here, not at import: a static run does not need scipy
+
         return np.ascontiguousarray(sla.cholesky_banded(self.mass_free_lower_band, lower=True))
 
     @cached_property

@@ -74,6 +74,7 @@ import xarray as xr
 
 from ancf_beam.config import ConfigError, MechanismSpec, check_contact_integrator
 from ancf_beam.io import provenance_attrs
+from ancf_beam.kernel_cache import install_compile_clock
 from ancf_beam.mbs.bodies import BeamBody
 from ancf_beam.mbs.integrators import IntegratorSettings, explicit_dt_bounds, integrate
 from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
@@ -88,6 +89,8 @@ from ancf_beam.mbs.outputs import (
 )
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
+
+install_compile_clock()  # numba is loaded by now; no kernel has run yet
 
 __all__ = [
     "ADAPTIVE_REFINE",

@@ -41,7 +41,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import scipy.linalg as sla
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import CLAMP, BeamModel, gauss01
@@ -127,6 +126,8 @@ def check_stability(model: BeamModel, q: np.ndarray) -> None:
     for d in range(1, lb.shape[0]):
         rows[d:] += np.abs(lb[d, : n - d])  # and the upper part, row by row
     k_norm = float(np.max(rows))
+    import scipy.linalg as sla  # only when the Cholesky factorisation failed (start-up time)
+
     lam_min = float(sla.eigvals_banded(lb, lower=True, select="i", select_range=(0, 0))[0])
     tau = 64.0 * np.finfo(float).eps * k_norm  # eigenvalue round-off of the assembled tangent
     slender = f"EI / (EA L^2) = {_slenderness(model):.2g}"

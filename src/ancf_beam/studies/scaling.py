@@ -5,7 +5,6 @@ implicit, and their crossover.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ import xarray as xr
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
+from ancf_beam.kernel_cache import run_clock
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers import DynamicsSettings, modal_analysis, omega_max, simulate
 from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR
@@ -471,14 +471,14 @@ def run_scaling_study(
         case, meshes, full_max_elements, calibration_mesh, fit_min_elements
     )
     safety = case.dynamics.dt_safety if explicit_safety is None else float(explicit_safety)
-    t_start = time.perf_counter()
+    t_start = run_clock()
     _warm_up(case, meshes[0])
     per_mesh = _mesh_costs(
         case, meshes, full_meshes, t_end, safety, window_wall_s, min_window_steps, progress
     )
     cal = _calibrate(per_mesh[calibration_mesh], per_period_candidates, t_end, tip_error_target)
     implicit = _implicit_costs(per_mesh, meshes, cal.chosen, t_end, fine_factor, progress)
-    wall = time.perf_counter() - t_start
+    wall = run_clock() - t_start
     ds = _scaling_dataset(
         meshes, per_mesh, implicit, cal, per_mesh[calibration_mesh].explicit, safety, fine_factor
     )
