@@ -531,6 +531,14 @@ def test_quick_pipeline_mechanisms(quick_run):
             assert all("units" in ds[v].attrs for v in ds.data_vars if v != "law"), study
     with xr.open_dataset(res / "studies" / "flagship.nc") as ds:
         assert ds["damage_max"].values[-1] > 0  # the damaging variant damages
+        # the quick config runs two revolutions (the ANCF rod costs seconds a revolution)
+        assert ds.sizes["revolution"] == cfg["pipeline"]["flagship"]["revolutions"]
+        assert np.isfinite(ds["rev_peak_force"].values).all()
+    with xr.open_dataset(res / "studies" / "clearance_sweep.nc") as ds:
+        # as the default config: 21 revolutions, the first left out -> 20 points per phase
+        assert ds.sizes["revolution"] >= 20 and ds.sizes["phase"] >= 1
+        assert ds["poincare_ecc_x"].shape[1:] == (ds.sizes["phase"], ds.sizes["revolution"])
+        assert (ds["rev_peak_force"].values > 0).all()
 
 
 @pytest.mark.pipeline

@@ -561,7 +561,8 @@ def mechanism_figures(report):
                 figs.append(f"{m}_motion")
             if sp.clearance is not None:
                 figs.append(f"{m}_clearance")
-        return figs + (["sweep"] if "clearance_sweep" in MECH_STUDY_CASES else [])
+        sweep = ["sweep", "sweep_revolutions"]
+        return figs + (sweep if "clearance_sweep" in MECH_STUDY_CASES else [])
     if report == "contact":
         figs = ["laws", "loops"] if "contact_laws" in MECH_STUDY_CASES else []
         return figs + [
@@ -569,7 +570,7 @@ def mechanism_figures(report):
         ]
     if report == "nonsmooth":
         return [f"{m}_{f}" for m in NONSMOOTH for f in ("impulse", "limit", "orbits")]
-    figs = ["histories", "orbits"]
+    figs = ["histories", "statistics", "poincare", "orbits"]
     return figs + (["damage"] if PIPE["flagship"]["damage"]["enabled"] else [])
 
 

@@ -58,10 +58,11 @@ rule mechanism_study:
         study="clearance_sweep|contact_laws|flagship",
     conda:
         "../envs/ancf-beam.yaml"
-    threads: 1
+    # the flagship's variants run side by side (a process each, ancf_beam.studies.mechanisms)
+    threads: lambda wc: 2 if wc.study == "flagship" else 1
     resources:
-        mem_mb=1500,
-        runtime=20,
+        mem_mb=lambda wc: 4000 if wc.study == "flagship" else 1500,
+        runtime=30,
     params:
         case=lambda wc: MECH_STUDY_CASES[wc.study],
         case_hash=lambda wc: MSPECS[MECH_STUDY_CASES[wc.study]].config_hash,

@@ -61,6 +61,12 @@ from ancf_beam.studies.error_estimates import (
 )
 from ancf_beam.studies.general import general_rows, reference_histories
 from ancf_beam.studies.nonsmooth import compliant_limit, nonsmooth_rows
+from ancf_beam.studies.revolutions import (
+    distribution,
+    median_shift,
+    per_revolution_max,
+    poincare_section,
+)
 
 __all__ = [
     "RIGID_LIMIT_E0",
@@ -68,12 +74,16 @@ __all__ = [
     "clearance_sweep_checks",
     "contact_laws_checks",
     "flagship_checks",
+    "flagship_statistics",
+    "REVOLUTION_QUANTITIES",
     "ideal_slider_crank",
     "mechanism_checks",
     "run_clearance_sweep",
     "run_contact_laws",
     "run_flagship",
     "run_mechanism_validation",
+    "long_run_settings",
+    "revolution_period",
 ]
 
 #: Young's modulus (Pa) of the rigid-limit run of an ANCF connecting rod (the config's bound)
@@ -513,6 +523,101 @@ def summary_attrs(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
+# long runs: many crank revolutions, statistics per revolution (ancf_beam.studies.revolutions)
+# --------------------------------------------------------------------------------------------
+#: crank phases (deg) of the Poincare sections unless a study names others
+DEFAULT_PHASES_DEG = (0.0, 90.0, 180.0, 270.0)
+#: per-revolution peaks of each run (:func:`_revolution_data`), and their units
+_REV_VALUES = {"rev_peak_force": "N", "rev_peak_accel": "m/s^2"}
+#: Poincare sections of each run: the journal offset at fixed crank phases, and units
+_POINCARE = {"poincare_ecc_x": "m", "poincare_ecc_y": "m"}
+
+
+def revolution_period(spec: MechanismSpec) -> float:
+    """Duration (s) of one crank revolution of the driven mechanism ``spec``."""
+    if not spec.omega:
+        raise ValueError(f"mechanism '{spec.name}' has no constant crank speed")
+    return 2.0 * math.pi / abs(float(spec.omega))
+
+
+def long_run_settings(spec: MechanismSpec, revolutions: int | None) -> tuple[dict[str, Any], int]:
+    """``(overrides, stride)`` of a run over ``revolutions`` crank revolutions (None: the case
+    as it is, ``({}, 1)``): ``t_end`` that many periods; ``sample_dt`` the contact step
+    ``solver.dt_contact`` when the case has a smaller one, so that the peaks per revolution are
+    those of the steps (an impact lasts ``pi / omega_contact``, 15 us on the flagship, shorter
+    than the case's ``sample_dt``); ``stride`` keeps every stride-th sample for the stored
+    histories (back at the case's ``sample_dt``)."""
+    if revolutions is None:
+        return {}, 1
+    if int(revolutions) < 1:
+        raise ValueError(f"revolutions must be >= 1, got {revolutions}")
+    over: dict[str, Any] = {"t_end": int(revolutions) * revolution_period(spec)}
+    dtc = getattr(spec.solver, "dt_contact", None)
+    stride = 1
+    if dtc is not None and 0.0 < float(dtc) < spec.sample_dt:
+        stride = max(1, round(spec.sample_dt / float(dtc)))
+        over["sample_dt"] = spec.sample_dt / stride
+    return over, stride
+
+
+def _revolution_data(d, skip, phases) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The revolution numbers and per-revolution values (keys of ``_REV_VALUES`` and
+    ``_POINCARE``) of the run ``d`` (its first contact), from every sample."""
+    ang = d["crank_angle"].values
+    revs, force = per_revolution_max(ang, d["contact_force_normal"].values[:, 0], skip)
+    _, accel = per_revolution_max(ang, np.abs(d["slider_a"].values), skip)
+    _, sec = poincare_section(
+        ang,
+        {"x": d["eccentricity_x"].values[:, 0], "y": d["eccentricity_y"].values[:, 0]},
+        phases,
+        skip,
+    )
+    out = {
+        "rev_peak_force": force,
+        "rev_peak_accel": accel,
+        "poincare_ecc_x": sec["x"],
+        "poincare_ecc_y": sec["y"],
+    }
+    return revs, out
+
+
+def _revolution_vars(dim: str, per_rev: Mapping[str, list]) -> dict[str, tuple]:
+    """Dataset variables of the per-revolution values over ``dim`` (runs)."""
+    out = {}
+    for k, v in per_rev.items():
+        if k in _REV_VALUES:
+            out[k] = ((dim, "revolution"), np.array(v), {"units": _REV_VALUES[k]})
+        else:
+            out[k] = ((dim, "phase", "revolution"), np.array(v), {"units": _POINCARE[k]})
+    return out
+
+
+def _revolution_coords(revs, phases_deg) -> dict[str, tuple]:
+    return {
+        "revolution": (
+            "revolution",
+            np.asarray(revs, int),
+            {"units": "1", "long_name": "crank revolution (0: the first)"},
+        ),
+        "phase": (
+            "phase",
+            np.asarray(phases_deg, float),
+            {"units": "deg", "long_name": "crank angle of the Poincare section"},
+        ),
+    }
+
+
+def _long_attrs(spec, long_over, revolutions, skip) -> dict[str, Any]:
+    return {
+        "revolutions": int(revolutions) if revolutions is not None else -1,
+        "skip_revolutions": int(skip),
+        "revolution_period": revolution_period(spec),
+        "t_end": float(long_over.get("t_end", spec.t_end)),
+        "run_sample_dt": float(long_over.get("sample_dt", spec.sample_dt)),
+    }
+
+
+# --------------------------------------------------------------------------------------------
 # clearance sweep
 # --------------------------------------------------------------------------------------------
 #: values of each clearance of the sweep (:func:`_sweep_values`), and their units
@@ -548,33 +653,53 @@ _SWEEP_HISTORIES = {
 }
 
 
-def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.Dataset:
+def run_clearance_sweep(
+    spec: MechanismSpec,
+    clearances: Sequence[float],
+    revolutions: int | None = None,
+    skip_revolutions: int = 0,
+    phases_deg: Sequence[float] = DEFAULT_PHASES_DEG,
+) -> xr.Dataset:
     """The clearance case ``spec`` with radial clearance ``c`` in ``clearances`` (m; the journal
     radius changes, the bearing stays): per ``c`` the slider's deviation from the ideal joint
     (``dx_max`` m, ``dv_rms_rel``, ``da_rms_rel``: RMS of the deviation / RMS of the ideal),
     the peak slider acceleration over the ideal one, peak contact force, impacts, contact
-    share, largest eccentricity ratio, and the histories ``slider_a`` and the journal orbit."""
+    share, largest eccentricity ratio, and the histories ``slider_a`` and the journal orbit.
+    With ``revolutions`` the runs last that many crank revolutions (:func:`long_run_settings`:
+    sampled every contact step, histories kept at the case's ``sample_dt``), and per complete
+    revolution after the first ``skip_revolutions`` the dataset holds the peak contact force
+    and peak slider ``|a|`` (dimension ``revolution``) and the journal offset at the crank
+    phases ``phases_deg`` (Poincare section, dimensions ``phase``, ``revolution``)."""
     if spec.clearance is None:
         raise ValueError(f"mechanism '{spec.name}' has no clearance joint to sweep")
     rb = spec.clearance.bearing_radius
+    long_over, stride = long_run_settings(spec, revolutions)
+    phases = np.radians(np.asarray(phases_deg, float))
     runs = []
     for c in clearances:
-        s, d = run_mechanism(spec.with_overrides({"clearance.journal_radius": rb - float(c)}))
+        over = {"clearance.journal_radius": rb - float(c), **long_over}
+        s, d = run_mechanism(spec.with_overrides(over))
         runs.append((float(c), s, d))
     t = runs[0][2]["time"].values
     ref = ideal_slider_crank(spec, t)
     scal: dict[str, list] = {k: [] for k in _SWEEP_VALUES}
     hist: dict[str, list] = {k: [] for k in _SWEEP_HISTORIES}
+    per_rev: dict[str, list] = {k: [] for k in (*_REV_VALUES, *_POINCARE)}
+    revs = None
     for _c, s, d in runs:
         for k, v in _sweep_values(s, d, ref).items():
             scal[k].append(v)
         for k, v in _sweep_histories(d).items():
-            hist[k].append(v)
+            hist[k].append(v[::stride])
+        revs, rv = _revolution_data(d, skip_revolutions, phases)
+        for k, v in rv.items():
+            per_rev[k].append(v)
     data = {k: ("clearance", np.array(v), {"units": _SWEEP_VALUES[k]}) for k, v in scal.items()}
     for k, v in hist.items():
         data[k] = (("clearance", "time"), np.array(v), {"units": _SWEEP_HISTORIES[k]})
-    data["a_ideal"] = ("time", ref["a"], {"units": "m/s^2"})
-    data["x_ideal"] = ("time", ref["x"], {"units": "m"})
+    data.update(_revolution_vars("clearance", per_rev))
+    data["a_ideal"] = ("time", ref["a"][::stride], {"units": "m/s^2"})
+    data["x_ideal"] = ("time", ref["x"][::stride], {"units": "m"})
     ds = xr.Dataset(
         data,
         coords={
@@ -583,11 +708,13 @@ def run_clearance_sweep(spec: MechanismSpec, clearances: Sequence[float]) -> xr.
                 np.array(clearances, float),
                 {"units": "m", "long_name": "radial clearance c"},
             ),
-            "time": ("time", t, {"units": "s"}),
+            "time": ("time", t[::stride], {"units": "s"}),
+            **_revolution_coords(revs, phases_deg),
         },
     )
     ds.attrs.update(provenance_attrs(spec, study="clearance_sweep"))
     ds.attrs["rod_length"] = _rigid_rod(spec)[0]
+    ds.attrs.update(_long_attrs(spec, long_over, revolutions, skip_revolutions))
     return ds
 
 
@@ -835,6 +962,8 @@ _FLAGSHIP_DERIVED = {
     "a_peak_ratio": "1",
     "energy_drive_error": "1",
     "energy_drive_error_est": "1",
+    "energy_drive_error_run": "1",
+    "max_eccentricity": "m",
     "steps": "1",
     "dt_contact": "s",
 }
@@ -850,7 +979,14 @@ _FLAGSHIP_HISTORIES = {
 
 
 def run_flagship(
-    spec: MechanismSpec, lams: Sequence[float], damage: Mapping[str, Any] | None = None
+    spec: MechanismSpec,
+    lams: Sequence[float],
+    damage: Mapping[str, Any] | None = None,
+    revolutions: int | None = None,
+    skip_revolutions: int = 0,
+    phases_deg: Sequence[float] = DEFAULT_PHASES_DEG,
+    check_revolutions: float | None = None,
+    workers: int = 1,
 ) -> xr.Dataset:
     """The flagship case ``spec`` (slider-crank, ANCF rod, clearance joint) with the rod's
     modulus ``E(x) = E0 (1 - lam (x/L)^n)`` for each ``lam`` in ``lams`` (``x`` from the crank
@@ -859,26 +995,64 @@ def run_flagship(
     force, first impact force, impacts, contact share, largest eccentricity ratio, slider
     acceleration extremes and their ratio to the ideal joint's, largest mid-span deflection,
     largest damage; histories of the slider acceleration, the journal orbit, the contact force
-    and state; the ideal rigid mechanism's slider acceleration."""
+    and state; the ideal rigid mechanism's slider acceleration.
+
+    With ``revolutions`` each run lasts that many crank revolutions (:func:`long_run_settings`)
+    and the dataset holds, per complete revolution after the first ``skip_revolutions``, the
+    peak contact force and peak slider ``|a|`` and the Poincare section of the journal offset at
+    ``phases_deg`` (:func:`flagship_statistics` summarises them). The energy balance's error
+    estimate refines the runs over their first ``check_revolutions`` revolutions (None: the
+    whole run); the error of the whole run is kept as ``energy_drive_error_run``. The variants
+    run in ``workers`` processes (each one run of one variant)."""
     if spec.beam is None or spec.clearance is None:
         raise ValueError(f"mechanism '{spec.name}' needs an ANCF rod and a clearance joint")
     variants = _flagship_variants(spec, lams, damage)
+    long_over, stride = long_run_settings(spec, revolutions)
+    phases = np.radians(np.asarray(phases_deg, float))
+    t_check = None if check_revolutions is None else check_revolutions * revolution_period(spec)
+    jobs = [(spec, over, long_over, stride, skip_revolutions, phases, t_check)
+            for _l, over, _lam, _d in variants]  # fmt: skip
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork: the workers inherit the loaded kernels and need not import a Snakemake script
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp.get_context("fork")) as pool:
+            results = list(pool.map(_flagship_variant, *zip(*jobs, strict=True)))
+    else:
+        results = [_flagship_variant(*job) for job in jobs]
     scal: dict[str, list] = {k: [] for k in (*_FLAGSHIP_SUMMARY, *_FLAGSHIP_DERIVED)}
     hist: dict[str, list] = {k: [] for k in _FLAGSHIP_HISTORIES}
-    t = ref = None
-    dmg_fields = []
-    for _label, over, _lam, _dmg in variants:
-        case = spec.with_overrides(over)
-        s, d = run_mechanism(case)
-        if t is None:
-            t = d["time"].values
-            ref = ideal_slider_crank(spec, t)
-        for k, v in _flagship_values(case, s, d, ref["a"]).items():
+    per_rev: dict[str, list] = {k: [] for k in (*_REV_VALUES, *_POINCARE)}
+    for vals, h, (_revs, rv), _dmg, _t, _a in results:
+        for k, v in vals.items():
             scal[k].append(v)
-        for k, v in _flagship_histories(d).items():
+        for k, v in h.items():
             hist[k].append(v)
-        dmg_fields.append(d["damage_final"].values if "damage_final" in d else None)
-    return _flagship_dataset(spec, variants, scal, hist, dmg_fields, t, ref["a"])
+        for k, v in rv.items():
+            per_rev[k].append(v)
+    t, a_ideal = results[0][4], results[0][5]
+    ds = _flagship_dataset(spec, variants, scal, hist, [r[3] for r in results], t, a_ideal)
+    ds = ds.assign_coords(_revolution_coords(results[0][2][0], phases_deg))
+    for k, v in _revolution_vars("variant", per_rev).items():
+        ds[k] = v
+    ds.attrs.update(_long_attrs(spec, long_over, revolutions, skip_revolutions))
+    ds.attrs["check_t_end"] = float(t[-1] if t_check is None else min(t_check, t[-1]))
+    return ds
+
+
+def _flagship_variant(spec, over, long_over, stride, skip, phases, t_check):
+    """One flagship variant (overrides ``over``) run over ``long_over``: its values, histories
+    (every ``stride``-th sample), per-revolution data, damage field, times and the ideal
+    joint's slider acceleration (both every ``stride``-th sample)."""
+    case = spec.with_overrides({**over, **long_over})
+    s, d = run_mechanism(case)
+    t = d["time"].values
+    a_ideal = ideal_slider_crank(spec, t)["a"]
+    vals = _flagship_values(case, s, d, a_ideal, t_check)
+    hist = {k: v[::stride] for k, v in _flagship_histories(d).items()}
+    dmg = d["damage_final"].values if "damage_final" in d else None
+    return vals, hist, _revolution_data(d, skip, phases), dmg, t[::stride], a_ideal[::stride]
 
 
 def _flagship_variants(spec, lams, damage) -> list[tuple[str, dict[str, Any], float, bool]]:
@@ -899,25 +1073,35 @@ def _flagship_variants(spec, lams, damage) -> list[tuple[str, dict[str, Any], fl
     return variants
 
 
-def _flagship_values(case, s, d, a_ideal) -> dict[str, float]:
+def _flagship_values(case, s, d, a_ideal, t_check=None) -> dict[str, float]:
     """The values of one variant (summary ``s``, run ``d``): the summary's (NaN when absent),
     the largest damage, the peak slider acceleration over the ideal joint's, the energy
-    balance's error with its estimate from the refined run, the steps and the contact step
-    (0: adaptive)."""
+    balance's error up to ``t_check`` (None: the whole run) with its estimate from the run
+    refined over that time, the whole run's error, the largest journal offset (every sample),
+    the steps and the contact step (0: adaptive)."""
     out = {k: np.nan if s.get(k) is None else float(s.get(k)) for k in _FLAGSHIP_SUMMARY}
     out["damage_max"] = float(s.get("damage_max", 0.0))
     out["a_peak_ratio"] = float(np.max(np.abs(d["slider_a"].values)) / np.max(np.abs(a_ideal)))
-    out["energy_drive_error"] = _drive_work_error(d)
-    fine = refined_runs(case, d)
+    out["energy_drive_error_run"] = _drive_work_error(d)
+    dw = d
+    if t_check is not None:
+        t = d["time"].values
+        half = 0.5 * float(t[1] - t[0]) if t.size > 1 else 0.0
+        dw = d.isel(time=slice(0, int(np.searchsorted(t, t_check + half, side="right"))))
+    out["energy_drive_error"] = _drive_work_error(dw)
+    fine = refined_runs(case, dw)
     e_terms = float(
-        np.max(np.abs(d["energy_total"].values)) + np.max(np.abs(d["drive_work"].values))
+        np.max(np.abs(dw["energy_total"].values)) + np.max(np.abs(dw["drive_work"].values))
     )
     out["energy_drive_error_est"] = estimate(
-        energy_residual(d),
+        energy_residual(dw),
         [energy_residual(f) for f in fine],
         float(fine[0].attrs["kappa"]),
-        tol_floor(case, d) * e_terms,
-    ) / float(d["kinetic_energy"].max())
+        tol_floor(case, dw) * e_terms,
+    ) / float(dw["kinetic_energy"].max())
+    out["max_eccentricity"] = float(
+        np.hypot(d["eccentricity_x"].values[:, 0], d["eccentricity_y"].values[:, 0]).max()
+    )
     out["steps"] = float(s["steps"])
     dtc = d.attrs.get("solver.dt_contact")
     out["dt_contact"] = 0.0 if s["integrator"] == "adaptive" or dtc is None else float(dtc)
@@ -994,9 +1178,13 @@ def flagship_checks(
             if "energy_drive_error_est" in ds
             else math.inf
         )
+        window = ""
+        if "check_t_end" in ds.attrs and "revolution_period" in ds.attrs:
+            n_rev = float(ds.attrs["check_t_end"]) / float(ds.attrs["revolution_period"])
+            window = f" over the first {n_rev:.3g} revolution(s)"
         rows.append(
             check(
-                f"{v}: energy change vs drive work (/ max T)",
+                f"{v}: energy change vs drive work (/ max T){window}",
                 0.0,
                 float(ds["energy_drive_error"].values[i]),
                 S * est + 8 * EPS * steps,
@@ -1006,7 +1194,10 @@ def flagship_checks(
                 case=case,
             )
         )
-        ecc = float(np.hypot(ds["ecc_x"].values[i], ds["ecc_y"].values[i]).max())
+        if "max_eccentricity" in ds:  # from every sample of the run
+            ecc = float(ds["max_eccentricity"].values[i])
+        else:
+            ecc = float(np.hypot(ds["ecc_x"].values[i], ds["ecc_y"].values[i]).max())
         dmax = (float(ds["max_contact_force"].values[i]) / K) ** (1.0 / n)
         h = float(ds["dt_contact"].values[i]) if "dt_contact" in ds else 0.0
         allow = dmax * (omega * h) ** 2 / (8.0 * n) / (c + dmax) + 8 * EPS
@@ -1022,4 +1213,43 @@ def flagship_checks(
                 case=case,
             )
         )
+    return rows
+
+
+#: per-revolution quantities summarised by :func:`flagship_statistics`, with their labels
+REVOLUTION_QUANTITIES = {
+    "rev_peak_force": "peak contact force",
+    "rev_peak_accel": "peak slider |a|",
+}
+
+
+def flagship_statistics(
+    ds: xr.Dataset, confidence: float = 0.9, n_resamples: int = 2000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Per variant of a flagship (or any) dataset with per-revolution peaks (dimension
+    ``revolution``) and per quantity of :data:`REVOLUTION_QUANTITIES`: the distribution over
+    the revolutions (:func:`ancf_beam.studies.revolutions.distribution`) and the shift of its
+    median from the first variant's (the reference, ``lam`` = the first of the list, no damage)
+    with its bootstrap interval at ``confidence``
+    (:func:`ancf_beam.studies.revolutions.median_shift`); rows of ``variant``, ``quantity``,
+    ``n``, ``median``, ``q10`` ... ``q90``, ``min``, ``max``, ``shift``, ``low``, ``high``,
+    ``rel``, ``rel_low``, ``rel_high``, ``resolved`` (shift keys NaN on the reference)."""
+    if "revolution" not in ds.dims or ds.sizes["revolution"] < 2:
+        raise ValueError("the dataset has fewer than two revolutions of statistics")
+    dim = next(d for d in ds["rev_peak_force"].dims if d != "revolution")
+    names = [str(v) for v in ds[dim].values]
+    rows = []
+    for key, label in REVOLUTION_QUANTITIES.items():
+        ref = ds[key].values[0]
+        for i, name in enumerate(names):
+            x = ds[key].values[i]
+            row = {"variant": name, "quantity": label, "units": ds[key].attrs.get("units", "")}
+            row.update(distribution(x))
+            if i == 0:
+                row.update(dict.fromkeys(
+                    ("shift", "low", "high", "rel", "rel_low", "rel_high", "resolved"), np.nan
+                ))  # fmt: skip
+            else:
+                row.update(median_shift(ref, x, confidence, n_resamples, seed))
+            rows.append(row)
     return rows
