@@ -28,9 +28,10 @@ from ancf_beam.config.cases import (
     parse_set,
     set_dotted,
 )
-from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.config.contact import contact_law, contact_spec
 from ancf_beam.config.general import GeneralSpec, general_block, general_spec
 from ancf_beam.errors import ConfigError
+from ancf_beam.mbs.laws import FrictionLaw
 
 __all__ = [
     "BEAM_CASE_SECTIONS",
@@ -197,40 +198,13 @@ def _key_error(name: str, key: str, value: Any, desc: str) -> ConfigError:
 
 
 def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
-    """A slider-crank's ``clearance:`` block (checked by the schema) -> :class:`ClearanceSpec`,
-    with the rules that span its keys: the journal inside the bearing, E and nu when the contact
-    law has no stiffness of its own."""
+    """A slider-crank's ``clearance:`` block (checked by the schema) -> :class:`ClearanceSpec`;
+    the journal is one of the bodies of its joint."""
     where = f"mechanisms.{name}.clearance"
     b = {**schema.defaults(schema.node("clearance")), **block}
-    r_b, r_j = float(b["bearing_radius"]), float(b["journal_radius"])
-    if not r_j < r_b:
-        raise ConfigError(
-            f"config key '{where}.journal_radius' = {r_j!r} is invalid: expected "
-            f"a number in (0, bearing_radius = {r_b}) (m)"
-        )
-    contact = b["contact"]
-    k_hertz = None
-    nonsmooth = contact.get("model") == "nonsmooth"
-    if nonsmooth and b["friction"] is not None:
-        raise ConfigError(
-            f"config key '{where}.friction' = {dict(b['friction'])!r} does not apply to a "
-            f"contact with model: nonsmooth (its Coulomb friction is '{where}.contact.mu'): "
-            "expected null"
-        )
-    if not nonsmooth and contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
-        props = schema.properties(schema.node("clearance"))
-        for key in ("E", "nu"):
-            if b[key] is None:
-                raise ConfigError(
-                    f"config key '{where}.{key}' = None is invalid: expected "
-                    f"{schema.describe(props[key])[8:]} (the contact law has "
-                    "no K)"
-                )
-        k_hertz = hertz_conformal_stiffness(b["E"], b["nu"], b["E"], b["nu"], r_b, r_j)
-    law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
-    friction = None if nonsmooth else FrictionLaw.from_config(b["friction"], f"{where}.friction")
-    block["continuous_factor"] = float(b["continuous_factor"])
-    e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
+    laws = contact_spec(where, b, (b["bearing_radius"], b["journal_radius"]), "clearance")
+    friction = laws.friction if laws.nonsmooth or laws.friction else FrictionLaw()
+    block["continuous_factor"] = laws.continuous_factor
     journal = b.get("journal")
     allowed = ("crank", "rod") if b["joint"] == "crank_pin" else ("rod", "slider")
     if journal is not None and journal not in allowed:
@@ -238,9 +212,10 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
             f"config key '{where}.journal' = {journal!r} is invalid: expected null or one of "
             f"{', '.join(allowed)} (the bodies of the {b['joint']})"
         )
-    return ClearanceSpec(
-        b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"], journal
-    )
+    e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
+    r_b, r_j = float(b["bearing_radius"]), float(b["journal_radius"])
+    factor = laws.continuous_factor
+    return ClearanceSpec(b["joint"], r_b, r_j, e_mod, nu, laws.law, friction, factor, journal)
 
 
 def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):
@@ -501,7 +476,7 @@ def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) ->
     b = merged["bodies"]
     masses = (float(b["m1"]), float(b["m2"]))
     m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
-    law = ContactLaw.from_config(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
+    law = contact_law(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
     check_contact_integrator(name, merged["integrator"], {"contact": law.model}, episodes=False)
     return MechanismSpec(
         **common,
