@@ -1,13 +1,9 @@
 """General mechanisms (``kind: general``): named bodies, joints, forces and contacts.
 
-The schema's ``general`` definition holds every key, its range and default; this module merges
-the defaults of each item's ``type`` into the block, validates it with the schema and adds the
-checks that span items: every point ``"body.marker"`` names a body and one of its markers, a
-clearance's journal is one of its joint's two bodies and is smaller than the bearing, a driver
-or torque acts on a rigid body, a beam is a beam case (checked by
-:func:`~ancf_beam.config.cases.build_case`), at most one gravity. Whether the joints assemble and
-are independent is checked when the mechanism is built (:mod:`ancf_beam.mbs.general`), with an
-error naming the joints.
+Each item gets the schema's defaults of its ``type``; the block is validated by the schema.
+Here are the checks that span items: points ``"body.marker"`` name a body and its marker, a
+clearance's journal is a body of its joint, drivers and torques act on rigid bodies, beams are
+beam cases, at most one gravity. Assembly is checked when built (:mod:`ancf_beam.mbs.general`).
 """
 
 from __future__ import annotations
@@ -18,20 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ancf_beam.config import schema
-from ancf_beam.config.cases import DEFAULTS, CaseSpec, build_case, deep_merge, set_dotted
+from ancf_beam.config.cases import (
+    BEAM_CASE_SECTIONS,
+    DEFAULTS,
+    CaseSpec,
+    build_case,
+    deep_merge,
+    set_dotted,
+)
 from ancf_beam.config.contact import contact_spec
 from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.laws import ContactSpec
 
-__all__ = [
-    "BEAM_SECTIONS",
-    "BUILTIN_MARKERS",
-    "GROUPS",
-    "GeneralSpec",
-    "general_block",
-    "general_spec",
-    "markers_of",
-]
+__all__ = ["GeneralSpec", "general_block", "general_spec"]
 
 #: the blocks of named items and the schema definition of one item
 GROUPS = {
@@ -40,7 +35,6 @@ GROUPS = {
     "forces": "gen_force",
     "contacts": "gen_contact",
 }
-BEAM_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
 #: built-in markers of each body type
 BUILTIN_MARKERS = {"rigid": ("cm",), "point-mass": ("cm",), "beam": ("start", "mid", "end")}
 
@@ -73,18 +67,17 @@ def _item(group: str, value: Any) -> Any:
         return dict(value)
     out = schema.defaults(n, value)
     for key, sub in value.items():
-        if key in BEAM_SECTIONS and isinstance(sub, Mapping) and isinstance(out.get(key), dict):
+        if (
+            key in BEAM_CASE_SECTIONS
+            and isinstance(sub, Mapping)
+            and isinstance(out.get(key), dict)
+        ):
             out[key] = {**out[key], **copy.deepcopy(dict(sub))}
         elif key in ("clearance", "guide") and isinstance(sub, Mapping):
             where = "joint_clearance" if key == "clearance" else "guide_gap"
             out[key] = {**schema.defaults(schema.node(where)), **copy.deepcopy(dict(sub))}
         else:
             out[key] = copy.deepcopy(sub)
-    if group == "contacts":
-        out.setdefault("continuous_factor", 5.0)
-        if value["type"] == "circle-in-bearing":
-            out = {"E": None, "nu": None, "friction": None, **out}
-        out.setdefault("friction", None)
     return out
 
 
@@ -237,7 +230,7 @@ def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
             refs.body(f"bodies.{bn}.attach", b["attach"].split(".")[0])
         try:
             beams[bn] = build_case(
-                {**copy.deepcopy(DEFAULTS), **{k: b[k] for k in BEAM_SECTIONS}}, f"{name}.{bn}"
+                {**copy.deepcopy(DEFAULTS), **{k: b[k] for k in BEAM_CASE_SECTIONS}}, f"{name}.{bn}"
             )
         except ConfigError as exc:
             raise ConfigError(f"{where}.bodies.{bn}: {exc}") from exc
@@ -246,7 +239,7 @@ def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
     g = _check_forces(refs, merged["forces"])
     _check_contacts(refs, merged["contacts"], laws)
     for bn, case in beams.items():
-        merged["bodies"][bn].update({k: case.resolved[k] for k in BEAM_SECTIONS})
+        merged["bodies"][bn].update({k: case.resolved[k] for k in BEAM_CASE_SECTIONS})
     return GeneralSpec(
         bodies=merged["bodies"],
         joints=merged["joints"],
