@@ -45,9 +45,9 @@ from pathlib import Path
 from benchcommon import best_of, machine_note
 
 from ancf_beam.config import load_config, resolve_mechanism
+from ancf_beam.config.contact import contact_law
 from ancf_beam.mbs.analysis import settings_from_spec
 from ancf_beam.mbs.bodies import PointMass, ground
-from ancf_beam.mbs.contact import ContactLaw
 from ancf_beam.mbs.forces import CircleContact, LineContact
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
 from ancf_beam.mbs.mechanisms import build_mechanism
@@ -163,7 +163,7 @@ def part_accuracy(args, k) -> None:
     t_c = (math.pi + 2.0 * math.asin(G / k / amp)) / w
     targets = {"nonsmooth": (2.0 * v, t0), "compliant": (2.0 * v + G * t_c, t0 + t_c / 2)}
     t_end = 0.02
-    law = ContactLaw.from_config({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
+    law = contact_law({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
 
     def run(model, dt):
         if model == "nonsmooth":

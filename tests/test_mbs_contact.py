@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
+from ancf_beam.config.contact import contact_law, friction_law
 from ancf_beam.mbs import core
 from ancf_beam.mbs.bodies import PointMass, RigidBody, ground
-from ancf_beam.mbs.contact import ContactLaw, FrictionLaw
 from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
 from ancf_beam.mbs.system import System
@@ -28,7 +28,7 @@ def _pair(inside, law, friction=None):
     b = s.add(RigidBody("b", mass=3.0, inertia=0.2, position=pos, angle=0.3))
     c = s.add(CircleContact("c", p=a.marker(0.001, 0.002), q=b.marker(0.003, -0.001),
                             inside=inside, r_p=0.01, r_q=0.0095 if inside else 0.01,
-                            law=ContactLaw.from_config(law, "contact"),
+                            law=contact_law(law, "contact"),
                             friction=friction))  # fmt: skip
     s.finalize()
     s.fst[0] = (0.5, 1.0, 1.0, 0.0)  # in contact, approach speed 0.5 m/s
@@ -100,7 +100,7 @@ def test_contact_tangent_and_potential_match_finite_differences(inside, name):
 def test_contact_power_equals_normal_and_friction_power(inside):
     """Q . q' = -F_n delta' + F_t v_t: the generalized forces (translations and the friction
     moments on the angles) do the work of the contact forces at the contact points."""
-    fr = FrictionLaw.from_config({"law": "coulomb-tanh", "mu": 0.3, "v_ref": 0.01}, "friction")
+    fr = friction_law({"law": "coulomb-tanh", "mu": 0.3, "v_ref": 0.01}, "friction")
     s, c = _pair(inside, LAWS["lankarani-nikravesh"], fr)
     q = s.q0.copy()
     v = np.array([0.1, 0.2, 1.0, -0.3, 0.1, -2.0])
@@ -144,7 +144,7 @@ def test_journal_resting_in_bearing_is_in_equilibrium():
     """A journal (point mass, radius 9.5 mm) inside a ground bearing (10 mm) under gravity at
     the Hertz penetration delta = (m g / K)^(1/1.5): zero net force, and it stays there."""
     m, g, k_h = 0.5, 9.81, 2.0e9
-    law = ContactLaw.from_config({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.8},
+    law = contact_law({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.8},
                                  "contact")  # fmt: skip
     delta = (m * g / k_h) ** (1 / 1.5)
     s = System(g=g)
@@ -174,7 +174,7 @@ def test_journal_resting_in_bearing_is_in_equilibrium():
 def test_contact_state_records_onset_and_separation():
     """The carried state: v0 = closing speed at the first penetrating step, flag cleared after
     separation; contact_gaps is minus the penetration."""
-    law = ContactLaw.from_config({"law": "hertz", "K": 1.0e9}, "contact")
+    law = contact_law({"law": "hertz", "K": 1.0e9}, "contact")
     s = System(g=0.0)
     a = s.add(PointMass("a", mass=1.0, position=(0.0, 0.0)))
     b = s.add(PointMass("b", mass=1.0, position=(0.03, 0.0)))
@@ -221,7 +221,7 @@ def test_spinning_disc_on_the_ground_ends_rolling(friction):
     the friction moments and the rotation's share of the sliding speed."""
     m, r, g, k_h, big = 1.0, 0.05, 9.81, 1.0e8, 1.0e4
     w0 = 20.0
-    law = ContactLaw.from_config({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.5},
+    law = contact_law({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.5},
                                  "contact")  # fmt: skip
     s = System(g=g)
     disc = s.add(
@@ -234,7 +234,7 @@ def test_spinning_disc_on_the_ground_ends_rolling(friction):
         )
     )
     s.add(CircleContact("ground", p=ground(0.0, -big), q=disc.marker(), r_p=big, r_q=r, law=law,
-                        friction=FrictionLaw.from_config(friction, "friction")))  # fmt: skip
+                        friction=friction_law(friction, "friction")))  # fmt: skip
     s.finalize()
     res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.2, sample_dt=1e-3,
                                           dt=1e-5))  # fmt: skip
@@ -265,7 +265,7 @@ def test_contact_episode_ends_at_the_separation(integrator):
     from ancf_beam.references.impact import hertz_duration_integral
 
     k_h, m, v, gap = 1.0e9, 0.5, 2.0, 1.0e-3
-    law = ContactLaw.from_config({"law": "hertz", "K": k_h}, "contact")
+    law = contact_law({"law": "hertz", "K": k_h}, "contact")
     s = System(g=0.0)
     a = s.add(PointMass("a", mass=m, velocity=(v, 0.0)))
     b = s.add(PointMass("b", mass=m, position=(0.02 + gap, 0.0)))

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 from ancf_beam.config import ConfigError
+from ancf_beam.config.contact import contact_law, friction_law
 from ancf_beam.mbs.contact import (
-    ContactLaw,
-    FrictionLaw,
     hertz_conformal_stiffness,
     law_coefficient,
     law_force,
@@ -39,7 +38,7 @@ def test_hertz_conformal_stiffness_by_hand():
     ],
 )
 def test_hysteresis_laws_at_a_state(block, chi):
-    law = ContactLaw.from_config(block, "c")
+    law = contact_law(block, "c")
     delta, ddot, v0 = 2e-5, 0.3, 0.5
     expected = 1e9 * delta**1.5 * (1 + chi * ddot / v0)
     assert law_force(law, delta, ddot, v0) == pytest.approx(expected, rel=16 * EPS)
@@ -49,7 +48,7 @@ def test_hysteresis_laws_at_a_state(block, chi):
 
 
 def test_kelvin_voigt_zeta_and_clipping():
-    law = ContactLaw.from_config({"law": "kelvin-voigt", "k": 1e7, "zeta": 0.1}, "c", m_eff=1.2)
+    law = contact_law({"law": "kelvin-voigt", "k": 1e7, "zeta": 0.1}, "c", m_eff=1.2)
     c = 2 * 0.1 * math.sqrt(1e7 * 1.2)
     assert law.damping == pytest.approx(c, rel=8 * EPS)
     assert law_force(law, 1e-4, 0.2, 1.0) == pytest.approx(1e7 * 1e-4 + c * 0.2, rel=8 * EPS)
@@ -57,7 +56,7 @@ def test_kelvin_voigt_zeta_and_clipping():
 
 
 def test_coulomb_transition_is_seed_004s_cd():
-    f = FrictionLaw.from_config({"law": "coulomb-transition", "mu": 0.01}, "f")
+    f = friction_law({"law": "coulomb-transition", "mu": 0.01}, "f")
     speeds = np.array([0.0, 5e-4, 1e-3, 5.5e-3, 1e-2, 0.5, -5.5e-3])
     got = [law_coefficient(f, v) for v in speeds]
     # (s - v_s) / (v_d - v_s) mu: a few operations on numbers of 1e-2
@@ -81,11 +80,11 @@ def test_coulomb_transition_is_seed_004s_cd():
 )
 def test_contact_config_errors_name_the_key(block, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        ContactLaw.from_config(block, "c")
+        contact_law(block, "c")
 
 
 def test_friction_config_errors_name_the_key():
     with pytest.raises(ConfigError, match=r"f\.v_dynamic"):
-        FrictionLaw.from_config({"law": "coulomb-transition", "mu": 0.1, "v_dynamic": 1e-4}, "f")
+        friction_law({"law": "coulomb-transition", "mu": 0.1, "v_dynamic": 1e-4}, "f")
     with pytest.raises(ConfigError, match=r"f\.mu"):
-        FrictionLaw.from_config({"law": "coulomb-tanh"}, "f")
+        friction_law({"law": "coulomb-tanh"}, "f")

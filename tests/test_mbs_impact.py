@@ -14,10 +14,10 @@ import xarray as xr
 
 from ancf_beam.cli import main
 from ancf_beam.config import load_config, resolve_mechanism
+from ancf_beam.config.contact import contact_law
 from ancf_beam.mbs import core
 from ancf_beam.mbs.analysis import run_mechanism
 from ancf_beam.mbs.bodies import PointMass, ground
-from ancf_beam.mbs.contact import ContactLaw
 from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.integrators import CONTACT_STEP_FRACTION, IntegratorSettings, integrate
 from ancf_beam.mbs.system import System
@@ -269,7 +269,7 @@ def _bouncing_ball(law, integrator, rtol=1e-11, dt=1e-6):
     s = System(g=g)
     ball = s.add(PointMass("ball", mass=m, position=(0.0, 0.01 + h)))
     s.add(CircleContact("floor", p=ground(0.0, -1.0), q=ball.point(), r_p=1.0, r_q=0.01,
-                        law=ContactLaw.from_config({"law": law, "K": k_h, "restitution": ce},
+                        law=contact_law({"law": law, "K": k_h, "restitution": ce},
                                                    "contact")))  # fmt: skip
     s.finalize()
     res = integrate(s, IntegratorSettings(integrator, t_end=0.55, sample_dt=1e-4, dt=dt,

@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
+from ancf_beam.config.contact import contact_law, friction_law
 from ancf_beam.mbs import core
 from ancf_beam.mbs.bodies import PointMass, RigidBody, ground
-from ancf_beam.mbs.contact import ContactLaw, FrictionLaw, law_coefficient
+from ancf_beam.mbs.contact import law_coefficient
 from ancf_beam.mbs.events import time_tolerance
 from ancf_beam.mbs.forces import CircleContact, Contact, LineContact
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
@@ -32,7 +33,7 @@ TANH = {"law": "coulomb-tanh", "mu": 0.3, "v_ref": 0.01}
 
 
 def _law(block):
-    return ContactLaw.from_config(block, "contact")
+    return contact_law(block, "contact")
 
 
 def _rot(th):
@@ -90,7 +91,7 @@ def _pair(name, friction=TANH, delta=1.0e-3):
             direction=tuple(D0),
             r=R_DISC,
             law=_law(LAWS[name]),
-            friction=None if friction is None else FrictionLaw.from_config(friction, "friction"),
+            friction=None if friction is None else friction_law(friction, "friction"),
         )
     )
     s.finalize()
@@ -233,7 +234,7 @@ def test_line_tangent_leaves_out_only_the_stated_friction_terms():
             through=ground(0.0, 0.0),
             direction=tuple(d),
             law=_law(law),
-            friction=FrictionLaw.from_config(TANH, "friction"),
+            friction=friction_law(TANH, "friction"),
         )
     )
     s.finalize()
@@ -455,7 +456,7 @@ def _block(dt):
         RigidBody("block", mass=BM, inertia=BJ, position=(0.0, y), angle=th, velocity=(BV0, 0.0))
     )
     law = _law({"law": "kelvin-voigt", "k": BK, "c": 2 * 0.5 * math.sqrt(BK * BM / 2)})
-    fr = FrictionLaw.from_config({"law": "coulomb-tanh", "mu": MU, "v_ref": V_REF}, "friction")
+    fr = friction_law({"law": "coulomb-tanh", "mu": MU, "v_ref": V_REF}, "friction")
     for name, sx in (("front", BA / 2), ("rear", -BA / 2)):
         s.add(
             LineContact(
@@ -751,7 +752,7 @@ def test_explicit_dt_bound_and_effective_mass():
         p=p.point(),
         through=ground(),
         law=kv,
-        friction=FrictionLaw.from_config(TANH, "friction"),
+        friction=friction_law(TANH, "friction"),
     )
     assert not damped.conservative and not rough.conservative
     assert damped.energy_booked and rough.energy_booked

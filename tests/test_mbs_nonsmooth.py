@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ancf_beam.config.contact import contact_law
 from ancf_beam.mbs.bodies import PointMass, RigidBody, ground
-from ancf_beam.mbs.contact import ContactLaw
 from ancf_beam.mbs.forces import CircleContact, LineContact
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
 from ancf_beam.mbs.joints import Revolute
@@ -444,7 +444,7 @@ def test_compliant_converges_to_nonsmooth():
     assert abs(tc_mj - t_hit) <= h
     rows = []
     for k in (1e5, 1e7, 1e9):
-        law = ContactLaw.from_config({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
+        law = contact_law({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
         out = []
         for rtol in (1e-9, 1e-11):
             st_ = IntegratorSettings(
@@ -646,7 +646,7 @@ def test_pendulum_clearance_first_impact_against_compliant():
     diffs = []
     for k in (1e8, 1e9):
         s = _pendulum_clearance(e=1.0, mu=0.0)
-        law = ContactLaw.from_config({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
+        law = contact_law({"law": "kelvin-voigt", "k": k, "c": 0.0}, "contact")
         s.forces[0] = dataclasses.replace(s.forces[0], model="compliant", law=law)
         ds = 5e-7
         st_ = IntegratorSettings(

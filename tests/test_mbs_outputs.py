@@ -15,8 +15,8 @@ from scipy.integrate import quad
 from ancf_beam.animation import animate_mechanism, hermite_curve, motion_figure
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
+from ancf_beam.config.contact import contact_law
 from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
-from ancf_beam.mbs.contact import ContactLaw
 from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
 from ancf_beam.mbs.joints import Driver, Revolute
@@ -292,7 +292,7 @@ PAIRS = {"left": (1.0, 2.0, 1.0, 2.13e-3), "right": (0.5, 0.5, 2.0, 5.07e-3)}
 def _two_impacts():
     """Two pairs of discs (radius 10 mm) on parallel lines, each closing at its speed: two
     contacts in one system, no gravity, no dissipation (Hertz)."""
-    law = ContactLaw.from_config({"law": "hertz", "K": K_HERTZ}, "contact")
+    law = contact_law({"law": "hertz", "K": K_HERTZ}, "contact")
     s = System(g=0.0, name="two_impacts")
     contacts, bodies = {}, {}
     for k, (name, (m1, m2, v, gap)) in enumerate(PAIRS.items()):
@@ -386,9 +386,7 @@ def _journal_scene():
     """A triangular plate swinging from a ground pin, and a journal (point mass, 9.5 mm)
     rattling in a ground bearing (10 mm) under gravity: every kind of item the animation
     draws except beams (tested above) and guides."""
-    law = ContactLaw.from_config(
-        {"law": "lankarani-nikravesh", "K": 5.0e9, "restitution": 0.8}, "contact"
-    )
+    law = contact_law({"law": "lankarani-nikravesh", "K": 5.0e9, "restitution": 0.8}, "contact")
     s = System(g=G, name="journal_scene")
     plate = s.add(RigidBody("plate", mass=1.0, inertia=2e-3, position=(0.1, 0.0)))
     journal = s.add(PointMass("journal", mass=0.2, position=(0.3, 0.0), velocity=(0.05, 0.08)))

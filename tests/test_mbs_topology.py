@@ -16,10 +16,10 @@ import pytest
 
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
+from ancf_beam.config.contact import contact_law
 from ancf_beam.linalg import BANDWIDTH, CHOLESKY, band_factor_solve, band_factorize
 from ancf_beam.mbs import core
 from ancf_beam.mbs.bodies import BeamBody, RigidBody, ground
-from ancf_beam.mbs.contact import ContactLaw
 from ancf_beam.mbs.forces import CircleContact, ForceElement, SpringDamper
 from ancf_beam.mbs.index3 import P_FLOOR, P_PHIFLOOR, Index3Run
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
@@ -76,7 +76,7 @@ def striker(order) -> System:
     bodies = {"anvil": anvil, "beam": beam, "ball": ball}
     s = System(g=9.81, name="striker")
     s.add(*[bodies[b] for b in order])
-    law = ContactLaw.from_config({"law": "hertz", "K": 1.0e9}, "contact")
+    law = contact_law({"law": "hertz", "K": 1.0e9}, "contact")
     s.add(
         Revolute("pivot", p=beam.node(0), q=ground(0.0, 0.0)),
         Revolute("anvil_pin", p=anvil.marker(), q=ground(*anvil.position)),

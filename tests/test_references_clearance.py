@@ -26,8 +26,9 @@ import math
 import numpy as np
 import pytest
 
-from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.config.contact import contact_law, friction_law
 from ancf_beam.mbs.contact import law_coefficient, law_force
+from ancf_beam.mbs.laws import hertz_conformal_stiffness
 from ancf_beam.references import clearance_mechanisms as cm
 from ancf_beam.references.clearance_mechanisms import (
     LAWS,
@@ -57,7 +58,7 @@ def test_formulas_agree_with_the_project_kernels():
         ce = 1.0 if law == "hertz" else 0.4
         mine = NormalLaw(law, K, 1.5, ce, 1e-4)
         block = {"law": law, "K": K} | ({} if law == "hertz" else {"restitution": ce})
-        theirs = ContactLaw.from_config(block, "contact")
+        theirs = contact_law(block, "contact")
         for d in (-1e-6, 0.0, 3e-7, 2e-5):
             for d_dot in (-0.7, -0.1, 0.0, 0.2, 1.5):
                 for v0 in (5e-5, 0.3, 2.0):
@@ -65,7 +66,7 @@ def test_formulas_agree_with_the_project_kernels():
                     ref = law_force(theirs, d, d_dot, v0)
                     scale = K * max(d, 0.0) ** 1.5 * (1.0 + mine.chi * abs(d_dot) / 5e-5)
                     assert abs(f - ref) <= 8 * EPS * scale, (law, d, d_dot, v0)
-    fr = FrictionLaw.from_config(
+    fr = friction_law(
         {"law": "coulomb-transition", "mu": 0.01, "v_static": 1e-3, "v_dynamic": 1e-2}, "f"
     )
     for v in (-0.5, -5e-3, -1e-3, 0.0, 4e-4, 2e-3, 9.99e-3, 3.0):

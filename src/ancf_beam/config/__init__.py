@@ -1,12 +1,10 @@
 """Configuration: YAML -> validated, frozen case and mechanism specifications.
 
-One schema (package data ``ancf_beam/schema/config.schema.yaml``) holds every key, its type,
-range, default and description: :mod:`~ancf_beam.config.schema` validates with it and reads the
-defaults from it. :mod:`~ancf_beam.config.cases` resolves beam cases and the workflow's
-``pipeline`` section, :mod:`~ancf_beam.config.mechanisms` mechanism cases,
-:mod:`~ancf_beam.config.contact` their contact and friction blocks, and
-:mod:`ancf_beam.yamlio` (the strict YAML reader) reads the files. Any bad value raises
-:class:`~ancf_beam.errors.ConfigError` naming the key, the value and the allowed range.
+The schema (package data ``ancf_beam/schema/config.schema.yaml``, read by
+:mod:`~ancf_beam.config.schema`) holds every key, type, range, default and description; the
+submodules resolve beam cases (:mod:`~ancf_beam.config.cases`), mechanisms
+(:mod:`~ancf_beam.config.mechanisms`, :mod:`~ancf_beam.config.general`) and contact blocks
+(:mod:`~ancf_beam.config.contact`). Bad values raise :class:`~ancf_beam.errors.ConfigError`.
 """
 
 from ancf_beam import yamlio

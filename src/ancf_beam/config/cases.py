@@ -1,12 +1,9 @@
 """Beam cases: YAML -> validated, frozen case specifications; the workflow's ``pipeline`` section.
 
-A configuration holds *defaults* in the sections ``beam``, ``material``, ``defect``, ``mesh``,
-``load``, ``static``, ``modal``, ``stepped``, ``dynamics``, ``imperfection`` and ``damage``, an
-optional ``cases`` mapping of named cases overriding any of those keys, ``mechanisms``
-(:mod:`ancf_beam.config.mechanisms`) and ``pipeline`` (read only by the Snakemake workflow).
-Keys, types, ranges, defaults and descriptions are those of the schema
-(:mod:`ancf_beam.config.schema`); here are only the checks that span keys. The spec dataclasses
-have no defaults of their own: :func:`build_case` fills every field. SI units throughout.
+A configuration holds the case sections (``beam``, ``material``, ... ``damage``: the schema's
+``case``), ``cases`` (named overrides of them), ``mechanisms``
+(:mod:`~ancf_beam.config.mechanisms`) and ``pipeline`` (read only by the workflow). Keys,
+ranges and defaults are the schema's; here are the checks that span keys. SI units throughout.
 """
 
 from __future__ import annotations
@@ -26,27 +23,15 @@ from ancf_beam.errors import ConfigError
 from ancf_beam.yamlio import parse_yaml_text, read_yaml
 
 __all__ = [
-    "BeamSpec",
-    "CaseSpec",
+    "BEAM_CASE_SECTIONS",
     "DEFAULTS",
-    "DamageSpec",
-    "DefectSpec",
-    "DynamicsSpec",
     "EXPLICIT_INTEGRATOR",
-    "GradientSpec",
     "IMPLICIT_INTEGRATORS",
     "IMPLICIT_STEPS_PER_PERIOD",
     "INTEGRATORS",
-    "ImperfectionSpec",
-    "LoadSpec",
-    "MAPPINGS",
     "MAX_ELEMENTS",
     "MAX_KAPPA0_L",
     "MAX_SEGMENTS",
-    "MODAL_STATES",
-    "MaterialSpec",
-    "MeshSpec",
-    "ModalSpec",
     "NEWTON_DEFAULTS",
     "NEWTON_PREDICTORS",
     "NEWTON_VARIANTS",
@@ -54,32 +39,27 @@ __all__ = [
     "PIPELINE_DEFAULTS",
     "RULES",
     "SECTIONS",
-    "STRAIN_MODELS",
-    "StaticSpec",
-    "SteppedSpec",
+    "CaseSpec",
+    "GradientSpec",
+    "ImperfectionSpec",
     "build_case",
     "case_from_file",
-    "check_names",
     "config_hash",
-    "default_config_path",
     "flatten",
     "load_config",
     "parse_set",
     "pipeline_settings",
     "resolve_case",
-    "validate",
     "validate_config",
 ]
 
 #: The case sections and their defaults (from the schema).
 SECTIONS = tuple(schema.node("case")["properties"])
 DEFAULTS: dict[str, dict[str, Any]] = {s: schema.defaults(schema.node(s)) for s in SECTIONS}
-TOP_LEVEL_EXTRA = ("cases", "pipeline", "mechanisms")
+#: the sections of an ANCF beam inside a mechanism (a beam case of its own)
+BEAM_CASE_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
 #: Defaults of the workflow's ``pipeline`` section (the library's analyses never read it).
 PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = schema.defaults(schema.node("pipeline"))
-MAPPINGS = schema.enum("defect", "mapping")
-STRAIN_MODELS = schema.enum("mesh", "strain")
-MODAL_STATES = schema.enum("modal", "about")
 INTEGRATORS = schema.enum("dynamics", "integrator")
 EXPLICIT_INTEGRATOR = INTEGRATORS[0]
 IMPLICIT_INTEGRATORS = INTEGRATORS[1:]
@@ -149,16 +129,9 @@ ImperfectionSpec = _section(
     ),
 )
 _SPECS = {
-    "beam": BeamSpec,
-    "material": MaterialSpec,
-    "mesh": MeshSpec,
-    "load": LoadSpec,
-    "static": StaticSpec,
-    "modal": ModalSpec,
-    "stepped": SteppedSpec,
-    "dynamics": DynamicsSpec,
-    "imperfection": ImperfectionSpec,
-    "damage": DamageSpec,
+    cls.__name__.removesuffix("Spec").lower(): cls
+    for cls in (BeamSpec, MaterialSpec, MeshSpec, LoadSpec, StaticSpec, ModalSpec, SteppedSpec)
+    + (DynamicsSpec, ImperfectionSpec, DamageSpec)
 }
 
 
@@ -171,8 +144,22 @@ class DefectSpec:
     mapping: str  # gauss | nodal | element
 
 
+class ResolvedSpec:
+    """A resolved spec's provenance: its ``resolved`` parameters, their hash, their flat form."""
+
+    resolved: Mapping[str, Any]
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.resolved)
+
+    def flat(self) -> dict[str, Any]:
+        """Resolved parameters as a flat ``{dotted.key: value}`` dict."""
+        return flatten(self.resolved)
+
+
 @dataclass(frozen=True)
-class CaseSpec:
+class CaseSpec(ResolvedSpec):
     """One fully resolved case: everything the library needs, plus its provenance."""
 
     name: str
@@ -189,24 +176,12 @@ class CaseSpec:
     damage: DamageSpec
     resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
-    @property
-    def config_hash(self) -> str:
-        return config_hash(self.resolved)
-
-    def flat(self) -> dict[str, Any]:
-        """Resolved parameters as a flat ``{dotted.key: value}`` dict (None -> 'none')."""
-        return flatten(self.resolved)
-
     def with_overrides(self, overrides: Mapping[str, Any]) -> CaseSpec:
         """A copy of this case with dotted-key overrides applied and validated."""
         merged = copy.deepcopy(dict(self.resolved))
         for key, value in overrides.items():
             set_dotted(merged, key, value)
         return build_case(merged, self.name)
-
-
-# --------------------------------------------------------------------------------------------
-# helpers
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -241,8 +216,10 @@ def deep_merge(base: dict, over: Mapping, where: str) -> dict:
     return base
 
 
-def set_dotted(d: dict, key: str, value: Any) -> None:
-    """Set the dotted ``key`` of the nested dict ``d``; every part must exist already."""
+def set_dotted(d: dict, key: str, value: Any, create: bool = False) -> None:
+    """Set the dotted ``key`` of the nested dict ``d``; every part must exist already, unless
+    ``create``: then missing or null blocks are made, a null value removes the key and a value
+    may replace a block (the block is validated whole afterwards)."""
     parts = key.split(".")
     node = d
     for i, p in enumerate(parts):
@@ -252,14 +229,20 @@ def set_dotted(d: dict, key: str, value: Any) -> None:
                 f"unknown config key '{path}': '{'.'.join(parts[:i])}' is a value "
                 f"({node!r}), not a block of keys"
             )
-        if p not in node:
+        if i < len(parts) - 1 and create and not isinstance(node.get(p), Mapping):
+            node[p] = {} if node.get(p) is None else node[p]
+        elif create and isinstance(node.get(p), Mapping):
+            node[p] = dict(node[p])
+        if p not in node and not create:
             raise ConfigError(schema.unknown_key_message(path, node))
-        if i == len(parts) - 1:
-            if isinstance(node[p], dict):
-                raise ConfigError(f"config key '{path}' is a section; set one of its keys")
-            node[p] = value
-        else:
+        if i < len(parts) - 1:
             node = node[p]
+        elif create and value is None:
+            node.pop(p, None)
+        elif isinstance(node.get(p), dict) and not create:
+            raise ConfigError(f"config key '{path}' is a section; set one of its keys")
+        else:
+            node[p] = value
 
 
 def _check_table(key: str, table: Any) -> None:
@@ -326,8 +309,8 @@ def check_names(config: Mapping[str, Any]) -> None:
 
 def _check_top_level(config: Mapping[str, Any]) -> None:
     for k in config:
-        if k not in SECTIONS and k not in TOP_LEVEL_EXTRA:
-            raise ConfigError(schema.unknown_key_message(str(k), (*SECTIONS, *TOP_LEVEL_EXTRA)))
+        if k not in schema.SCHEMA["properties"]:
+            raise ConfigError(schema.unknown_key_message(str(k), schema.SCHEMA["properties"]))
 
 
 def load_config(path: str | Path | None = None) -> dict[str, Any]:

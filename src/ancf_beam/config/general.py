@@ -1,13 +1,9 @@
 """General mechanisms (``kind: general``): named bodies, joints, forces and contacts.
 
-The schema's ``general`` definition holds every key, its range and default; this module merges
-the defaults of each item's ``type`` into the block, validates it with the schema and adds the
-checks that span items: every point ``"body.marker"`` names a body and one of its markers, a
-clearance's journal is one of its joint's two bodies and is smaller than the bearing, a driver
-or torque acts on a rigid body, a beam is a beam case (checked by
-:func:`~ancf_beam.config.cases.build_case`), at most one gravity. Whether the joints assemble and
-are independent is checked when the mechanism is built (:mod:`ancf_beam.mbs.general`), with an
-error naming the joints.
+Each item gets the schema's defaults of its ``type``; the block is validated by the schema.
+Here are the checks that span items: points ``"body.marker"`` name a body and its marker, a
+clearance's journal is a body of its joint, drivers and torques act on rigid bodies, beams are
+beam cases, at most one gravity. Assembly is checked when built (:mod:`ancf_beam.mbs.general`).
 """
 
 from __future__ import annotations
@@ -18,25 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ancf_beam.config import schema
-from ancf_beam.config.cases import DEFAULTS, CaseSpec, build_case, deep_merge, set_dotted
-from ancf_beam.config.contact import (
-    ContactLaw,
-    FrictionLaw,
-    NonsmoothLaw,
-    hertz_conformal_stiffness,
+from ancf_beam.config.cases import (
+    BEAM_CASE_SECTIONS,
+    DEFAULTS,
+    CaseSpec,
+    build_case,
+    deep_merge,
+    set_dotted,
 )
+from ancf_beam.config.contact import contact_spec
 from ancf_beam.errors import ConfigError
+from ancf_beam.mbs.laws import ContactSpec
 
-__all__ = [
-    "BEAM_SECTIONS",
-    "BUILTIN_MARKERS",
-    "GROUPS",
-    "ContactSpec",
-    "GeneralSpec",
-    "general_block",
-    "general_spec",
-    "markers_of",
-]
+__all__ = ["GeneralSpec", "general_block", "general_spec"]
 
 #: the blocks of named items and the schema definition of one item
 GROUPS = {
@@ -45,26 +35,8 @@ GROUPS = {
     "forces": "gen_force",
     "contacts": "gen_contact",
 }
-BEAM_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
 #: built-in markers of each body type
 BUILTIN_MARKERS = {"rigid": ("cm",), "point-mass": ("cm",), "beam": ("start", "mid", "end")}
-
-
-@dataclass(frozen=True)
-class ContactSpec:
-    """The laws of one contact (a ``contacts:`` item, a revolute's ``clearance`` or a
-    prismatic's ``guide``): normal law (a :class:`NonsmoothLaw` for ``model: nonsmooth``),
-    friction law (None for a nonsmooth contact: its ``mu`` is the law's), continuous-contact
-    factor; ``key``: the dotted key of its ``contact:`` block relative to the mechanism."""
-
-    law: ContactLaw | NonsmoothLaw
-    friction: FrictionLaw | None
-    continuous_factor: float
-    key: str = "contact"
-
-    @property
-    def nonsmooth(self) -> bool:
-        return self.law.model == "nonsmooth"
 
 
 @dataclass(frozen=True)
@@ -95,18 +67,17 @@ def _item(group: str, value: Any) -> Any:
         return dict(value)
     out = schema.defaults(n, value)
     for key, sub in value.items():
-        if key in BEAM_SECTIONS and isinstance(sub, Mapping) and isinstance(out.get(key), dict):
+        if (
+            key in BEAM_CASE_SECTIONS
+            and isinstance(sub, Mapping)
+            and isinstance(out.get(key), dict)
+        ):
             out[key] = {**out[key], **copy.deepcopy(dict(sub))}
         elif key in ("clearance", "guide") and isinstance(sub, Mapping):
             where = "joint_clearance" if key == "clearance" else "guide_gap"
             out[key] = {**schema.defaults(schema.node(where)), **copy.deepcopy(dict(sub))}
         else:
             out[key] = copy.deepcopy(sub)
-    if group == "contacts":
-        out.setdefault("continuous_factor", 5.0)
-        if value["type"] == "circle-in-bearing":
-            out = {"E": None, "nu": None, "friction": None, **out}
-        out.setdefault("friction", None)
     return out
 
 
@@ -170,40 +141,6 @@ class _Refs:
             )
 
 
-def _law(
-    where: str, block: Mapping[str, Any], radii: tuple[float, float] | None, key: str
-) -> ContactSpec:
-    """The contact laws of a block (``key``: its dotted key relative to the mechanism); with
-    ``radii`` (bearing, journal) the conformal Hertz stiffness from E and nu when the law has
-    no K of its own. A nonsmooth contact takes no stiffness and no friction block (its ``mu``
-    is Coulomb's)."""
-    k_hertz = None
-    contact = block["contact"]
-    nonsmooth = contact.get("model") == "nonsmooth"
-    if nonsmooth and block.get("friction") is not None:
-        raise ConfigError(
-            f"config key '{where}.friction' = {dict(block['friction'])!r} does not apply to a "
-            f"contact with model: nonsmooth (its Coulomb friction is '{where}.contact.mu'): "
-            "expected null"
-        )
-    if radii is not None:
-        r_b, r_j = radii
-        if not r_j < r_b:
-            raise _bad(
-                f"{where}.journal_radius", r_j, f"a number in (0, bearing_radius = {r_b}) (m)"
-            )
-        if not nonsmooth and contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
-            for key in ("E", "nu"):
-                if block.get(key) is None:
-                    raise _bad(f"{where}.{key}", None, "a number (the contact law has no K)")
-            e_mod, nu = block["E"], block["nu"]
-            k_hertz = hertz_conformal_stiffness(e_mod, nu, e_mod, nu, r_b, r_j)
-    law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
-    friction = block.get("friction")
-    fr = None if friction is None else FrictionLaw.from_config(friction, f"{where}.friction")
-    return ContactSpec(law, fr, float(block.get("continuous_factor", 5.0)), f"{key}.contact")
-
-
 def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
     for jn, j in joints.items():
         key = f"joints.{jn}"
@@ -226,7 +163,7 @@ def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
                     cl["journal"],
                     f"one of {', '.join(two)}",
                 )
-            laws[jn] = _law(
+            laws[jn] = contact_spec(
                 f"{refs.where}.{key}.clearance",
                 cl,
                 (cl["bearing_radius"], cl["journal_radius"]),
@@ -234,7 +171,7 @@ def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
             )
         if j.get("guide") is not None:
             refs.body(f"{key}.point", j["point"].split(".")[0])
-            laws[jn] = _law(f"{refs.where}.{key}.guide", j["guide"], None, f"{key}.guide")
+            laws[jn] = contact_spec(f"{refs.where}.{key}.guide", j["guide"], None, f"{key}.guide")
 
 
 def _check_table(where: str, j: Mapping[str, Any]) -> None:
@@ -276,7 +213,7 @@ def _check_contacts(refs: _Refs, contacts: Mapping[str, Any], laws: dict) -> Non
         radii = (
             (c["bearing_radius"], c["journal_radius"]) if c["type"] == "circle-in-bearing" else None
         )
-        laws[cn] = _law(f"{refs.where}.{key}", c, radii, key)
+        laws[cn] = contact_spec(f"{refs.where}.{key}", c, radii, key)
 
 
 def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
@@ -293,7 +230,7 @@ def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
             refs.body(f"bodies.{bn}.attach", b["attach"].split(".")[0])
         try:
             beams[bn] = build_case(
-                {**copy.deepcopy(DEFAULTS), **{k: b[k] for k in BEAM_SECTIONS}}, f"{name}.{bn}"
+                {**copy.deepcopy(DEFAULTS), **{k: b[k] for k in BEAM_CASE_SECTIONS}}, f"{name}.{bn}"
             )
         except ConfigError as exc:
             raise ConfigError(f"{where}.bodies.{bn}: {exc}") from exc
@@ -302,7 +239,7 @@ def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
     g = _check_forces(refs, merged["forces"])
     _check_contacts(refs, merged["contacts"], laws)
     for bn, case in beams.items():
-        merged["bodies"][bn].update({k: case.resolved[k] for k in BEAM_SECTIONS})
+        merged["bodies"][bn].update({k: case.resolved[k] for k in BEAM_CASE_SECTIONS})
     return GeneralSpec(
         bodies=merged["bodies"],
         joints=merged["joints"],

@@ -1,11 +1,10 @@
 """Mechanism cases (planar multibody, :mod:`ancf_beam.mbs`): the ``mechanisms:`` section.
 
-One block per mechanism, ``kind`` selecting its keys and their defaults (the schema's
-``pendulum``, ``slider_crank``, ``two_body``). An ANCF beam inside a mechanism (the pendulum, a
-slider-crank's ``rod: {model: ancf}``) is a beam case: its sections start from the schema's
-defaults, not from the configuration's top-level cantilever, and are validated by
-:func:`~ancf_beam.config.cases.build_case`. Gravity is the mechanism's ``g``. Here are the checks
-that span keys: the rod longer than the crank, the clearance radii, the contact law's keys.
+``kind`` selects the schema definition of a block (``pendulum``, ``slider_crank``, ``two_body``,
+``general``: :mod:`~ancf_beam.config.general`). An ANCF beam inside a mechanism is a beam case
+over the schema's defaults (not the top-level cantilever), its gravity the mechanism's ``g``.
+Here are the checks that span keys: rod longer than crank, the clearance's journal, the
+integrator against the contacts.
 """
 
 from __future__ import annotations
@@ -18,83 +17,50 @@ from typing import Any
 
 from ancf_beam.config import schema
 from ancf_beam.config.cases import (
+    BEAM_CASE_SECTIONS,
     DEFAULTS,
     CaseSpec,
+    ResolvedSpec,
     build_case,
-    config_hash,
     deep_merge,
-    flatten,
     load_config,
     parse_set,
     set_dotted,
 )
-from ancf_beam.config.contact import ContactLaw, FrictionLaw, hertz_conformal_stiffness
+from ancf_beam.config.contact import contact_law, contact_spec
 from ancf_beam.config.general import GeneralSpec, general_block, general_spec
 from ancf_beam.errors import ConfigError
+from ancf_beam.mbs.laws import ContactLaw, FrictionLaw, NonsmoothLaw
 
 __all__ = [
     "BEAM_CASE_SECTIONS",
-    "BaumgarteSpec",
-    "CLEARANCE_INTEGRATORS",
-    "CLEARANCE_JOINTS",
-    "ClearanceSpec",
     "IVP_METHODS",
     "MECHANISM_INTEGRATORS",
     "MECHANISM_KINDS",
     "MechanismSolverSpec",
     "MechanismSpec",
-    "ROD_MODELS",
-    "check_clearance_integrator",
     "check_contact_integrator",
-    "NONSMOOTH_INTEGRATOR",
-    "RigidLinkSpec",
-    "RigidPartSpec",
     "mechanism_from_file",
     "mechanism_names",
     "resolve_mechanism",
 ]
 
-#: the schema definition of each kind
-KIND_NODES = {
-    "pendulum": "pendulum",
-    "slider-crank": "slider_crank",
-    "two-body": "two_body",
-    "general": "general",
-}
 MECHANISM_KINDS = schema.enum("mechanism", "kind")
+#: the schema definition of each kind
+KIND_NODES = {kind: kind.replace("-", "_") for kind in MECHANISM_KINDS}
 MECHANISM_INTEGRATORS = schema.enum("mech_integrator")
-ROD_MODELS = ("rigid", "ancf")
 IVP_METHODS = schema.enum("mech_solver", "method")
-BEAM_CASE_SECTIONS = ("beam", "material", "defect", "imperfection", "damage", "mesh")
-CLEARANCE_JOINTS = schema.enum("clearance", "joint")
+ROD_MODELS = schema.enum("slider_crank", "rod.model")
 #: the integrators that record contact episodes, which a clearance joint's outputs are made of
 CLEARANCE_INTEGRATORS = ("generalized-alpha", "newmark", "adaptive")
 #: the one integrator of nonsmooth contacts (``model: nonsmooth``), which takes no compliant one
 NONSMOOTH_INTEGRATOR = "moreau-jean"
 
-
-@dataclass(frozen=True)
-class RigidLinkSpec:
-    """Rigid link: length (m, between its two joints), mass (kg), centroidal inertia (kg m^2);
-    the centre of mass is at mid-length."""
-
-    length: float
-    mass: float
-    inertia: float
-
-
-@dataclass(frozen=True)
-class RigidPartSpec:
-    mass: float  # kg
-    inertia: float  # kg m^2
-
-
+RigidLinkSpec = schema.spec_class(
+    "RigidLinkSpec", "rod_rigid", __name__, "A rigid link, its centre of mass at mid-length."
+)
 BaumgarteSpec = schema.spec_class(
-    "BaumgarteSpec",
-    "baumgarte",
-    __name__,
-    "Baumgarte stabilisation of the index-1 integrators.",
-    defaults=True,
+    "BaumgarteSpec", "baumgarte", __name__, "Baumgarte stabilisation.", defaults=True
 )
 MechanismSolverSpec = schema.spec_class(
     "MechanismSolverSpec",
@@ -106,21 +72,22 @@ MechanismSolverSpec = schema.spec_class(
 
 
 @dataclass(frozen=True)
+class RigidPartSpec:
+    mass: float  # kg
+    inertia: float  # kg m^2
+
+
+@dataclass(frozen=True)
 class ClearanceSpec:
-    """A revolute clearance joint (docs/design.md section 7): the journal (radius
-    ``journal_radius``, m) of joint ``joint`` moves inside its bearing (``bearing_radius``, m);
-    ``E`` (Pa), ``nu`` of both parts give the conformal Hertz stiffness when ``contact`` (an
-    :class:`ancf_beam.mbs.contact.ContactLaw`) has no ``K``; ``friction`` an
-    :class:`ancf_beam.mbs.contact.FrictionLaw`. ``continuous_factor``: a contact episode longer
-    than this many free Hertz impact durations (at its onset speed) is continuous contact."""
+    """A revolute clearance joint (the schema's ``clearance``), its laws parsed."""
 
     joint: str
     bearing_radius: float
     journal_radius: float
     E: float | None
     nu: float | None
-    contact: Any
-    friction: Any
+    contact: ContactLaw | NonsmoothLaw
+    friction: FrictionLaw | None
     continuous_factor: float
     journal: str | None = None  # the body with the journal; None: crank or slider
 
@@ -131,7 +98,7 @@ class ClearanceSpec:
 
 
 @dataclass(frozen=True)
-class MechanismSpec:
+class MechanismSpec(ResolvedSpec):
     """One resolved mechanism case. ``beam`` is the pendulum's beam case or the slider-crank's
     ANCF rod (None for a rigid rod, then ``rod`` holds it)."""
 
@@ -153,7 +120,7 @@ class MechanismSpec:
     radii: tuple[float, float] | None = None  # two-body: contact radii (m)
     v_rel: float | None = None  # two-body: approach speed (m/s)
     gap: float | None = None  # two-body: initial gap (m)
-    contact: Any = None  # two-body: ancf_beam.mbs.contact.ContactLaw
+    contact: ContactLaw | NonsmoothLaw | None = None  # two-body
     general: GeneralSpec | None = None  # general: bodies, joints, forces, contacts
     resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
@@ -171,19 +138,10 @@ class MechanismSpec:
             return None
         return "ancf" if self.beam is not None else "rigid"
 
-    @property
-    def config_hash(self) -> str:
-        return config_hash(self.resolved)
-
-    def flat(self) -> dict[str, Any]:
-        """Resolved parameters as a flat ``{dotted.key: value}`` dict."""
-        return flatten(self.resolved)
-
     def with_overrides(self, overrides: Mapping[str, Any]) -> MechanismSpec:
         """A copy with dotted-key overrides (relative to the block) applied and validated."""
-        return resolve_mechanism(
-            {"mechanisms": {self.name: dict(self.resolved)}}, self.name, overrides
-        )
+        config = {"mechanisms": {self.name: dict(self.resolved)}}
+        return resolve_mechanism(config, self.name, overrides)
 
 
 def mechanism_names(config: Mapping[str, Any]) -> list[str]:
@@ -191,59 +149,35 @@ def mechanism_names(config: Mapping[str, Any]) -> list[str]:
 
 
 def _key_error(name: str, key: str, value: Any, desc: str) -> ConfigError:
-    return ConfigError(
-        f"config key 'mechanisms.{name}.{key}' = {value!r} is invalid: expected {desc}"
-    )
+    where = f"mechanisms.{name}.{key}"
+    return ConfigError(f"config key '{where}' = {value!r} is invalid: expected {desc}")
 
 
 def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
-    """A slider-crank's ``clearance:`` block (checked by the schema) -> :class:`ClearanceSpec`,
-    with the rules that span its keys: the journal inside the bearing, E and nu when the contact
-    law has no stiffness of its own."""
-    where = f"mechanisms.{name}.clearance"
+    """A slider-crank's ``clearance:`` block (checked by the schema) -> :class:`ClearanceSpec`;
+    the journal is one of the bodies of its joint."""
     b = {**schema.defaults(schema.node("clearance")), **block}
-    r_b, r_j = float(b["bearing_radius"]), float(b["journal_radius"])
-    if not r_j < r_b:
-        raise ConfigError(
-            f"config key '{where}.journal_radius' = {r_j!r} is invalid: expected "
-            f"a number in (0, bearing_radius = {r_b}) (m)"
-        )
-    contact = b["contact"]
-    k_hertz = None
-    nonsmooth = contact.get("model") == "nonsmooth"
-    if nonsmooth and b["friction"] is not None:
-        raise ConfigError(
-            f"config key '{where}.friction' = {dict(b['friction'])!r} does not apply to a "
-            f"contact with model: nonsmooth (its Coulomb friction is '{where}.contact.mu'): "
-            "expected null"
-        )
-    if not nonsmooth and contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
-        props = schema.properties(schema.node("clearance"))
-        for key in ("E", "nu"):
-            if b[key] is None:
-                raise ConfigError(
-                    f"config key '{where}.{key}' = None is invalid: expected "
-                    f"{schema.describe(props[key])[8:]} (the contact law has "
-                    "no K)"
-                )
-        k_hertz = hertz_conformal_stiffness(b["E"], b["nu"], b["E"], b["nu"], r_b, r_j)
-    law = ContactLaw.from_config(contact, f"{where}.contact", K_default=k_hertz)
-    friction = None if nonsmooth else FrictionLaw.from_config(b["friction"], f"{where}.friction")
-    block["continuous_factor"] = float(b["continuous_factor"])
-    e_mod, nu = (None if b[k] is None else float(b[k]) for k in ("E", "nu"))
-    journal = b.get("journal")
+    laws = contact_spec(
+        f"mechanisms.{name}.clearance", b, (b["bearing_radius"], b["journal_radius"]), ""
+    )
+    block["continuous_factor"] = laws.continuous_factor
     allowed = ("crank", "rod") if b["joint"] == "crank_pin" else ("rod", "slider")
-    if journal is not None and journal not in allowed:
-        raise ConfigError(
-            f"config key '{where}.journal' = {journal!r} is invalid: expected null or one of "
-            f"{', '.join(allowed)} (the bodies of the {b['joint']})"
-        )
+    if b["journal"] is not None and b["journal"] not in allowed:
+        desc = f"null or one of {', '.join(allowed)} (the bodies of the {b['joint']})"
+        raise _key_error(name, "clearance.journal", b["journal"], desc)
     return ClearanceSpec(
-        b["joint"], r_b, r_j, e_mod, nu, law, friction, b["continuous_factor"], journal
+        b["joint"],
+        float(b["bearing_radius"]),
+        float(b["journal_radius"]),
+        *(None if b[k] is None else float(b[k]) for k in ("E", "nu")),
+        laws.law,
+        laws.friction if laws.nonsmooth or laws.friction else FrictionLaw(),
+        laws.continuous_factor,
+        b["journal"],
     )
 
 
-def _mechanism_beam_case(name: str, where: str, sections: Mapping[str, Any], g: float):
+def _beam_case(name: str, where: str, sections: Mapping[str, Any], g: float) -> CaseSpec:
     """A beam case from the mechanism block's beam sections (over the schema's defaults)."""
     full = copy.deepcopy(DEFAULTS)
     try:
@@ -271,53 +205,11 @@ def _kind_defaults(name: str, kind: Any, block: Mapping[str, Any], overrides: di
     return merged
 
 
-def _merge_contact(merged: dict, block: Mapping[str, Any], overrides: dict) -> dict:
-    """A two-body's contact block replaces the default one as a whole (its keys depend on the
-    law); ``--set contact.KEY=VALUE`` adds or replaces one key, null removes it. Returns the
-    block without its contact."""
-    contact = block.get("contact", merged["contact"])
-    merged["contact"] = dict(contact) if isinstance(contact, Mapping) else contact
-    for key in [k for k in overrides if k.startswith("contact.")]:
-        if not isinstance(merged["contact"], dict):
-            break
-        value = overrides.pop(key)
-        if value is None:
-            merged["contact"].pop(key.split(".", 1)[1], None)
-        else:
-            merged["contact"][key.split(".", 1)[1]] = value
-    return {k: v for k, v in block.items() if k != "contact"}
-
-
-def _set_clearance_overrides(name: str, merged: dict[str, Any], overrides: dict) -> None:
-    """Apply (and remove from ``overrides``) the ``clearance.KEY`` overrides of a slider-crank:
-    any key of the block, nested ones too (``clearance.contact.restitution=0.5``); null removes
-    a key (its default applies). The block is validated as a whole afterwards."""
-    for key in [k for k in overrides if k.startswith("clearance.")]:
-        value = overrides.pop(key)
-        if merged.get("clearance") is None:
-            merged["clearance"] = {}
-        node = merged["clearance"]
-        parts = key.split(".")
-        for i, part in enumerate(parts[1:-1], start=1):
-            sub = node.get(part)
-            if sub is None:
-                sub = node[part] = {}
-            elif isinstance(sub, Mapping):
-                sub = node[part] = dict(sub)
-            else:
-                raise ConfigError(
-                    f"unknown config key 'mechanisms.{name}.{key}': "
-                    f"'{'.'.join(parts[: i + 1])}' is a value ({sub!r}), not a block of keys"
-                )
-            node = sub
-        if value is None:
-            node.pop(parts[-1], None)
-        else:
-            node[parts[-1]] = value
-
-
 def _merged_block(name: str, config: Mapping[str, Any] | None, overrides: dict) -> dict:
-    """Kind defaults <- the block <- dotted overrides (relative to the block)."""
+    """Kind defaults <- the block <- dotted overrides (relative to the block). A two-body's
+    contact block replaces the default one whole (its keys depend on the law); overrides of a
+    two-body's ``contact.KEY`` or a slider-crank's ``clearance.KEY`` may add keys, and null
+    removes one (its default applies): these blocks are validated whole afterwards."""
     mechs = (config or {}).get("mechanisms") or {}
     if not isinstance(mechs, Mapping):
         raise ConfigError("config key 'mechanisms' must be a mapping of named mechanisms")
@@ -331,16 +223,17 @@ def _merged_block(name: str, config: Mapping[str, Any] | None, overrides: dict) 
     if kind == "general":
         return general_block(name, block, {k: v for k, v in overrides.items() if k != "kind"})
     merged = _kind_defaults(name, kind, block, overrides)
+    free = {"two-body": "contact.", "slider-crank": "clearance."}.get(kind)
     if kind == "two-body":
-        block = _merge_contact(merged, block, overrides)
+        contact = block.get("contact", merged["contact"])
+        merged["contact"] = dict(contact) if isinstance(contact, Mapping) else contact
+        block = {k: v for k, v in block.items() if k != "contact"}
     deep_merge(merged, block, f"mechanisms.{name}")
     if isinstance(merged.get("clearance"), Mapping):  # a copy: overrides must not edit the config
         merged["clearance"] = copy.deepcopy(dict(merged["clearance"]))
-    if kind == "slider-crank":
-        _set_clearance_overrides(name, merged, overrides)
     for key, value in overrides.items():
         try:
-            set_dotted(merged, key, value)
+            set_dotted(merged, key, value, create=free is not None and key.startswith(free))
         except ConfigError as exc:
             raise ConfigError(f"mechanism '{name}': {exc}") from exc
     return merged
@@ -385,13 +278,18 @@ def resolve_mechanism(
         "solver": schema.spec(MechanismSolverSpec, merged["solver"]),
     }
     if kind == "pendulum":
-        beam = _mechanism_beam_case(name, "", merged, common["g"])
+        beam = _beam_case(name, "", merged, common["g"])
         resolved = {k: merged[k] for k in merged if k not in BEAM_CASE_SECTIONS}
         resolved.update({k: beam.resolved[k] for k in BEAM_CASE_SECTIONS})
         return MechanismSpec(**common, beam=beam, resolved=resolved)
     if kind == "two-body":
         return _two_body_spec(name, merged, common)
-    check_moreau_jean_step(name, merged)
+    if merged["integrator"] == NONSMOOTH_INTEGRATOR and merged["solver"]["dt"] is None:
+        raise ConfigError(
+            f"config key 'mechanisms.{name}.solver.dt' = None is invalid with config key "
+            f"'mechanisms.{name}.integrator' = {NONSMOOTH_INTEGRATOR!r}: expected a number "
+            "> 0 (s) (the moreau-jean time stepping takes a fixed step)"
+        )
     if kind == "general":
         gen = general_spec(name, merged)
         models = {law.key: law.law.model for law in gen.laws.values()}
@@ -405,16 +303,15 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
     rod = merged["rod"]
     beam = rigid = None
     if rod["model"] == "ancf":
-        beam = _mechanism_beam_case(name, ".rod", rod, common["g"])
+        beam = _beam_case(name, ".rod", rod, common["g"])
         chord, rod_key = beam.beam.length, "rod.beam.length"
         merged["rod"] = {"model": "ancf", **{k: beam.resolved[k] for k in BEAM_CASE_SECTIONS}}
     else:
         rigid = RigidLinkSpec(**{k: float(v) for k, v in rod.items() if k != "model"})
         chord, rod_key = rigid.length, "rod.length"
     if not chord > crank.length:
-        raise _key_error(
-            name, rod_key, chord, f"a rod longer than the crank (crank.length = {crank.length} m)"
-        )
+        desc = f"a rod longer than the crank (crank.length = {crank.length} m)"
+        raise _key_error(name, rod_key, chord, desc)
     clearance = None
     if merged["clearance"] is not None:
         clearance = _clearance_spec(name, merged["clearance"])
@@ -432,21 +329,6 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
     )
 
 
-def check_clearance_integrator(name: str, integrator: str, override: bool = False) -> None:
-    """A clearance joint's outputs are its contact episodes: refuse an integrator that does not
-    record them (central differences), before any step is taken. ``override``: the integrator
-    was given for one run (CLI ``--integrator``), not by the configuration."""
-    if integrator not in CLEARANCE_INTEGRATORS:
-        what = f"config key 'mechanisms.{name}.integrator'"
-        if override:
-            what = f"the integrator of this run of mechanism '{name}'"
-        raise ConfigError(
-            f"{what} = {integrator!r} is invalid: expected one of "
-            f"{', '.join(CLEARANCE_INTEGRATORS)} (a clearance joint needs an integrator that "
-            "records its contact episodes)"
-        )
-
-
 def check_contact_integrator(
     name: str,
     integrator: str,
@@ -454,14 +336,11 @@ def check_contact_integrator(
     override: bool = False,
     episodes: bool = True,
 ) -> None:
-    """The integrator of mechanism ``name`` against its contacts (``models``: the dotted key of
-    each contact block relative to the mechanism -> its model, compliant or nonsmooth): a
-    nonsmooth contact needs moreau-jean; moreau-jean takes no compliant contact (its step has
-    no force law: a stiff compliant force would need steps far below the impact duration); a
-    compliant one needs an integrator that records its contact episodes
-    (:func:`check_clearance_integrator`) when ``episodes`` (its outputs are made of them: not
-    so the two-body impact). ``override``: the integrator was given for one run
-    (CLI ``--integrator``), not by the configuration."""
+    """The integrator of mechanism ``name`` against its contacts (``models``: dotted key of
+    each contact block -> compliant or nonsmooth): a nonsmooth contact needs moreau-jean, which
+    takes no compliant one; a compliant contact whose outputs are its contact episodes
+    (``episodes``; not the two-body impact) needs an integrator that records them.
+    ``override``: the integrator was given for one run (CLI ``--integrator``)."""
     where = f"mechanisms.{name}"
     what = f"config key '{where}.integrator'"
     if override:
@@ -483,17 +362,11 @@ def check_contact_integrator(
                 f"contact, or model: nonsmooth for {NONSMOOTH_INTEGRATOR!r} (it takes no "
                 "compliant contact)"
             )
-    if episodes and models and integrator != NONSMOOTH_INTEGRATOR:
-        check_clearance_integrator(name, integrator, override)
-
-
-def check_moreau_jean_step(name: str, merged: Mapping[str, Any]) -> None:
-    """moreau-jean takes a fixed step: ``solver.dt`` must be given."""
-    if merged["integrator"] == NONSMOOTH_INTEGRATOR and merged["solver"]["dt"] is None:
+    if episodes and models and integrator not in (NONSMOOTH_INTEGRATOR, *CLEARANCE_INTEGRATORS):
         raise ConfigError(
-            f"config key 'mechanisms.{name}.solver.dt' = None is invalid with config key "
-            f"'mechanisms.{name}.integrator' = {NONSMOOTH_INTEGRATOR!r}: expected a number "
-            "> 0 (s) (the moreau-jean time stepping takes a fixed step)"
+            f"{what} = {integrator!r} is invalid: expected one of "
+            f"{', '.join(CLEARANCE_INTEGRATORS)} (a clearance joint needs an integrator that "
+            "records its contact episodes)"
         )
 
 
@@ -501,7 +374,7 @@ def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) ->
     b = merged["bodies"]
     masses = (float(b["m1"]), float(b["m2"]))
     m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
-    law = ContactLaw.from_config(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
+    law = contact_law(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
     check_contact_integrator(name, merged["integrator"], {"contact": law.model}, episodes=False)
     return MechanismSpec(
         **common,

@@ -116,10 +116,10 @@ def defaults(n: Mapping[str, Any], value: Any = None) -> Any:
 
 
 def enum(name: str, key: str | None = None) -> tuple[str, ...]:
-    """The allowed values of an ``enum`` node (a definition, or its property ``key``)."""
+    """The allowed values of an ``enum`` node (a definition, or its dotted property ``key``)."""
     n = resolve(DEFS[name])
-    if key is not None:
-        n = resolve(properties(n)[key])
+    for k in key.split(".") if key else ():
+        n = resolve(n["properties"][k])
     return tuple(n["enum"])
 
 

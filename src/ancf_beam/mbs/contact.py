@@ -34,7 +34,7 @@ Friction (``friction.law``; force ``F_t = -mu_eff(v_t) F_n`` opposing the slidin
 
 Hertz stiffness of the internal, conformal journal-bearing contact: ``K = 4/3 E* sqrt(R)`` with
 ``1/E* = (1 - nu_1^2)/E_1 + (1 - nu_2^2)/E_2`` and ``R = R_b R_j / (R_b - R_j)``
-(:func:`~ancf_beam.config.contact.hertz_conformal_stiffness`). Seed 004 writes
+(:func:`~ancf_beam.mbs.laws.hertz_conformal_stiffness`). Seed 004 writes
 ``1/R = 1/R_1 + 1/R_2``: that is the convex-convex (external) formula and does not apply to a
 journal inside its bearing.
 """
@@ -45,7 +45,7 @@ import math
 
 from numba import njit
 
-from ancf_beam.config.contact import (
+from ancf_beam.mbs.laws import (
     FRICTION_LAWS,
     NORMAL_LAWS,
     ContactLaw,

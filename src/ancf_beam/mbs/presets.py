@@ -20,7 +20,8 @@ import math
 from typing import Any
 
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config.general import ContactSpec, GeneralSpec
+from ancf_beam.config.general import GeneralSpec
+from ancf_beam.mbs.laws import ContactSpec
 
 __all__ = ["expand"]
 

@@ -65,7 +65,7 @@ IMPACT_SAMPLES = 200
 
 
 def contact_laws_of(spec: MechanismSpec) -> dict[str, Any]:
-    """Contact name -> :class:`~ancf_beam.config.general.ContactSpec` of a mechanism (the
+    """Contact name -> :class:`~ancf_beam.mbs.laws.ContactSpec` of a mechanism (the
     preset's expansion for the built-in kinds)."""
     from ancf_beam.mbs.presets import expand
 
