@@ -434,21 +434,18 @@ def _sample(b, bd, q, dlt, r, energy, wd, out, i_sample, v, mv):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _load(step, bd, st, wk):
-    """The step's right-hand side ``r = dt^2 (f + g) - dt C dlt`` of every model (``wk.f``:
-    the elastic force); a damped model's dissipated work gains the step's damping power."""
-    dlt, f, r, v = st.dlt, wk.f, wk.r, wk.v
+def _load(step, bd, nl, f, dlt, r, v, wacc, wd):
+    """The step's right-hand side ``r = dt^2 (f + g) - dt C dlt`` of every model (``f``: the
+    elastic force); a damped model's dissipated work ``wd`` gains the step's damping power."""
     nf = dlt.shape[0] // LANES
     fou = np.uint64(CLAMP * LANES)
     g_free, dtv = bd.g_free, bd.dt
-    nl = np.uint64(bd.nl)
     for i in range(nf):
         o = np.uint64(i * LANES)
         for b in range(nl):
             r[o + b] = dtv[b] * dtv[b] * (f[fou + o + b] + g_free[o + b])
     if bd.damped:
         _band_matvec(bd.clb, nf, dlt, v, nl)
-        wacc = wk.wacc
         for b in range(bd.nl):
             wacc[b] = 0.0
         for i in range(nf):
@@ -457,7 +454,6 @@ def _load(step, bd, st, wk):
                 wacc[b] += dlt[o + b] * v[o + b]
                 r[o + b] -= dtv[b] * v[o + b]
         if step > 0:
-            wd = st.dissipated
             for b in range(bd.nl):
                 if step < bd.n_regular[b]:
                     wd[b] += wacc[b] / dtv[b]
@@ -495,14 +491,12 @@ def _record(step, b, bd, st, out, wk, fail):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _advance(step, least, bd, st, wk):
+def _advance(step, least, bd, nl, q, dlt, r):
     """``dlt += r``, ``q += dlt`` on the free DOFs of every model not yet done (all of them
     while ``step < least``)."""
-    q, dlt, r = st.q, st.dlt, wk.r
     nf = dlt.shape[0] // LANES
     fo = CLAMP * LANES
     fou = np.uint64(fo)
-    nl = np.uint64(bd.nl)
     if step < least:
         for i in range(nf):
             o = np.uint64(i * LANES)
@@ -519,16 +513,16 @@ def _advance(step, least, bd, st, wk):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _nonfinite_tip(step, bd, q, fail) -> bool:
+def _nonfinite_tip(step, nl, q, fail) -> bool:
     """Whether a model's tip coordinate is not finite after ``step`` (``fail``: the first
     such lane and ``step + 1``)."""
     tip_y = (q.shape[0] // LANES - 3) * LANES
     nan = 0.0
-    for b in range(bd.nl):
+    for b in range(nl):
         nan += q[tip_y + b] * 0.0  # NaN if any tip coordinate is not finite, else 0
     if math.isfinite(nan):
         return False
-    for b in range(bd.nl):
+    for b in range(nl):
         if not math.isfinite(q[tip_y + b]):
             fail[0], fail[1] = b, step + 1
             return True
@@ -540,25 +534,28 @@ def batch_chunk(n_steps, step0, bd, st, out, wk, fail):
     """Advance the LANES models of a block ``n_steps`` steps from step ``step0`` in place (a
     model whose ``bd.n_regular`` steps are done is held). ``fail`` (2,): on a failure the
     model's lane and the step. Returns the status (``explicit.STATUS_*``)."""
+    q, dlt, f, r, v, acc, wacc = st.q, st.dlt, wk.f, wk.r, wk.v, wk.acc, wk.wacc
+    wd, rf, z, w = st.dissipated, bd.rf, wk.z, wk.w
+    n = dlt.shape[0] // LANES // 2
     least = bd.n_regular[: bd.nl].min()
-    nf = st.dlt.shape[0] // LANES
     nl = np.uint64(bd.nl)
     for s in range(n_steps):
         step = step0 + s
-        batch_force(st.q, bd, wk.f, wk.acc)
-        _load(step, bd, st, wk)
+        batch_force(q, bd, f, acc)
+        _load(step, bd, nl, f, dlt, r, v, wacc, wd)
         if bd.shared_rf:
-            _solve_shared(bd.rf, nf // 2, wk.r, wk.z, wk.w, nl)
+            _solve_shared(rf, n, r, z, w, nl)
         else:
-            _solve(bd.rf, nf // 2, wk.r, wk.z, wk.w, nl)
+            _solve(rf, n, r, z, w, nl)
         for b in range(bd.nl):
             if step >= bd.n_regular[b]:
                 continue
-            status = _record(step, b, bd, st, out, wk, fail)
-            if status != STATUS_OK:
-                return status
-        _advance(step, least, bd, st, wk)
-        if _nonfinite_tip(step, bd, st.q, fail):
+            if step % bd.sample_every[b] == 0 or step % bd.snap_every[b] == 0:
+                status = _record(step, b, bd, st, out, wk, fail)
+                if status != STATUS_OK:
+                    return status
+        _advance(step, least, bd, nl, q, dlt, r)
+        if _nonfinite_tip(step, bd.nl, q, fail):
             return STATUS_NONFINITE
     return STATUS_OK
 
