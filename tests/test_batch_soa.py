@@ -195,3 +195,49 @@ def test_explicit_sweep_together_groups_by_mesh_size():
         steps = round(t_end / (0.8 * 2.0 / omega_max(BeamModel(c))[0])) + 1
         scale = float(np.max(np.abs(y1 - y1[0]))) + float(np.max(np.abs(y1)))
         assert np.max(np.abs(y1 - y2)) <= C_ROUNDOFF * EPS * steps * scale
+
+
+def test_run_simulate_batch_equals_run_simulate():
+    """``analyses.run_simulate_batch``: each case's summary and Dataset equal its
+    ``run_simulate`` alone within the round-off bound above (per variable, scaled by the
+    variable's largest magnitude); the step counts, times and sample counts exactly."""
+    from ancf_beam.analyses import run_simulate, run_simulate_batch
+    from ancf_beam.solvers.settings import critical_step
+
+    cases = [_case(6, 0.0, 1.0), _case(6, 0.5, 2.0), _case(6, 0.3, 0.7, **{"material.rho": 5e3})]
+    dcr = [critical_step(BeamModel(c)) for c in cases]
+    t_end = [2e-3, 3e-3, 2.5e-3]
+    together = run_simulate_batch(cases, dcr, t_end)
+    for c, d, t, (s2, d2) in zip(cases, dcr, t_end, together, strict=True):
+        s1, d1 = run_simulate(c, dt_critical=d, t_end=t, progress=False)
+        assert s1["steps"] == s2["steps"] and s1["dt"] == s2["dt"] and s1["case"] == s2["case"]
+        assert set(d1.data_vars) == set(d2.data_vars)
+        assert np.array_equal(d1["time"].values, d2["time"].values)
+        bound = C_ROUNDOFF * EPS * s1["steps"]
+        scales = {}  # per unit: the largest magnitude of its variables (twice: S above)
+        for k in d1.data_vars:
+            if d1[k].dtype.kind == "f":
+                u = d1[k].attrs.get("units")
+                scales[u] = max(scales.get(u, 0.0), 2.0 * float(np.max(np.abs(d1[k].values))))
+        for k in d1.data_vars:
+            a, b = d1[k].values, d2[k].values
+            if a.dtype.kind != "f":
+                assert np.array_equal(a, b), k
+                continue
+            diff = float(np.max(np.abs(a - b)))
+            assert diff <= bound * scales[d1[k].attrs.get("units")], (k, diff)
+        for k in ("tip_y_min", "tip_y_final", "tip_y_mean"):
+            assert abs(s1[k] - s2[k]) <= bound * 2.0 * float(np.max(np.abs(d1["tip_y"].values)))
+
+
+def test_simulate_batch_key_refuses_what_the_batch_cannot_take():
+    from ancf_beam.analyses import run_simulate_batch, simulate_batch_key
+
+    ok = _case(6, 0.0, 1.0)
+    assert simulate_batch_key(ok) == simulate_batch_key(_case(6, 0.6, 3.0))
+    assert simulate_batch_key(ok) != simulate_batch_key(_case(8, 0.0, 1.0))
+    assert simulate_batch_key(_case(6, 0.0, 1.0, **{"dynamics.integrator": "newmark"})) is None
+    damaged = _case(6, 0.0, 1.0, **{"damage.enabled": True, "damage.threshold": 1e-3})
+    assert simulate_batch_key(damaged) is None
+    with pytest.raises(ValueError, match="cannot be run together"):
+        run_simulate_batch([ok, _case(8, 0.0, 1.0)], [1e-6, 1e-6])

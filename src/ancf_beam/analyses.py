@@ -27,7 +27,15 @@ from ancf_beam.resources import check_stepped
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers.static import check_strain, solve_static
 
-__all__ = ["run_critical_dt", "run_modal", "run_simulate", "run_static", "run_stepped"]
+__all__ = [
+    "run_critical_dt",
+    "run_modal",
+    "run_simulate",
+    "run_simulate_batch",
+    "run_static",
+    "run_stepped",
+    "simulate_batch_key",
+]
 
 install_compile_clock()  # numba is loaded by now; no kernel has run yet
 
@@ -312,6 +320,60 @@ def run_simulate(
     ds = _simulate_dataset(model, settings, res, dt_critical, summary, solver_attrs)
     check_finite(summary, ds)
     return summary, ds
+
+
+def simulate_batch_key(case: CaseSpec) -> tuple | None:
+    """What cases must share to be run together by :func:`run_simulate_batch` (the mesh size,
+    the beam length and the Gauss rules); None for a case the batch cannot take (an implicit
+    integrator, damage or the linear strain measures)."""
+    settings = DynamicsSettings.from_case(case)
+    m = case.mesh
+    if not settings.is_explicit or case.damage.enabled or m.strain == "linear":
+        return None
+    return (m.n_elements, case.beam.length, m.n_gauss_axial, m.n_gauss_bending)
+
+
+def run_simulate_batch(cases, dt_critical, t_end=None) -> list[tuple[dict, xr.Dataset]]:
+    """:func:`run_simulate` of several cases of one :func:`simulate_batch_key` (the case's
+    ``dynamics`` section, ``dt_critical`` and ``t_end`` per case, None: the case's own) stepped
+    together (:func:`ancf_beam.solvers.explicit_batch.run_explicit_batch`): each (summary,
+    Dataset) equals the case's run alone up to the summation order's round-off
+    (``tests/test_batch_soa.py`` states the bound); ``wall_s``/``cpu_s``: the batch's time
+    loop divided by the number of cases."""
+    from ancf_beam.resources import check_dynamics
+    from ancf_beam.solvers.explicit_batch import run_explicit_batch
+    from ancf_beam.solvers.timeloop import step_plan
+
+    cases = list(cases)
+    keys = {simulate_batch_key(c) for c in cases}
+    if None in keys or len(keys) > 1:
+        raise ValueError(f"cases {[c.name for c in cases]} cannot be run together: {keys}")
+    t_end = [None] * len(cases) if t_end is None else list(t_end)
+    settings = [DynamicsSettings.from_case(c, t_end=t) for c, t in zip(cases, t_end, strict=True)]
+    models = [BeamModel(c) for c in cases]
+    steps = [
+        s.time_step(m, d) for s, m, d in zip(settings, models, dt_critical, strict=True)
+    ]  # fmt: skip
+    for s, m, (dt, _) in zip(settings, models, steps, strict=True):
+        plan = step_plan(s.t_end, dt, s.sample_dt, s.snapshot_dt)
+        check_dynamics(m, s, plan, dt, implicit=False)
+    results = run_explicit_batch(
+        models,
+        [s.t_end for s in settings],
+        [dt for dt, _ in steps],
+        damping=[s.damping for s in settings],
+        sample_dt=[s.sample_dt for s in settings],
+        snapshot_dt=[s.snapshot_dt for s in settings],
+        energy_growth_limit=[s.energy_growth_limit for s in settings],
+        dt_critical=[d for _, d in steps],
+    )
+    out = []
+    for c, s, m, (_, d), res in zip(cases, settings, models, steps, results, strict=True):
+        summary, solver_attrs = _simulate_summary(c, s, res, d)
+        ds = _simulate_dataset(m, s, res, d, summary, solver_attrs)
+        check_finite(summary, ds)
+        out.append((summary, ds))
+    return out
 
 
 def _available(x: float) -> float | None:

@@ -434,90 +434,129 @@ def _sample(b, bd, q, dlt, r, energy, wd, out, i_sample, v, mv):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _load(step, bd, nl, f, dlt, r, v, wacc, wd):
+    """The step's right-hand side ``r = dt^2 (f + g) - dt C dlt`` of every model (``f``: the
+    elastic force); a damped model's dissipated work ``wd`` gains the step's damping power."""
+    nf = dlt.shape[0] // LANES
+    fou = np.uint64(CLAMP * LANES)
+    g_free, dtv = bd.g_free, bd.dt
+    for i in range(nf):
+        o = np.uint64(i * LANES)
+        for b in range(nl):
+            r[o + b] = dtv[b] * dtv[b] * (f[fou + o + b] + g_free[o + b])
+    if bd.damped:
+        _band_matvec(bd.clb, nf, dlt, v, nl)
+        for b in range(bd.nl):
+            wacc[b] = 0.0
+        for i in range(nf):
+            o = np.uint64(i * LANES)
+            for b in range(nl):
+                wacc[b] += dlt[o + b] * v[o + b]
+                r[o + b] -= dtv[b] * v[o + b]
+        if step > 0:
+            for b in range(bd.nl):
+                if step < bd.n_regular[b]:
+                    wd[b] += wacc[b] / dtv[b]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _record(step, b, bd, st, out, wk, fail):
+    """Model ``b``'s sample (energy guard included) and snapshot at ``step``, if due; returns
+    the status (``fail``: the lane and the step on a failure)."""
+    q, dlt, acc = st.q, st.dlt, wk.acc
+    e0, tmax = st.energy0, st.kinetic_max
+    if step % bd.sample_every[b] == 0:
+        en = 0.5 * acc[8 * LANES + b]
+        kin, tot = _sample(
+            b, bd, q, dlt, wk.r, en, st.dissipated[b], out, out.i_sample[b], wk.sv, wk.smv
+        )
+        if step == 0:
+            e0[b] = tot
+        if kin > tmax[b]:
+            tmax[b] = kin
+        out.i_sample[b] += 1
+        if not math.isfinite(tot):
+            fail[0], fail[1] = b, step
+            return STATUS_NONFINITE
+        if tot - e0[b] > bd.growth_limit[b] * tmax[b] and tot - e0[b] > 1e-12 * (abs(e0[b]) + 1.0):
+            fail[0], fail[1] = b, step
+            return STATUS_ENERGY
+    if step % bd.snap_every[b] == 0:
+        n_dof = q.shape[0] // LANES
+        k = out.i_snap[b]
+        for i in range(n_dof):
+            out.snap[(k * n_dof + i) * LANES + b] = q[i * LANES + b]
+        out.i_snap[b] = k + 1
+    return STATUS_OK
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _advance(step, least, bd, nl, q, dlt, r):
+    """``dlt += r``, ``q += dlt`` on the free DOFs of every model not yet done (all of them
+    while ``step < least``)."""
+    nf = dlt.shape[0] // LANES
+    fo = CLAMP * LANES
+    fou = np.uint64(fo)
+    if step < least:
+        for i in range(nf):
+            o = np.uint64(i * LANES)
+            for b in range(nl):
+                dlt[o + b] += r[o + b]
+                q[fou + o + b] += dlt[o + b]
+    else:
+        for i in range(nf):
+            o = i * LANES
+            for b in range(bd.nl):
+                if step < bd.n_regular[b]:
+                    dlt[o + b] += r[o + b]
+                    q[fo + o + b] += dlt[o + b]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _nonfinite_tip(step, nl, q, fail) -> bool:
+    """Whether a model's tip coordinate is not finite after ``step`` (``fail``: the first
+    such lane and ``step + 1``)."""
+    tip_y = (q.shape[0] // LANES - 3) * LANES
+    nan = 0.0
+    for b in range(nl):
+        nan += q[tip_y + b] * 0.0  # NaN if any tip coordinate is not finite, else 0
+    if math.isfinite(nan):
+        return False
+    for b in range(nl):
+        if not math.isfinite(q[tip_y + b]):
+            fail[0], fail[1] = b, step + 1
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def batch_chunk(n_steps, step0, bd, st, out, wk, fail):
     """Advance the LANES models of a block ``n_steps`` steps from step ``step0`` in place (a
     model whose ``bd.n_regular`` steps are done is held). ``fail`` (2,): on a failure the
     model's lane and the step. Returns the status (``explicit.STATUS_*``)."""
-    q, dlt, f, r, v, acc = st.q, st.dlt, wk.f, wk.r, wk.v, wk.acc
-    nf = dlt.shape[0] // LANES
-    n_dof = q.shape[0] // LANES
-    tip_y = (n_dof - 3) * LANES
-    fo = CLAMP * LANES
-    fou = np.uint64(fo)
-    g_free, clb, dtv = bd.g_free, bd.clb, bd.dt
-    wd, e0, tmax = st.dissipated, st.energy0, st.kinetic_max
+    q, dlt, f, r, v, acc, wacc = st.q, st.dlt, wk.f, wk.r, wk.v, wk.acc, wk.wacc
+    wd, rf, z, w = st.dissipated, bd.rf, wk.z, wk.w
+    n = dlt.shape[0] // LANES // 2
     least = bd.n_regular[: bd.nl].min()
     nl = np.uint64(bd.nl)
     for s in range(n_steps):
         step = step0 + s
         batch_force(q, bd, f, acc)
-        for i in range(nf):
-            o = np.uint64(i * LANES)
-            for b in range(nl):
-                r[o + b] = dtv[b] * dtv[b] * (f[fou + o + b] + g_free[o + b])
-        if bd.damped:
-            _band_matvec(clb, nf, dlt, v, nl)
-            wacc = wk.wacc
-            for b in range(bd.nl):
-                wacc[b] = 0.0
-            for i in range(nf):
-                o = np.uint64(i * LANES)
-                for b in range(nl):
-                    wacc[b] += dlt[o + b] * v[o + b]
-                    r[o + b] -= dtv[b] * v[o + b]
-            if step > 0:
-                for b in range(bd.nl):
-                    if step < bd.n_regular[b]:
-                        wd[b] += wacc[b] / dtv[b]
+        _load(step, bd, nl, f, dlt, r, v, wacc, wd)
         if bd.shared_rf:
-            _solve_shared(bd.rf, nf // 2, r, wk.z, wk.w, nl)
+            _solve_shared(rf, n, r, z, w, nl)
         else:
-            _solve(bd.rf, nf // 2, r, wk.z, wk.w, nl)
+            _solve(rf, n, r, z, w, nl)
         for b in range(bd.nl):
             if step >= bd.n_regular[b]:
                 continue
-            if step % bd.sample_every[b] == 0:
-                en = 0.5 * acc[8 * LANES + b]
-                kin, tot = _sample(b, bd, q, dlt, r, en, wd[b], out, out.i_sample[b], wk.sv, wk.smv)
-                if step == 0:
-                    e0[b] = tot
-                if kin > tmax[b]:
-                    tmax[b] = kin
-                out.i_sample[b] += 1
-                if not math.isfinite(tot):
-                    fail[0], fail[1] = b, step
-                    return STATUS_NONFINITE
-                if tot - e0[b] > bd.growth_limit[b] * tmax[b] and tot - e0[b] > 1e-12 * (
-                    abs(e0[b]) + 1.0
-                ):
-                    fail[0], fail[1] = b, step
-                    return STATUS_ENERGY
-            if step % bd.snap_every[b] == 0:
-                k = out.i_snap[b]
-                for i in range(n_dof):
-                    out.snap[(k * n_dof + i) * LANES + b] = q[i * LANES + b]
-                out.i_snap[b] = k + 1
-        if step < least:
-            for i in range(nf):
-                o = np.uint64(i * LANES)
-                for b in range(nl):
-                    dlt[o + b] += r[o + b]
-                    q[fou + o + b] += dlt[o + b]
-        else:
-            for i in range(nf):
-                o = i * LANES
-                for b in range(bd.nl):
-                    if step < bd.n_regular[b]:
-                        dlt[o + b] += r[o + b]
-                        q[fo + o + b] += dlt[o + b]
-        nan = 0.0
-        for b in range(bd.nl):
-            nan += q[tip_y + b] * 0.0  # NaN if any tip coordinate is not finite, else 0
-        if not math.isfinite(nan):
-            for b in range(bd.nl):
-                if not math.isfinite(q[tip_y + b]):
-                    fail[0], fail[1] = b, step + 1
-                    return STATUS_NONFINITE
+            if step % bd.sample_every[b] == 0 or step % bd.snap_every[b] == 0:
+                status = _record(step, b, bd, st, out, wk, fail)
+                if status != STATUS_OK:
+                    return status
+        _advance(step, least, bd, nl, q, dlt, r)
+        if _nonfinite_tip(step, bd.nl, q, fail):
+            return STATUS_NONFINITE
     return STATUS_OK
 
 
@@ -600,65 +639,57 @@ def run_explicit_batch(
         return []
     _check_models(models)
     nb = len(models)
-    per = {
-        k: _per_model(v, nb, k)
-        for k, v in (
-            ("t_end", t_end),
-            ("dt", dt),
-            ("damping", damping),
-            ("sample_dt", sample_dt),
-            ("snapshot_dt", snapshot_dt),
-            ("energy_growth_limit", energy_growth_limit),
-            ("q0", q0),
-            ("v0", v0),
-        )
-    }
-    t_end, dt, damping = per["t_end"], per["dt"], per["damping"]
-    sample_dt, snapshot_dt = per["sample_dt"], per["snapshot_dt"]
-    growth, q0, v0 = per["energy_growth_limit"], per["q0"], per["v0"]
-    dt_cr = _per_model(dt_critical, nb, "dt_critical")
-    runs = []
-    for b, m in enumerate(models):
-        settings = DynamicsSettings.from_case(
-            m.case,
-            integrator=EXPLICIT_INTEGRATOR,
-            t_end=float(t_end[b]),
-            dt=float(dt[b]),
-            damping=tuple(damping[b]),
-            sample_dt=sample_dt[b],
-            snapshot_dt=snapshot_dt[b],
-            energy_growth_limit=growth[b],
-            force=True,
-        )
-        plan = step_plan(settings.t_end, float(dt[b]), settings.sample_dt, settings.snapshot_dt)
-        cd, st = setup_run(m, settings, float(dt[b]), q0[b], v0[b])
-        runs.append((settings, plan, cd, st))
-
-    m0 = models[0]
-    plans = [r[1] for r in runs]
-    cds = [r[2] for r in runs]
+    given = dict(
+        t_end=t_end, dt=dt, damping=damping, sample_dt=sample_dt, snapshot_dt=snapshot_dt,
+        energy_growth_limit=energy_growth_limit, q0=q0, v0=v0, dt_critical=dt_critical,
+    )  # fmt: skip
+    per = {k: _per_model(v, nb, k) for k, v in given.items()}
+    runs = [_setup(m, {k: v[b] for k, v in per.items()}) for b, m in enumerate(models)]
     regular = [
-        p.n_steps if p.last_dt == cd.dt else p.n_steps - 1 for p, cd in zip(plans, cds, strict=True)
-    ]
+        p.n_steps if p.last_dt == cd.dt else p.n_steps - 1 for _, p, cd, _ in runs
+    ]  # fmt: skip
     loop = np.zeros(2)  # wall and CPU time of the time loops
     results = []
     for start in range(0, nb, LANES):
         lanes = list(range(start, min(start + LANES, nb)))
         real = len(lanes)
         lanes += [lanes[-1]] * (-real % 4)  # padding to whole vectors: copies, discarded
-        block = _run_block(m0, [runs[b] for b in lanes], [regular[b] for b in lanes], real, loop)
+        block = _run_block(
+            models[0], [runs[b] for b in lanes], [regular[b] for b in lanes], real, loop
+        )
         for j, (status, step, _, _) in enumerate(block):
             if status != STATUS_OK:
                 b = lanes[j]
-                err = instability_error(status, step, float(dt[b]), dt_cr[b])
+                err = instability_error(status, step, float(per["dt"][b]), per["dt_critical"][b])
                 raise type(err)(f"batch model {b}: {err}")
         for j, b in enumerate(lanes[:real]):
             _, _, st1, out1 = block[j]
             settings, plan, cd, _ = runs[b]
-            results.append(_finish(models[b], settings.t_end, plan, cd, st1, out1, dt_cr[b]))
+            dt_cr = per["dt_critical"][b]
+            results.append(_finish(models[b], settings.t_end, plan, cd, st1, out1, dt_cr))
     for r in results:
         r.wall_s, r.cpu_s = loop[0] / nb, loop[1] / nb
     return results
+
+
+def _setup(model: BeamModel, a: dict) -> tuple:
+    """One model's settings, step plan, constant data and start state (``a``: its values of
+    :func:`run_explicit_batch`'s arguments), as ``explicit.run_explicit`` sets them up."""
+    dt = float(a["dt"])
+    settings = DynamicsSettings.from_case(
+        model.case,
+        integrator=EXPLICIT_INTEGRATOR,
+        t_end=float(a["t_end"]),
+        dt=dt,
+        damping=tuple(a["damping"]),
+        sample_dt=a["sample_dt"],
+        snapshot_dt=a["snapshot_dt"],
+        energy_growth_limit=a["energy_growth_limit"],
+        force=True,
+    )
+    plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.snapshot_dt)
+    cd, st = setup_run(model, settings, dt, a["q0"], a["v0"])
+    return settings, plan, cd, st
 
 
 def _rows(arrays: list[np.ndarray]) -> np.ndarray:
@@ -676,15 +707,11 @@ def _lanes(values: list, dtype=float) -> np.ndarray:
     return out
 
 
-def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -> list:
-    """The regular steps of up to LANES runs (the first ``real`` wanted, the others padding)
-    in one :func:`batch_chunk` call (its wall and CPU time added to ``loop``); per wanted
-    lane (status, failing step, the single-model state and outputs holding the lane's state
-    and records)."""
-    nf, n_dof = m0.n_free, m0.n_dof
+def _block_data(m0: BeamModel, runs: list, regular: list[int]) -> BatchData:
+    """The constant data of a block (``runs``: the lanes' (settings, plan, data, state))."""
+    nf = m0.n_free
     plans = [r[1] for r in runs]
     cds = [r[2] for r in runs]
-    sts = [r[3] for r in runs]
     same = m0.spa.shape == m0.spb.shape and np.array_equal(m0.spa, m0.spb)
     gb = tuple(range(m0.spb.shape[0])) if same and m0.spb.shape[0] <= 4 * _PASS else ()
     na, nbg = m0.spa.shape[0], m0.spb.shape[0]
@@ -698,7 +725,7 @@ def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -
     clbs = [np.vstack([c.clb, np.zeros((8 - c.clb.shape[0], nf))]) for c in cds]
     rfs = [np.stack([c.rfx, c.rfy], axis=1) for c in cds]  # (n, 2, 8)
     shared = all(np.array_equal(rfs[0], a) for a in rfs[1:])
-    bd = BatchData(
+    return BatchData(
         m0.n_el,
         len(runs),
         np.ascontiguousarray(m0.spa),
@@ -720,6 +747,13 @@ def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -
         _lanes([p.sample_every for p in plans], np.int64),
         _lanes([p.snap_every for p in plans], np.int64),
     )
+
+
+def _block_buffers(m0: BeamModel, runs: list) -> tuple[BatchState, BatchWork, BatchOut]:
+    """The start state, the work arrays and the records of a block."""
+    nf, n_dof = m0.n_free, m0.n_dof
+    plans = [r[1] for r in runs]
+    sts = [r[3] for r in runs]
     st = BatchState(
         _rows([s.q for s in sts]),
         _rows([s.dlt for s in sts]),
@@ -739,20 +773,31 @@ def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -
         np.zeros(LANES, dtype=np.int64),
         np.zeros(LANES, dtype=np.int64),
     )
+    return st, wk, out
+
+
+def _run_block(m0: BeamModel, runs: list, regular: list[int], real: int, loop) -> list:
+    """The regular steps of up to LANES runs (the first ``real`` wanted, the others padding)
+    in one :func:`batch_chunk` call (its wall and CPU time added to ``loop``); per wanted
+    lane (status, failing step, the single-model state and outputs holding the lane's state
+    and records)."""
+    nf, n_dof = m0.n_free, m0.n_dof
+    bd = _block_data(m0, runs, regular)
+    st, wk, out = _block_buffers(m0, runs)
     fail = np.full(2, -1, dtype=np.int64)
     w0, c0 = time.perf_counter(), time.process_time()
     status = batch_chunk(max(regular), 0, bd, st, out, wk, fail)
     loop += (time.perf_counter() - w0, time.process_time() - c0)
-    q = st.q.reshape(n_dof, LANES)
-    dlt = st.dlt.reshape(nf, LANES)
-    tip = out.tip.reshape(ns, 2, LANES)
-    energy = out.energy.reshape(ns, 4, LANES)
-    snap = out.snap.reshape(nsn, n_dof, LANES)
-    block = []
     if status != STATUS_OK:  # lanes are checked in order: a padding lane copies a real one
         block = [(STATUS_OK, 0, None, None)] * real
         block[min(int(fail[0]), real - 1)] = (status, int(fail[1]), None, None)
         return block
+    q = st.q.reshape(n_dof, LANES)
+    dlt = st.dlt.reshape(nf, LANES)
+    tip = out.tip.reshape(-1, 2, LANES)
+    energy = out.energy.reshape(-1, 4, LANES)
+    snap = out.snap.reshape(-1, n_dof, LANES)
+    block = []
     for b, (_, plan, _, s1) in enumerate(runs[:real]):
         s1.q[:] = q[:, b]
         s1.dlt[:] = dlt[:, b]
