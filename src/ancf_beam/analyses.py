@@ -326,6 +326,8 @@ def simulate_batch_key(case: CaseSpec) -> tuple | None:
     """What cases must share to be run together by :func:`run_simulate_batch` (the mesh size,
     the beam length and the Gauss rules); None for a case the batch cannot take (an implicit
     integrator, damage or the linear strain measures)."""
+    from ancf_beam.solvers.settings import DynamicsSettings
+
     settings = DynamicsSettings.from_case(case)
     m = case.mesh
     if not settings.is_explicit or case.damage.enabled or m.strain == "linear":
@@ -342,6 +344,7 @@ def run_simulate_batch(cases, dt_critical, t_end=None) -> list[tuple[dict, xr.Da
     loop divided by the number of cases."""
     from ancf_beam.resources import check_dynamics
     from ancf_beam.solvers.explicit_batch import run_explicit_batch
+    from ancf_beam.solvers.settings import DynamicsSettings
     from ancf_beam.solvers.timeloop import step_plan
 
     cases = list(cases)
