@@ -180,7 +180,6 @@ def compliant_limit(
     onsets = [t for t in onsets if t is not None]
     t_first = min(onsets) if onsets else float(ns_ds["time"].values[-1])
     law0, c0 = next(iter(pairs.values()))
-    n_exp = c0.law.exponent
     cols: dict[str, list] = {"K": [], "first_contact_time": [], "first_impulse": []}
     cols["impact_duration"] = []
     hist = None
@@ -193,27 +192,40 @@ def compliant_limit(
         K = c0.law.stiffness * f
         summary, ds, _ = _compliant_run(comp, law0, K, t_end)
         cols["K"].append(K)
-        row_t, row_i, row_d = [], [], []
-        for c in contacts:
-            cs = _contact_summary(summary, c)
-            row_t.append(
-                np.nan if cs.get("first_contact_time") is None else cs["first_contact_time"]
-            )
-            row_i.append(first_impulse(ds, c) if c in ds["contact"].values else np.nan)
-            f_n = (
-                ds["contact_force_normal"].sel(contact=c).values
-                if c in ds["contact"].values
-                else None
-            )
-            sl = None if f_n is None else first_episode(ds["time"].values, f_n > 0.0)
-            t = ds["time"].values
-            row_d.append(np.nan if sl is None else float(t[sl.stop - 1] - t[sl.start]))
-            if f == K_factors[-1] and sl is not None and hist is None:
-                lo, hi = max(sl.start - 5, 0), min(sl.stop + 5, len(t))
-                hist = (t[lo:hi], f_n[lo:hi], c)
+        row_t, row_i, row_d, h = _limit_row(summary, ds, contacts, f == K_factors[-1])
+        hist = h if hist is None else hist
         cols["first_contact_time"].append(row_t)
         cols["first_impulse"].append(row_i)
         cols["impact_duration"].append(row_d)
+    return _limit_dataset(cols, K_factors, contacts, hist, comp, c0)
+
+
+def _limit_row(summary: dict, ds: xr.Dataset, contacts: list[str], last: bool) -> tuple:
+    """Per contact of one compliant run (``summary``, ``ds``): the first contact time, the
+    first impulse and the first episode's duration (NaN without contact), and, on the ``last``
+    run, the force history around the first impact of the first contact that has one (None
+    otherwise)."""
+    row_t, row_i, row_d = [], [], []
+    hist = None
+    for c in contacts:
+        cs = _contact_summary(summary, c)
+        row_t.append(np.nan if cs.get("first_contact_time") is None else cs["first_contact_time"])
+        row_i.append(first_impulse(ds, c) if c in ds["contact"].values else np.nan)
+        f_n = (
+            ds["contact_force_normal"].sel(contact=c).values if c in ds["contact"].values else None
+        )
+        sl = None if f_n is None else first_episode(ds["time"].values, f_n > 0.0)
+        t = ds["time"].values
+        row_d.append(np.nan if sl is None else float(t[sl.stop - 1] - t[sl.start]))
+        if last and sl is not None and hist is None:
+            lo, hi = max(sl.start - 5, 0), min(sl.stop + 5, len(t))
+            hist = (t[lo:hi], f_n[lo:hi], c)
+    return row_t, row_i, row_d, hist
+
+
+def _limit_dataset(cols: dict, K_factors: list[float], contacts: list[str], hist, comp, c0):
+    """The Dataset of :func:`compliant_limit` from its columns (``cols``), the force history
+    ``hist`` (or None), the counterpart ``comp`` and its contact law ``c0``."""
     out = xr.Dataset(
         {
             "K_value": ("K", np.array(cols["K"]), {"units": "N/m^n", "long_name": "stiffness"}),
@@ -229,6 +241,7 @@ def compliant_limit(
     if hist is not None:
         out = out.assign_coords(force_time=("force_time", hist[0], {"units": "s"}))
         out["force"] = ("force_time", hist[1], {"units": "N", "long_name": f"F_n at {hist[2]}"})
+    n_exp = c0.law.exponent
     ratio = K_factors[-1] / K_factors[-2]
     out.attrs.update(
         kappa=float(ratio ** (1.0 / (n_exp + 1.0))),
