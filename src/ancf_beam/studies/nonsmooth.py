@@ -295,41 +295,15 @@ def nonsmooth_rows(
         t_fine = [_summary_contact(f, c)["first_contact_time"] for f in fine]
         est_ns = estimate(t_ns, t_fine, kappa)
         seq = limit["first_contact_time"].sel(contact=c).values
-        est_c = _richardson(seq, k_lim)
-        rows.append(
-            est_check(
-                f"{LIMIT_PREFIX}{c} first contact time vs compliant at K = "
-                f"{limit['K_value'].values[-1]:.3g} (s)",
-                float(seq[-1]),
-                float(t_ns),
-                est_ns + est_c,
-                floor * abs(t_ns),
-                S,
-                spec.name,
-                f"bound {S:g} x (estimate from the refined runs, kappa {kappa:g}: {est_ns:.2g} "
-                f"+ the compliant sequence's Richardson estimate, kappa {k_lim:.3g}: "
-                f"{est_c:.2g}) + round-off",
-            )
-        )
+        name = f"first contact time vs compliant at K = {limit['K_value'].values[-1]:.3g} (s)"
+        rows.append(_limit_check(spec, c, name, seq, float(t_ns), est_ns, kappa, k_lim, S, floor))
         p_ns = first_impulse(ds, c)
         p_fine = [first_impulse(f, c) for f in fine]
         est_p = estimate(p_ns, p_fine, kappa)
         iseq = limit["first_impulse"].sel(contact=c).values
-        est_i = _richardson(iseq, k_lim)
+        name = "first impulse vs compliant force integrated over the impact (N s)"
         rows.append(
-            est_check(
-                f"{LIMIT_PREFIX}{c} first impulse vs compliant force integrated over the impact "
-                "(N s)",
-                float(iseq[-1]),
-                p_ns,
-                est_p + est_i,
-                floor * abs(p_ns),
-                S,
-                spec.name,
-                f"bound {S:g} x (estimate from the refined runs, kappa {kappa:g}: {est_p:.2g} "
-                f"+ the compliant sequence's Richardson estimate over K, kappa {k_lim:.3g}: "
-                f"{est_i:.2g}) + round-off",
-            )
+            _limit_check(spec, c, name, iseq, p_ns, est_p, kappa, k_lim, S, floor, " over K")
         )
     for c in contacts:
         d = float(_summary_contact(ds, c)["max_penetration"])
@@ -351,6 +325,25 @@ def nonsmooth_rows(
             )
         )
     return rows
+
+
+def _limit_check(spec, c, name, seq, x_ns, est_ns, kappa, k_lim, S, floor, over=""):
+    """The check of a nonsmooth value ``x_ns`` at contact ``c`` (its estimate ``est_ns`` from
+    the refined runs) against the last of the compliant sequence ``seq`` (its Richardson
+    estimate over the stiffness, ratio ``k_lim``), plus round-off ``floor * |x_ns|``."""
+    est_c = _richardson(seq, k_lim)
+    return est_check(
+        f"{LIMIT_PREFIX}{c} {name}",
+        float(seq[-1]),
+        x_ns,
+        est_ns + est_c,
+        floor * abs(x_ns),
+        S,
+        spec.name,
+        f"bound {S:g} x (estimate from the refined runs, kappa {kappa:g}: {est_ns:.2g} "
+        f"+ the compliant sequence's Richardson estimate{over}, kappa {k_lim:.3g}: "
+        f"{est_c:.2g}) + round-off",
+    )
 
 
 def _richardson(seq: np.ndarray, kappa: float) -> float:
