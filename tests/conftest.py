@@ -65,15 +65,21 @@ def ancf_tip_bound(case, keys=("tip_y",)):
 
     def measure(res):
         q = res.q
-        return {"tip_x": res.tip_x, "tip_y": res.tip_y, "tip_angle": math.atan2(q[-1], q[-2]),
-                "tip_slope": q[-1] / q[-2]}  # fmt: skip
+        return {
+            "tip_x": res.tip_x,
+            "tip_y": res.tip_y,
+            "tip_angle": math.atan2(q[-1], q[-2]),
+            "tip_slope": q[-1] / q[-2],
+        }
 
     vals = [measure(r) for _, r in runs]
     model, res = runs[0]
     grads = tip_gradients(model, res.q)
     solver = static_solution_error(model, res.q, [grads[k] for k in keys])
-    bounds = {k: FS * refinement_estimate(*(v[k] for v in vals)) + s
-              for k, s in zip(keys, solver, strict=True)}  # fmt: skip
+    bounds = {
+        k: FS * refinement_estimate(*(v[k] for v in vals)) + s
+        for k, s in zip(keys, solver, strict=True)
+    }
     return vals[0], bounds
 
 
@@ -105,4 +111,3 @@ def linear_tip(case, t, dt=None):
         w = 2.0 / dt * np.arcsin(np.clip(0.5 * w * dt, 0.0, 1.0))
     y = tm.eigen.tip_y0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ c
     return y, tm.eigen.tip_y0 + float(np.sum(c))
-

@@ -271,8 +271,12 @@ def _dataset() -> xr.Dataset:
 
 def test_next_write_removes_stale_temporaries_of_the_same_target(tmp_path):
     target = tmp_path / "r.nc"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     stale = [tmp_path / f".r.nc.{dead}.abc123.tmp", tmp_path / ".r.nc.k2j3h4.tmp"]
     live = tmp_path / f".r.nc.{os.getpid()}.zzz.tmp"  # a write in progress: left alone
     other = tmp_path / f".other.nc.{dead}.abc.tmp"  # another target's: left alone
@@ -376,12 +380,18 @@ def test_tip_offset_bound_is_the_reach_of_the_kappa0_bound():
     from ancf_beam.beam.imperfection import resolved_kappa0
 
     for profile, reach in (("uniform", 0.7080734), ("linear", 0.7651843)):
-        ok = case_from_file(None, None, [f"imperfection.profile={profile}",
-                                         f"imperfection.tip_offset={-0.999 * reach}"])  # fmt: skip
+        ok = case_from_file(
+            None,
+            None,
+            [f"imperfection.profile={profile}", f"imperfection.tip_offset={-0.999 * reach}"],
+        )
         assert abs(resolved_kappa0(ok.imperfection, 1.0)) < 3.0
         with pytest.raises(ConfigError, match="imperfection.tip_offset"):
-            case_from_file(None, None, [f"imperfection.profile={profile}",
-                                        f"imperfection.tip_offset={1.001 * reach}"])  # fmt: skip
+            case_from_file(
+                None,
+                None,
+                [f"imperfection.profile={profile}", f"imperfection.tip_offset={1.001 * reach}"],
+            )
 
 
 def test_shipped_cases_sit_inside_the_bounds():

@@ -125,8 +125,17 @@ def test_console_script_help_and_exit_code():
 def test_identify_cli_recovers_defect_and_rejects_bad_input(capsys):
     # data: an 80-element model; estimator: the default 20 elements (no inverse crime).
     # Measured |error| 1.1e-4 (lam), 3.0e-4 (n); tolerance 1e-3 and 3e-3
-    code, out, _ = run_cli(capsys, "modal", "--json", "--set", "defect.lam=0.45",
-                           "--set", "defect.n=1.5", "--set", "mesh.n_elements=80")  # fmt: skip
+    code, out, _ = run_cli(
+        capsys,
+        "modal",
+        "--json",
+        "--set",
+        "defect.lam=0.45",
+        "--set",
+        "defect.n=1.5",
+        "--set",
+        "mesh.n_elements=80",
+    )
     omega = json.loads(out)["omega"]
     code, out, _ = run_cli(capsys, "identify", "--json", "--omega", *map(str, omega))
     d = json.loads(out)

@@ -68,8 +68,10 @@ def test_graded_family_frequencies_match_stepped_transfer_matrix(family):
     r = stepped_richardson(f, stepped_exponents(case)[0])
     ref = r[1]
     ref_err = FS * np.abs(r[0] - r[1]) + (stepped_roundoff(400) + ROOT_REL) * ref
-    om = [modal_analysis(make_model(**{**over, "mesh.n_elements": m}), n_modes=3).omega
-          for m in (40, 80, 160)]  # fmt: skip
+    om = [
+        modal_analysis(make_model(**{**over, "mesh.n_elements": m}), n_modes=3).omega
+        for m in (40, 80, 160)
+    ]
     ancf_err = FS * refinement_estimate(*om) + modal_roundoff(160) * om[0]
     assert np.all(np.abs(om[0] - ref) <= ref_err + ancf_err)
 
@@ -274,8 +276,10 @@ def test_damage_below_threshold_leaves_d_zero_and_results_unchanged():
         make_model(**base),
         make_model(**base, **{"damage.enabled": True, "damage.threshold": 1e-3}),
     )
-    b0, b1 = (static_solution_error(mm, r.q, [tip_gradients(mm, r.q)["tip_y"]])[0]
-              for mm, r in ((m0, r0), (m1, r1)))  # fmt: skip
+    b0, b1 = (
+        static_solution_error(mm, r.q, [tip_gradients(mm, r.q)["tip_y"]])[0]
+        for mm, r in ((m0, r0), (m1, r1))
+    )
     assert abs(r1.tip_y - r0.tip_y) <= b0 + b1
     # A model with damage always runs the element-major force kernel (damage rescales the
     # Gauss weights); below SOA_MIN_ELEMENTS the undamaged model does too, so the two runs

@@ -54,8 +54,9 @@ def test_large_rotation_explicit_matches_fine_step_newmark():
     ref = simulate_implicit(m, 1.0, dt / 8, "newmark", sample_dt=dt / 8, progress=False)
     scale = float(np.hypot(ref.tip_x - L, ref.tip_y).max())
     assert np.degrees(np.arctan2(ref.tip_y, ref.tip_x)).min() < -90.0  # large rotation
-    runs = [simulate_explicit(m, 1.0, dt / k, dtc, sample_dt=2e-3, progress=False)
-            for k in (1, 2, 4)]  # fmt: skip
+    runs = [
+        simulate_explicit(m, 1.0, dt / k, dtc, sample_dt=2e-3, progress=False) for k in (1, 2, 4)
+    ]
     e1, e2, e3 = (_tip_error(r, ref, scale) for r in runs)
     ref2 = simulate_implicit(m, 1.0, dt / 16, "newmark", sample_dt=dt / 8, progress=False)
     est_run = 4 / 3 * _tip_error(runs[0], runs[1], scale)
@@ -100,7 +101,8 @@ def _discrete_mode(integrator, w, dt, zeta, t, **options):
     a = amplification_matrix(integrator, w * dt, zeta, **options)
     wdt = w * dt
     x0 = {"central-difference": [1.0, 1.0 - 0.5 * wdt**2], "bdf1": [1.0, 0.0]}.get(
-        integrator, [1.0, 0.0, -(wdt**2)])
+        integrator, [1.0, 0.0, -(wdt**2)]
+    )
     lam, vec = np.linalg.eig(a)
     coef = np.linalg.solve(vec, np.asarray(x0, complex))
     n = np.rint(np.asarray(t) / dt)
@@ -120,8 +122,9 @@ def _linear_run(m, q0, integrator, dt, t, **options):
     y = np.full(np.shape(t), float(m.reference()[-3]))
     for w2k, a, tip in zip(w2, amp, phi[-3], strict=True):
         w = np.sqrt(max(w2k, 0.0))
-        y = y + a * tip * _discrete_mode(integrator, w, dt, (ALPHA / w + BETA * w) / 2, t,
-                                         **options)  # fmt: skip
+        y = y + a * tip * _discrete_mode(
+            integrator, w, dt, (ALPHA / w + BETA * w) / 2, t, **options
+        )
     return y
 
 
@@ -138,8 +141,15 @@ def test_rayleigh_damping_explicit_decays_at_the_modal_rate(free_modes, k, rtol)
     m, omega, starts = free_modes
     dtc = 2.0 / omega_max(m)[0]
     periods = 12 if k == 0 else 40
-    run = simulate_explicit(m, periods * 2 * math.pi / omega[k], 0.8 * dtc, dtc,
-                            damping=(ALPHA, BETA), q0=starts[k], progress=False)  # fmt: skip
+    run = simulate_explicit(
+        m,
+        periods * 2 * math.pi / omega[k],
+        0.8 * dtc,
+        dtc,
+        damping=(ALPHA, BETA),
+        q0=starts[k],
+        progress=False,
+    )
     rate, n_peaks = _decay_rate(run.t, run.tip_y)
     assert n_peaks >= periods - 1
     expected = ALPHA / 2 + BETA * omega[k] ** 2 / 2
@@ -155,8 +165,15 @@ def test_rayleigh_damping_newmark_decays_at_the_modal_rate(free_modes, k):
     m, omega, starts = free_modes
     periods = 12 if k == 0 else 40
     period = 2 * math.pi / omega[k]
-    run = simulate_implicit(m, periods * period, period / 400, "newmark", damping=(ALPHA, BETA),
-                            q0=starts[k], progress=False)  # fmt: skip
+    run = simulate_implicit(
+        m,
+        periods * period,
+        period / 400,
+        "newmark",
+        damping=(ALPHA, BETA),
+        q0=starts[k],
+        progress=False,
+    )
     rate, _ = _decay_rate(run.t, run.tip_y)
     expected = ALPHA / 2 + BETA * omega[k] ** 2 / 2
     syn = _linear_run(m, starts[k], "newmark", period / 400, run.t, beta=0.25, gamma=0.5)
@@ -180,7 +197,7 @@ def test_mappings_converge_to_gauss_in_modal_analysis(mapping):
         o = modal_analysis(
             make_model(**GRADED, **{"mesh.n_elements": ne, "defect.mapping": mapping}), 3
         ).omega
-        diffs.append(np.abs(o / g - 1))  # fmt: skip
+        diffs.append(np.abs(o / g - 1))
     diffs = np.array(diffs)
     orders = np.log2(diffs[1:-1] / diffs[2:])  # 8/16 and 16/32 (4 elements: pre-asymptotic)
     dev = FS * np.abs(orders[1] - orders[0]) / (1 - 0.25)
@@ -204,8 +221,7 @@ def test_mappings_converge_to_gauss_in_dynamics(mapping):
         for mp in ("gauss", mapping):
             m = make_model(**GRADED, **{"mesh.n_elements": ne, "defect.mapping": mp})
             dtc = 2.0 / omega_max(m)[0]
-            runs.append(simulate_explicit(m, 0.07, 0.8 * dtc, dtc, sample_dt=1e-4,
-                                          progress=False))  # fmt: skip
+            runs.append(simulate_explicit(m, 0.07, 0.8 * dtc, dtc, sample_dt=1e-4, progress=False))
         g, o = runs
         scale = float(np.abs(g.tip_y).max())
         diffs.append(_tip_error(o, g, scale))
@@ -249,8 +265,10 @@ def _dynamics_bounds(m, run, w_ref, w_ref_err):
     w_lin = 2.0 / run.dt * np.arcsin(0.5 * modal_analysis(m, 1).omega[0] * run.dt)
     est_lin = _run_frequency(run.t, y_lin, mean_lin) - w_lin  # the estimator's error
     ne = m.n_el
-    w = [modal_analysis(BeamModel(m.case.with_overrides({"mesh.n_elements": k * ne})),
-                        1).omega[0] for k in (1, 2, 4)]  # fmt: skip
+    w = [
+        modal_analysis(BeamModel(m.case.with_overrides({"mesh.n_elements": k * ne})), 1).omega[0]
+        for k in (1, 2, 4)
+    ]
     shift = abs(modal_analysis(m, 1, about="static").omega[0] / w[0] - 1) + nl / abs(static)
     w_tol = abs(est_lin) + abs(w_lin - w[0]) + FS * (refinement_estimate(*w) + shift * w[0])
     return (mean, n_per, mean_ref, mean_tol), (w_run, w_tol + w_ref_err)
@@ -302,8 +320,14 @@ def test_damage_law_and_released_energy():
     element's shape functions (e = |eps| + h/2 |kappa|), and the released energy equals
     U(q; undamaged) - U(q; damaged) from the kernels' strain energy. Measured: 0 (d), 2.9e-16
     relative (energy); tolerances at round-off."""
-    case = case_with(**{"damage.enabled": True, "damage.threshold": 3e-5,
-                        "damage.softening": 2e-5, "mesh.n_elements": 10})  # fmt: skip
+    case = case_with(
+        **{
+            "damage.enabled": True,
+            "damage.threshold": 3e-5,
+            "damage.softening": 2e-5,
+            "mesh.n_elements": 10,
+        }
+    )
     m = BeamModel(case)
     q = solve_static(BeamModel(case.with_overrides({"damage.enabled": False}))).q
     u_before = m.strain_energy(q)

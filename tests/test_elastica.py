@@ -52,8 +52,12 @@ def shoot_tip(EI, EA, q: float, length: float, kappa0: float = 0.0, rtol: float 
         _, _, th, M = u
         W = q * (length - X)
         stretch = 1.0 if EA is None else 1.0 - W * np.sin(th) / EA
-        return [stretch * np.cos(th), stretch * np.sin(th), M / EI_f(X) + kappa0,
-                stretch * W * np.cos(th)]  # fmt: skip
+        return [
+            stretch * np.cos(th),
+            stretch * np.sin(th),
+            M / EI_f(X) + kappa0,
+            stretch * W * np.cos(th),
+        ]
 
     def moment_zero(X, u):
         return u[3]

@@ -30,8 +30,11 @@ def _roundoff_samples(model, q, fn):
     ``L``, exactly zero without round-off (as :func:`ancf_beam.studies.bounds.
     residual_roundoff_samples`, all DOFs)."""
     out = []
-    for ax, ay in ((0.3183098861837907, -0.2718281828459045), (-0.1414213562373095, 0.5772156649),
-                   (0.6931471805599453, 0.1732050807568877)):  # fmt: skip
+    for ax, ay in (
+        (0.3183098861837907, -0.2718281828459045),
+        (-0.1414213562373095, 0.5772156649),
+        (0.6931471805599453, 0.1732050807568877),
+    ):
         shifted = q.copy()
         shifted[0::4] += ax * model.length
         shifted[1::4] += ay * model.length
@@ -83,8 +86,7 @@ def test_tangent_matches_finite_differences_at_large_deformation():
     # from h = 2e-6 over 3, plus the force's round-off (16 x its sampled size, the forces at
     # translated copies of the rigid part of q) over 2h: measured 3.7e-11 of the largest entry
     # against 1.8e-9 (err/bound 0.022: the round-off term dominates)
-    roundoff = SAMPLES * _roundoff_samples(m, _rigid(m, 0.9, np.array([0.1, 0.2])),
-                                           m.elastic_force)  # fmt: skip
+    roundoff = SAMPLES * _roundoff_samples(m, _rigid(m, 0.9, np.array([0.1, 0.2])), m.elastic_force)
     assert np.abs(k - kfd).max() <= FS * np.abs(kfd2 - kfd).max() / 3 + 2 * roundoff / (2 * h)
     # the two triangles hold sums of the same Gauss-point products, added in other orders: a
     # few eps of the largest entry (16 eps; measured 2.2e-18, 0.01 eps)

@@ -42,8 +42,12 @@ def test_every_dependency_is_pinned_within_its_range(req):
     "path, args", [("environment.yml", []), ("workflow/envs/ancf-beam.yaml", ["--workflow"])]
 )
 def test_conda_files_are_generated_from_the_constraints(path, args):
-    out = subprocess.run([sys.executable, str(ROOT / ".ci/environment_yml.py"), *args],
-                         check=True, capture_output=True, text=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(ROOT / ".ci/environment_yml.py"), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert (ROOT / path).read_text() == out, f"{path} is stale: run bash .ci/lock"
 
 

@@ -224,8 +224,11 @@ def test_two_body_impact(run):
     hz = impact.hertz(m, 1e10, 1.0)
     # DOP853 at rtol 1e-11 over fewer than 100 steps, events located to round-off: the global
     # relative error stays below 100 x 1e-11 = 1e-9 (measured 7e-11 on the restitution)
-    for key, ref in (("restitution", kv["restitution"]), ("contact_duration", kv["duration"]),
-                     ("max_penetration", kv["max_penetration"])):  # fmt: skip
+    for key, ref in (
+        ("restitution", kv["restitution"]),
+        ("contact_duration", kv["duration"]),
+        ("max_penetration", kv["max_penetration"]),
+    ):
         assert nums[f"kelvin_voigt_{key}"] == pytest.approx(ref, rel=1e-9)
     assert nums["hertz_restitution"] == pytest.approx(1.0, rel=1e-9)  # elastic
     assert nums["hertz_max_penetration"] == pytest.approx(hz["max_penetration"], rel=1e-9)

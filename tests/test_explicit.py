@@ -193,8 +193,11 @@ def test_mean_over_whole_periods_is_static_and_period_is_first_mode(uniform_run)
     w = [modal_analysis(make_model(**{"mesh.n_elements": k}), 1).omega[0] for k in (20, 40, 80)]
     w_cd = 2.0 / res.dt * np.arcsin(0.5 * w[0] * res.dt)
     shift = abs(modal_analysis(m, 1, about="static").omega[0] / w[0] - 1) + nl / abs(static)
-    bound = (abs(period_lin - 2 * np.pi / w_cd) + abs(2 * np.pi / w_cd - 2 * np.pi / w[0])
-             + FS * (refinement_estimate(*w) / w[0] + shift) * t_cont)  # fmt: skip
+    bound = (
+        abs(period_lin - 2 * np.pi / w_cd)
+        + abs(2 * np.pi / w_cd - 2 * np.pi / w[0])
+        + FS * (refinement_estimate(*w) / w[0] + shift) * t_cont
+    )
     assert abs(period - t_cont) <= bound
 
 
@@ -245,8 +248,9 @@ def test_critical_dt_regimes_and_bounds():
     # the formula's C is fitted (fixed slope 2) on 20-80 elements: measured 1.5e-12 at 80,
     # within the spread of the per-mesh values of C it averages (its own inputs)
     cs = [d.dt_critical / d.dt_formula for d in (d20, res[40], res[80])]
-    assert res[80].dt_formula == pytest.approx(res[80].dt_critical,
-                                               rel=max(cs) / min(cs) - 1 + 64 * EPS)
+    assert res[80].dt_formula == pytest.approx(
+        res[80].dt_critical, rel=max(cs) / min(cs) - 1 + 64 * EPS
+    )
 
 
 def test_unstable_run_raises_clear_error():

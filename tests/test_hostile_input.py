@@ -58,8 +58,13 @@ def copy_workflow(dst: Path) -> Path:
 
 
 def snakemake(cwd: Path, *args: str, timeout: float = 600) -> tuple[int, str]:
-    res = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd,
-                         capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return res.returncode, res.stdout + res.stderr
 
 

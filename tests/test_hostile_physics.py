@@ -46,8 +46,19 @@ def test_A_mechanism_runs_end_at_t_end(capsys, integrator):
     reported ``t_end`` 0 and restitution -1 (null while in contact)."""
     t_end = 0.0125  # s, not a multiple of sample_dt
     exact = _slider_closed_form(t_end)
-    base = ["mechanism", "--case", "slider_crank_rigid", "--set", "sample_dt=1e-3", "--t-end",
-            str(t_end), "--integrator", integrator, "--json", "-q"]  # fmt: skip
+    base = [
+        "mechanism",
+        "--case",
+        "slider_crank_rigid",
+        "--set",
+        "sample_dt=1e-3",
+        "--t-end",
+        str(t_end),
+        "--integrator",
+        integrator,
+        "--json",
+        "-q",
+    ]
 
     def slider(*sets: str) -> dict:
         code, d, err = run_cli(capsys, *base, *[a for s in sets for a in ("--set", s)])
@@ -77,8 +88,7 @@ def test_A_mechanism_runs_end_at_t_end(capsys, integrator):
     from ancf_beam.mbs.analysis import run_mechanism
 
     config = load_config(None)
-    spec = resolve_mechanism(config, "slider_crank_rigid",
-                             {"sample_dt": 1e-3, "solver.dt": 1e-5})  # fmt: skip
+    spec = resolve_mechanism(config, "slider_crank_rigid", {"sample_dt": 1e-3, "solver.dt": 1e-5})
     summary, ds = run_mechanism(spec, t_end=t_end, integrator=integrator)
     t = ds["time"].values
     np.testing.assert_allclose(t[:-1], np.arange(13) * 1e-3, rtol=0, atol=1e-15)
@@ -95,8 +105,18 @@ def test_A_mechanism_runs_end_at_t_end(capsys, integrator):
     assert summary["impacts"] == 0 and summary["restitution"] is None  # no impact yet
 
     # in contact at t_end: restitution is null (CLI reference, JSON fields), the end time asked
-    code, d, err = run_cli(capsys, "mechanism", "--case", "impact_seed003", "--t-end", "1e-9",
-                           "--integrator", integrator, "--json", "-q")  # fmt: skip
+    code, d, err = run_cli(
+        capsys,
+        "mechanism",
+        "--case",
+        "impact_seed003",
+        "--t-end",
+        "1e-9",
+        "--integrator",
+        integrator,
+        "--json",
+        "-q",
+    )
     assert code == 0, err
     assert d["t_end"] == 1e-9
     assert d["restitution"] is None
@@ -155,8 +175,9 @@ STATIC_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("sets, code, text", STATIC_ROWS,
-                         ids=["folded-20", "folded-400", "soft-E0", "coarse-2-elements"])
+@pytest.mark.parametrize(
+    "sets, code, text", STATIC_ROWS, ids=["folded-20", "folded-400", "soft-E0", "coarse-2-elements"]
+)
 def test_B_static_refuses_unstable_or_implausible(capsys, monkeypatch, sets, code, text):
     """Issue 26 B: ``static --set beam.length=1000 --set beam.height=1e-6`` (in bounds) gave a
     folded shape with 89 % axial strain, tip (26.8, -169.7) m (400 elements: -689 m), exit 0."""
@@ -265,9 +286,11 @@ def test_D_stepped_memory_stays_bounded():
     assert summary["tip_deflection"] == pytest.approx(-Q * L**4 / (8 * EI), rel=1e-10)
 
 
-@pytest.mark.parametrize("argv, text", D_ROWS,
-                         ids=["stepped-segments", "simulate-snapshots", "modal-modes",
-                              "mechanism-samples"])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, text",
+    D_ROWS,
+    ids=["stepped-segments", "simulate-snapshots", "modal-modes", "mechanism-samples"],
+)
 def test_D_runs_beyond_memory_are_refused_before_allocating(capsys, argv, text):
     """Each of these was accepted and allocated far beyond the machine (or died in a
     MemoryError, exit 1): now exit 2 naming the key, the value, the estimate and the range."""
@@ -292,7 +315,8 @@ def test_F_mechanism_inputs_and_steps_are_bounded(capsys, extra, key):
     """Issue 26 F: ``mechanism --set drive.omega=1e300`` was accepted and ran for minutes with
     overflow warnings: the inputs have physical bounds, and a run whose step count exceeds
     its bound is refused before it starts (exit 2, the key named)."""
-    code, _, err = run_cli(capsys, "mechanism", "--case", "slider_crank_rigid", *extra, "--json",
-                           "-q")  # fmt: skip
+    code, _, err = run_cli(
+        capsys, "mechanism", "--case", "slider_crank_rigid", *extra, "--json", "-q"
+    )
     assert code == EXIT_USAGE, err
     assert key in err

@@ -54,8 +54,9 @@ def hermite_fe_frequencies(lam: float, n: float, n_el: int = 320, k: int = 3) ->
         k_mat[sl, sl] += le * np.einsum("g,ig,jg->ij", wq * ei, b2, b2)
         m_mat[sl, sl] += le * RHOA * np.einsum("g,ig,jg->ij", wq, sh, sh)
     nf = ndof - 2
-    mu = scipy.linalg.eigh(m_mat[2:, 2:], k_mat[2:, 2:], eigvals_only=True,
-                           subset_by_index=[nf - k, nf - 1])  # fmt: skip
+    mu = scipy.linalg.eigh(
+        m_mat[2:, 2:], k_mat[2:, 2:], eigvals_only=True, subset_by_index=[nf - k, nf - 1]
+    )
     return np.sqrt(1.0 / mu[::-1])
 
 
@@ -74,8 +75,10 @@ def bias_bound(r, d, truth):
     the truth, and to first order errs by ``(J^T J)^-1 J^T r_0``, whose ``p`` component is at
     most ``std_p d / sigma`` (``std_p`` the reported standard uncertainty with noise ``sigma``);
     x FS, plus the optimiser's step tolerance (:data:`OPTIMISER_STEP`)."""
-    return {p: FS * getattr(r, f"{p}_std") * d / r.sigma
-            + OPTIMISER_STEP * max(1.0, abs(truth[p])) for p in truth}  # fmt: skip
+    return {
+        p: FS * getattr(r, f"{p}_std") * d / r.sigma + OPTIMISER_STEP * max(1.0, abs(truth[p]))
+        for p in truth
+    }
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +131,14 @@ def test_forward_model_is_modal_analysis_and_scales_with_sqrt_E0(case):
 
 @pytest.mark.parametrize(
     "over",
-    [{}, {"imperfection.kappa0": 0.2}, {"mesh.strain": "linear"},
-     {"defect.lam": 0.5, "defect.mapping": "nodal"}],
+    [
+        {},
+        {"imperfection.kappa0": 0.2},
+        {"mesh.strain": "linear"},
+        {"defect.lam": 0.5, "defect.mapping": "nodal"},
+    ],
     ids=["straight", "curved", "linear", "nodal"],
-)  # fmt: skip
+)
 def test_strain_operators_reproduce_the_kernel_tangent(over):
     """sum ea_w b_a b_a^T + ei_w b_b b_b^T equals the kernels' tangent at the stress-free
     reference: sums of the same Gauss-point products in another order, a few eps of the
@@ -155,8 +162,9 @@ def test_strain_operators_reproduce_the_kernel_tangent(over):
     for j, which in enumerate(("lam", "n")):
         dk = eig.tangent(*eig.stiffness.weights(0.3, 1.5, which))
         quad = np.einsum("ik,ij,jk->k", phi, dk, phi)
-        bound = 2 * phi.shape[0] * EPS * np.einsum("ik,ij,jk->k", np.abs(phi), np.abs(dk),
-                                                     np.abs(phi))  # fmt: skip
+        bound = (
+            2 * phi.shape[0] * EPS * np.einsum("ik,ij,jk->k", np.abs(phi), np.abs(dk), np.abs(phi))
+        )
         assert np.all(np.abs(quad - dw2[j]) <= bound)
 
 
@@ -191,8 +199,18 @@ def test_issue_command_recovers_the_defect_from_exact_frequencies(capsys):
     model differs from them by 1.1e-8 at the truth; :func:`bias_bound`): measured |lam - 0.3|
     = 7e-8, |n - 1| = 4.3e-7 (err/bound 0.39, 0.46). The residual is at most its value at the
     truth, that difference (x FS; measured 3.1e-9)."""
-    code = main(["identify", "--omega", "101.03691085", "610.69173092", "1691.06481088",
-                 "--set", "mesh.n_elements=40", "--json"])  # fmt: skip
+    code = main(
+        [
+            "identify",
+            "--omega",
+            "101.03691085",
+            "610.69173092",
+            "1691.06481088",
+            "--set",
+            "mesh.n_elements=40",
+            "--json",
+        ]
+    )
     d = json.loads(capsys.readouterr().out)
     assert code == 0 and d["identifiable"] is True
     data = [101.03691085, 610.69173092, 1691.06481088]

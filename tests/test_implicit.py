@@ -148,8 +148,9 @@ def test_newmark_average_acceleration_conserves_energy_at_50_dt_critical():
     assert r.steps == pytest.approx(2.0 / (50 * dt_cr), abs=1)  # the last step may be short
     # average acceleration conserves the energy of a linear system exactly: the linear model's
     # drift is round-off (measured 2e-14; bound 16 eps per step)
-    lin = simulate_implicit(make_model(**{"mesh.strain": "linear"}), 2.0, 50 * dt_cr, "newmark",
-                            progress=False)  # fmt: skip
+    lin = simulate_implicit(
+        make_model(**{"mesh.strain": "linear"}), 2.0, 50 * dt_cr, "newmark", progress=False
+    )
     assert lin.energy_drift_rel <= 16 * EPS * lin.steps
     # The nonlinear run's drift (measured 2.5e-8) has two parts that do not separate cleanly:
     # the trapezoidal rule's O(dt^2) error on the nonlinear force and the defect each step
@@ -179,8 +180,9 @@ def test_generalized_alpha_rho_inf_1_is_newmark_average_acceleration():
     rnd = 16 * EPS * a.steps
     assert np.max(np.abs(a.q_snap - b.q_snap)) <= rnd * np.max(np.abs(a.q_snap))
     assert np.max(np.abs(a.tip_y - b.tip_y)) <= rnd * np.max(np.abs(a.tip_y))
-    assert np.max(np.abs(a.total - b.total)) <= rnd * max(np.max(a.kinetic), np.max(np.abs(
-        a.strain)), np.max(np.abs(a.gravity)))
+    assert np.max(np.abs(a.total - b.total)) <= rnd * max(
+        np.max(a.kinetic), np.max(np.abs(a.strain)), np.max(np.abs(a.gravity))
+    )
     np.testing.assert_array_equal(a.newton_iterations, b.newton_iterations)
 
 
@@ -212,7 +214,10 @@ def test_convergence_order_against_fine_explicit_reference():
         # the previous one (the next error term is at least one order higher)
         local = -np.diff(np.log(errs)) / np.log(2.0)
         assert abs(local[-1] - order) <= FS * 2 * abs(local[-1] - local[-2]) + 0.02, (
-            name, errs, local)  # (0.02: the explicit reference's error, 1/16 of the finest)
+            name,
+            errs,
+            local,
+        )  # (0.02: the explicit reference's error, 1/16 of the finest)
 
 
 # ------------------------------------------------------------------------------------------
@@ -261,12 +266,19 @@ def test_newton_variants_agree(newton, predictor):
     assert st_a["factorizations"] < a.steps  # modified Newton reuses the factorisation
     stats = {}
     b = simulate_implicit(
-        m, 0.1, dt, "generalized-alpha", newton=newton, predictor=predictor, progress=False,
+        m,
+        0.1,
+        dt,
+        "generalized-alpha",
+        newton=newton,
+        predictor=predictor,
+        progress=False,
         stats=stats,
-    )  # fmt: skip
+    )
     # both solve every step to Newton's tolerance: they differ by at most one defect per step
-    np.testing.assert_allclose(b.tip_y, a.tip_y, rtol=0,
-                               atol=a.steps * NEWTON_TOL * np.max(np.abs(a.tip_y)))
+    np.testing.assert_allclose(
+        b.tip_y, a.tip_y, rtol=0, atol=a.steps * NEWTON_TOL * np.max(np.abs(a.tip_y))
+    )
     if newton == "modified":
         assert stats["factorizations"] < b.steps
     else:  # a new tangent for every iteration
@@ -359,8 +371,11 @@ def test_damped_run_reaches_static_equilibrium(name):
     static = solve_static(m)
     dt = 2 * np.pi / w1 / 50
     r = simulate_implicit(m, 0.4, dt, name, damping=(2 * w1, 0.0), progress=False)
-    opts = {"bdf1": {}, "generalized-alpha": {"rho_inf": 0.8},
-            "newmark": {"beta": 0.25, "gamma": 0.5}}[name]  # fmt: skip
+    opts = {
+        "bdf1": {},
+        "generalized-alpha": {"rho_inf": 0.8},
+        "newmark": {"beta": 0.25, "gamma": 0.5},
+    }[name]
     lin = LinearModes(m.case).scheme_tip(name, dt, r.t[-1:], 2 * w1, **opts)[0]
     residual = lin - (LinearModes(m.case).tip0 + float(np.sum(LinearModes(m.case).c)))
     nl = geometric_nonlinearity(m, static.tip_y) / abs(static.tip_y)
@@ -385,7 +400,8 @@ def test_stiffness_proportional_damping_dissipates():
     # estimate from a run at dt / 2 (4/3 of the change, x FS)
     half = simulate_implicit(m, 0.2, 5e-4, "newmark", damping=(0.0, 2e-3), progress=False)
     assert damped.energy_drift_rel <= FS * 4 / 3 * abs(
-        damped.energy_drift_rel - half.energy_drift_rel)
+        damped.energy_drift_rel - half.energy_drift_rel
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -451,9 +467,15 @@ def test_cli_implicit_json_and_netcdf_match_explicit_fields(capsys, tmp_path):
     assert code == 0
     explicit = json.loads(out)
     code, out, _ = run_cli(
-        capsys, *base, "--integrator", "generalized-alpha", "--rho-inf", "0.6",
-        "--out", str(tmp_path / "ga.nc"),
-    )  # fmt: skip
+        capsys,
+        *base,
+        "--integrator",
+        "generalized-alpha",
+        "--rho-inf",
+        "0.6",
+        "--out",
+        str(tmp_path / "ga.nc"),
+    )
     assert code == 0
     d = json.loads(out)
     assert set(explicit) <= set(d)
@@ -478,10 +500,13 @@ def test_cli_implicit_json_and_netcdf_match_explicit_fields(capsys, tmp_path):
         (["--integrator", "generalized-alpha", "--rho-inf", "1.5"], 2, "--rho-inf"),
         (["--integrator", "newmark", "--max-iter", "0"], 2, "--max-iter"),
         (["--beta", "0.3"], 2, "--beta"),
-        (["--integrator", "newmark", "--dt", "1", "--max-iter", "1", "--max-halvings", "0"], 1,
-         "did not converge"),
+        (
+            ["--integrator", "newmark", "--dt", "1", "--max-iter", "1", "--max-halvings", "0"],
+            1,
+            "did not converge",
+        ),
     ],
-)  # fmt: skip
+)
 def test_cli_implicit_bad_input_and_failure(capsys, tmp_path, args, code_expected, needle):
     out = tmp_path / "x.nc"
     code, stdout, err = run_cli(
@@ -494,9 +519,19 @@ def test_cli_implicit_bad_input_and_failure(capsys, tmp_path, args, code_expecte
 
 def test_cli_implicit_dt_safety_above_one(capsys):
     code, out, _ = run_cli(
-        capsys, "simulate", "--json", "-q", "--set", "mesh.n_elements=4", "--t-end", "0.01",
-        "--integrator", "bdf1", "--dt-safety", "20",
-    )  # fmt: skip
+        capsys,
+        "simulate",
+        "--json",
+        "-q",
+        "--set",
+        "mesh.n_elements=4",
+        "--t-end",
+        "0.01",
+        "--integrator",
+        "bdf1",
+        "--dt-safety",
+        "20",
+    )
     assert code == 0
     d = json.loads(out)
     assert d["dt"] == pytest.approx(20 * d["dt_critical"], rel=4 * EPS)  # one product
@@ -556,8 +591,9 @@ def test_band_matvec_general_and_even_offsets():
     assert even  # the consistent mass does not couple x and y
     _band_matvec(bp, even, x, xp, y)
     # a band product vs a dense one: the dot products' round-off, 15 eps |M| |x| (band width)
-    np.testing.assert_array_less(np.abs(y - m.mass_dense() @ x),
-                                 15 * EPS * np.abs(m.mass_dense()) @ np.abs(x) + 1e-300)
+    np.testing.assert_array_less(
+        np.abs(y - m.mass_dense() @ x), 15 * EPS * np.abs(m.mass_dense()) @ np.abs(x) + 1e-300
+    )
     lb = np.random.default_rng(3).normal(size=mlb.shape)
     bp, even = _padded_band(lb)
     assert not even

@@ -72,8 +72,9 @@ def test_soa_is_off_where_the_element_major_kernel_is_used():
     assert not kernels.soa_args(m.kernel_args(), m.le, True).on  # damage rescales the weights
     small = make_model(**{"mesh.n_elements": kernels.SOA_MIN_ELEMENTS - 1})
     assert not kernels.soa_args(small.kernel_args(), small.le, False).on
-    assert kernels.soa_args(make_model(**{"mesh.n_elements": kernels.SOA_MIN_ELEMENTS})
-                            .kernel_args(), small.le, False).on  # fmt: skip
+    assert kernels.soa_args(
+        make_model(**{"mesh.n_elements": kernels.SOA_MIN_ELEMENTS}).kernel_args(), small.le, False
+    ).on
     split = {"mesh.n_gauss_axial": 5, "mesh.n_elements": kernels.SOA_MIN_ELEMENTS_SPLIT - 1}
     m5 = make_model(**split)
     assert not kernels.soa_args(m5.kernel_args(), m5.le, False).on

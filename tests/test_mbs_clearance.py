@@ -36,9 +36,13 @@ STEEL_SIDE = math.sqrt(0.21 / L / 7850.0)  # ANCF steel rod of the rigid rod's m
 
 def _block(c=0.5e-3, mu=None, joint="wrist_pin", rod=None):
     clearance = {
-        "joint": joint, "bearing_radius": R_B, "journal_radius": R_B - c, "E": 207e9, "nu": 0.3,
+        "joint": joint,
+        "bearing_radius": R_B,
+        "journal_radius": R_B - c,
+        "E": 207e9,
+        "nu": 0.3,
         "contact": {"law": "lankarani-nikravesh", "restitution": 0.9},
-    }  # fmt: skip
+    }
     if mu is not None:
         clearance["friction"] = {"law": "coulomb-transition", "mu": mu}
     return {
@@ -78,21 +82,31 @@ STEP_CONTROL = {"dt": 1e-5, "dt_contact": 1e-6, "step_control": True}
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"journal_radius": 0.011}, "'mechanisms.m.clearance.journal_radius' = 0.011 is invalid: "
-                                    "expected a number in (0, bearing_radius = 0.01)"),
+        (
+            {"journal_radius": 0.011},
+            "'mechanisms.m.clearance.journal_radius' = 0.011 is invalid: "
+            "expected a number in (0, bearing_radius = 0.01)",
+        ),
         ({"journal_radius": 0.010}, "clearance.journal_radius' = 0.01 is invalid"),
-        ({"joint": "pivot"}, "'mechanisms.m.clearance.joint' = 'pivot' is invalid: expected one "
-                             "of crank_pin, wrist_pin"),
+        (
+            {"joint": "pivot"},
+            "'mechanisms.m.clearance.joint' = 'pivot' is invalid: expected one "
+            "of crank_pin, wrist_pin",
+        ),
         ({"bearing_radius": -1.0}, "'mechanisms.m.clearance.bearing_radius' = -1.0 is invalid"),
         ({"E": None}, "'mechanisms.m.clearance.E' = None is invalid"),
         ({"nu": 0.5}, "'mechanisms.m.clearance.nu' = 0.5 is invalid"),
         ({"gap": 1.0}, "unknown config key 'mechanisms.m.clearance.gap'"),
-        ({"contact": {"law": "lankarani-nikravesh"}},
-         "'mechanisms.m.clearance.contact.restitution' is missing"),
-        ({"friction": {"law": "coulomb-transition"}},
-         "'mechanisms.m.clearance.friction.mu' is missing"),
+        (
+            {"contact": {"law": "lankarani-nikravesh"}},
+            "'mechanisms.m.clearance.contact.restitution' is missing",
+        ),
+        (
+            {"friction": {"law": "coulomb-transition"}},
+            "'mechanisms.m.clearance.friction.mu' is missing",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_clearance_input_names_the_key(change, message):
     block = _block()
     block["clearance"].update(change)
@@ -106,8 +120,9 @@ def test_hertz_stiffness_from_the_materials_unless_given():
     # 4/3 E* sqrt(R), E* = E / (2 (1 - nu^2)), R = R_b R_j / (R_b - R_j) = 0.19 m
     e_star = 207e9 / (2 * (1 - 0.09))
     # the same formula evaluated here: a few operations of round-off
-    assert spec.clearance.contact.stiffness == pytest.approx(4 / 3 * e_star * math.sqrt(0.19),
-                                                             rel=16 * EPS)  # fmt: skip
+    assert spec.clearance.contact.stiffness == pytest.approx(
+        4 / 3 * e_star * math.sqrt(0.19), rel=16 * EPS
+    )
     block = _block()
     block["clearance"]["contact"]["K"] = 1e9
     del block["clearance"]["E"], block["clearance"]["nu"]
@@ -159,8 +174,10 @@ def test_clearance_converges_to_the_ideal_joint(mu):
         da = np.sqrt(np.mean((res.a[:, o] - ref["a"]) ** 2))
         dx = np.sqrt(np.mean((res.q[:, o] - ref["x"]) ** 2))
         rows.append((c, da, dx, summary["max_contact_force"]))
-    print(f"\nmu = {mu}: c (m), rms slider acceleration deviation (m/s^2), rms position "
-          "deviation (m), peak contact force (N)")  # fmt: skip
+    print(
+        f"\nmu = {mu}: c (m), rms slider acceleration deviation (m/s^2), rms position "
+        "deviation (m), peak contact force (N)"
+    )
     for row in rows:
         print("  {:.2e}  {:.4g}  {:.4g}  {:.4g}".format(*row))
     da = [r[1] for r in rows]
@@ -187,10 +204,12 @@ def test_three_motion_modes_appear_in_one_revolution(mu):
     _, res, summary, data = _run(_block(0.5e-3, mu), t_end=PERIOD, **STEP_CONTROL)
     counts = np.bincount(data["contact_state"], minlength=3)
     ecc = np.hypot(data["e_x"], data["e_y"]) / 0.5e-3
-    print(f"\nmu = {mu}: state counts {counts.tolist()}, impacts {summary['impacts']}, continuous "
-          f"{summary['continuous_contacts']}, contact fraction {summary['contact_fraction']:.3f}, "
-          f"max |e|/c {summary['max_eccentricity_ratio']:.4f}, max F_n "
-          f"{summary['max_contact_force']:.4g} N")  # fmt: skip
+    print(
+        f"\nmu = {mu}: state counts {counts.tolist()}, impacts {summary['impacts']}, continuous "
+        f"{summary['continuous_contacts']}, contact fraction {summary['contact_fraction']:.3f}, "
+        f"max |e|/c {summary['max_eccentricity_ratio']:.4f}, max F_n "
+        f"{summary['max_contact_force']:.4g} N"
+    )
     assert counts.min() > 0 and counts.sum() == len(res.t)
     assert summary["impacts"] > summary["continuous_contacts"] > 0
     # free flight inside the clearance circle, contact on (just outside) it
@@ -215,17 +234,28 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
     time) the ratio is only 2.0x: step control pays in free flight."""
     t_end = 0.6e-3
     _, ref, s_ref, _ = _run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6, sample_dt=1e-4)
-    _, sc, s_sc, _ = _run(_block(0.5e-3, mu), t_end=t_end, dt=2e-5, dt_contact=1e-6,
-                          step_control=True, sample_dt=1e-4)  # fmt: skip
+    _, sc, s_sc, _ = _run(
+        _block(0.5e-3, mu), t_end=t_end, dt=2e-5, dt_contact=1e-6, step_control=True, sample_dt=1e-4
+    )
     # each run's error from its refinements (half and a quarter of the steps, onset_tol / 4 and
     # / 16: first order, the larger successive difference), the pair within SAFETY x the sum
     refined = {
-        "fixed": [_run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6 / f, sample_dt=1e-4)[2]
-                  for f in (2, 4)],
-        "step control": [_run(_block(0.5e-3, mu), t_end=t_end, dt=2e-5 / f, dt_contact=1e-6 / f,
-                              step_control=True, onset_tol=1e-8 / f**2, sample_dt=1e-4)[2]
-                         for f in (2, 4)],
-    }  # fmt: skip
+        "fixed": [
+            _run(_block(0.5e-3, mu), t_end=t_end, dt=1e-6 / f, sample_dt=1e-4)[2] for f in (2, 4)
+        ],
+        "step control": [
+            _run(
+                _block(0.5e-3, mu),
+                t_end=t_end,
+                dt=2e-5 / f,
+                dt_contact=1e-6 / f,
+                step_control=True,
+                onset_tol=1e-8 / f**2,
+                sample_dt=1e-4,
+            )[2]
+            for f in (2, 4)
+        ],
+    }
     for key in ("first_contact_time", "first_impact_force"):
         est = 0.0
         for base, runs in ((s_ref, refined["fixed"]), (s_sc, refined["step control"])):
@@ -236,17 +266,17 @@ def test_step_control_reproduces_the_fixed_small_step_run(mu):
         assert err <= SAFETY * est
     dt1 = abs(s_sc["first_contact_time"] / s_ref["first_contact_time"] - 1)
     df1 = abs(s_sc["first_impact_force"] / s_ref["first_impact_force"] - 1)
-    print(f"\nmu = {mu}: first contact {s_ref['first_contact_time']:.9e} s (fixed) vs "
-          f"{s_sc['first_contact_time']:.9e} s (step control), rel {dt1:.2e}; first-impact force "
-          f"{s_ref['first_impact_force']:.6g} vs {s_sc['first_impact_force']:.6g} N, rel "
-          f"{df1:.2e}; steps {ref.steps} vs {sc.steps} ({ref.steps / sc.steps:.1f}x), "
-          f"{sc.stats['steps_small']} small, {sc.stats['locate_trials']} onset trials")  # fmt: skip
+    print(
+        f"\nmu = {mu}: first contact {s_ref['first_contact_time']:.9e} s (fixed) vs "
+        f"{s_sc['first_contact_time']:.9e} s (step control), rel {dt1:.2e}; first-impact force "
+        f"{s_ref['first_impact_force']:.6g} vs {s_sc['first_impact_force']:.6g} N, rel "
+        f"{df1:.2e}; steps {ref.steps} vs {sc.steps} ({ref.steps / sc.steps:.1f}x), "
+        f"{sc.stats['steps_small']} small, {sc.stats['locate_trials']} onset trials"
+    )
     assert s_ref["impacts"] == s_sc["impacts"] == 1
     assert dt1 < 1e-3 and df1 < 1e-2  # the issue's requirement (issue 14)
     assert ref.steps >= 5 * sc.steps
     assert sc.stats["locate_trials"] > 0 and sc.stats["steps_small"] < sc.steps
-
-
 
 
 def _estimate(coarse, fine, kappa):
@@ -281,8 +311,10 @@ def test_adaptive_integration_with_onset_events_agrees():
     step_tol = {"adaptive": 1e-8, "fixed": 0.0, "step control": 0.0}  # the error a step admits
     rows = []
     for key in ("first_contact_time", "first_impact_force"):
-        est = {k: _estimate(s[k][key], s[k + " fine"][key], kappa[k])
-               + step_tol[k] * abs(s[k][key]) for k in kappa}  # fmt: skip
+        est = {
+            k: _estimate(s[k][key], s[k + " fine"][key], kappa[k]) + step_tol[k] * abs(s[k][key])
+            for k in kappa
+        }
         for a, b in (("adaptive", "fixed"), ("step control", "adaptive")):
             err = abs(s[a][key] - s[b][key])
             bound = SAFETY * (est[a] + est[b])
@@ -304,31 +336,53 @@ def test_flexible_rod_lowers_the_peak_contact_force():
     axial stiffness EA/l = 3.9e8 N/m is of the order of the contact's tangent stiffness
     (1.5 K delta^0.5 = 7e8 N/m at 50 um), so the rod's compliance takes part in the impact."""
     _, _, s_rigid, _ = _run(_block(), t_end=PERIOD, **STEP_CONTROL)
-    _, _, s_flex, _ = _run(_block(rod=ANCF_ROD), t_end=PERIOD, dt=2e-6, dt_contact=1e-6,
-                           step_control=True)  # fmt: skip
+    _, _, s_flex, _ = _run(
+        _block(rod=ANCF_ROD), t_end=PERIOD, dt=2e-6, dt_contact=1e-6, step_control=True
+    )
     first = s_flex["first_impact_force"] / s_rigid["first_impact_force"]
     peak = s_flex["max_contact_force"] / s_rigid["max_contact_force"]
-    print(f"\nfirst-impact peak force: rigid rod {s_rigid['first_impact_force']:.5g} N, ANCF rod "
-          f"{s_flex['first_impact_force']:.5g} N (ratio {first:.3f}); largest over one revolution "
-          f"{s_rigid['max_contact_force']:.5g} vs {s_flex['max_contact_force']:.5g} N (ratio "
-          f"{peak:.3f}); impacts {s_rigid['impacts']} vs {s_flex['impacts']}")  # fmt: skip
+    print(
+        f"\nfirst-impact peak force: rigid rod {s_rigid['first_impact_force']:.5g} N, ANCF rod "
+        f"{s_flex['first_impact_force']:.5g} N (ratio {first:.3f}); largest over one revolution "
+        f"{s_rigid['max_contact_force']:.5g} vs {s_flex['max_contact_force']:.5g} N (ratio "
+        f"{peak:.3f}); impacts {s_rigid['impacts']} vs {s_flex['impacts']}"
+    )
     assert first < 0.6  # measured 0.522
     assert peak < 0.7  # measured 0.522 (0.54 with dt halved)
     assert s_flex["impacts"] > 0
 
 
 def test_run_mechanism_reports_the_clearance_fields():
-    spec = resolve_mechanism({"mechanisms": {"m": _block()}}, "m",
-                             {"t_end": 0.3e-3, "solver.dt": 1e-5, "solver.dt_contact": 1e-6,
-                              "solver.step_control": True})  # fmt: skip
+    spec = resolve_mechanism(
+        {"mechanisms": {"m": _block()}},
+        "m",
+        {
+            "t_end": 0.3e-3,
+            "solver.dt": 1e-5,
+            "solver.dt_contact": 1e-6,
+            "solver.step_control": True,
+        },
+    )
     summary, ds = run_mechanism(spec)
-    for key in ("first_contact_time", "max_contact_force", "contact_fraction",
-                "max_eccentricity_ratio", "impacts", "steps"):  # fmt: skip
+    for key in (
+        "first_contact_time",
+        "max_contact_force",
+        "contact_fraction",
+        "max_eccentricity_ratio",
+        "impacts",
+        "steps",
+    ):
         assert summary[key] is not None, key
     # 23 steps of 1e-5 s to the first impact, ~54 of 1e-6 s through it, a few onset trials
     assert summary["impacts"] == 1 and 60 < summary["steps"] < 100
-    for var in ("contact_force_normal", "contact_force_tangential", "penetration",
-                "eccentricity_x", "eccentricity_y", "contact_state"):  # fmt: skip
+    for var in (
+        "contact_force_normal",
+        "contact_force_tangential",
+        "penetration",
+        "eccentricity_x",
+        "eccentricity_y",
+        "contact_state",
+    ):
         assert var in ds and ds[var].sizes["time"] == ds.sizes["time"]
     assert "wrist_pin" not in ds["joint"].values
     assert (ds["contact_force_normal"] > 0).any() and (ds["contact_force_normal"] >= 0).all()
@@ -344,8 +398,19 @@ def test_cli_clearance_case_json_and_netcdf(capsys, tmp_path):
     from ancf_beam.cli import main
 
     out = tmp_path / "c.nc"
-    code = main(["mechanism", "--case", "slider_crank_clearance", "--t-end", "3e-4", "--json",
-                 "--out", str(out), "-q"])  # fmt: skip
+    code = main(
+        [
+            "mechanism",
+            "--case",
+            "slider_crank_clearance",
+            "--t-end",
+            "3e-4",
+            "--json",
+            "--out",
+            str(out),
+            "-q",
+        ]
+    )
     text, _ = capsys.readouterr()
     assert code == 0
     js = json.loads(text)
@@ -357,8 +422,17 @@ def test_cli_clearance_case_json_and_netcdf(capsys, tmp_path):
         assert list(ds["contact"].values) == ["wrist_pin"]
         assert int(ds["contact_state"].max()) == 1  # the first impact, no continuous contact yet
         assert float(ds["penetration"].max()) > 0
-    code = main(["mechanism", "--case", "slider_crank_clearance", "--set",
-                 "clearance.journal_radius=0.0101", "--json", "-q"])  # fmt: skip
+    code = main(
+        [
+            "mechanism",
+            "--case",
+            "slider_crank_clearance",
+            "--set",
+            "clearance.journal_radius=0.0101",
+            "--json",
+            "-q",
+        ]
+    )
     _, err = capsys.readouterr()
     assert code == 2 and "clearance.journal_radius" in err
 
@@ -376,16 +450,32 @@ def test_episode_rule_uses_the_hertz_impact_duration(n):
     # closed form vs quad (epsrel 1e-14) plus the Beta function's round-off
     assert hertz_duration(m, k, n, v0) == pytest.approx(ref, rel=1e-14 + 16 * EPS)
     # episodes [element, t_on, t_off, v0, F, delta]: 4.9 and 5.1 reference durations, one open
-    eps = np.array([[0, 0.0, 4.9 * ref, v0, 1.0, 1e-6], [0, 1.0, 1.0 + 5.1 * ref, v0, 1.0, 1e-6],
-                    [0, 2.0, np.nan, v0, 1.0, 1e-6]])  # fmt: skip
+    eps = np.array(
+        [
+            [0, 0.0, 4.9 * ref, v0, 1.0, 1e-6],
+            [0, 1.0, 1.0 + 5.1 * ref, v0, 1.0, 1e-6],
+            [0, 2.0, np.nan, v0, 1.0, 1e-6],
+        ]
+    )
     states = classify_episodes(eps, 2.0 + 4.0 * ref, m, k, n, 5.0, 1e-4)
     assert states.tolist() == [1, 2, 1]
 
 
 #: the adaptive clearance case that never ended (the solver re-created 162,498 times at
 #: t = 0.0040795 s) and, run over 0.05 s, crashed locating the end of a contact force
-ADAPTIVE_CASE = ["mechanism", "--case", "slider_crank_clearance", "--integrator", "adaptive",
-                 "--set", "solver.method=DOP853", "--set", "solver.rtol=1e-9", "--json", "-q"]
+ADAPTIVE_CASE = [
+    "mechanism",
+    "--case",
+    "slider_crank_clearance",
+    "--integrator",
+    "adaptive",
+    "--set",
+    "solver.method=DOP853",
+    "--set",
+    "solver.rtol=1e-9",
+    "--json",
+    "-q",
+]
 #: wall-clock guard (s): the runs take 2 s and 9 s on an idle core, plus start-up and numba's
 #: cache loading; a run that loops does not end at all
 WALL_GUARD = 600.0
@@ -398,8 +488,12 @@ def _cli_json(args):
 
     script = "import sys; from ancf_beam.cli import main; sys.exit(main(sys.argv[1:]))"
     try:
-        out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
-                             text=True, timeout=WALL_GUARD)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            capture_output=True,
+            text=True,
+            timeout=WALL_GUARD,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"ancf-beam {' '.join(args)} did not end within {WALL_GUARD:g} s")
     assert out.returncode == 0, out.stderr[-2000:]
@@ -426,8 +520,10 @@ def test_adaptive_clearance_run_ends_and_its_peaks_agree(t_end):
     eps = np.finfo(float).eps
     bound = 0.5 * d2 * dt * dt + 4 * eps * (c + js["max_penetration"])
     diff = abs((js["max_eccentricity_ratio"] - 1.0) * c - js["max_penetration"])
-    print(f"\nt_end {t_end}: {js['steps']} steps, {js['impacts']} impacts; |(ratio - 1) c - "
-          f"max_penetration| = {diff:.2e} m <= {bound:.2e} m")  # fmt: skip
+    print(
+        f"\nt_end {t_end}: {js['steps']} steps, {js['impacts']} impacts; |(ratio - 1) c - "
+        f"max_penetration| = {diff:.2e} m <= {bound:.2e} m"
+    )
     assert diff <= bound
 
 
@@ -439,8 +535,9 @@ def test_adaptive_peak_force_is_the_dense_output_maximum():
     from ancf_beam.mbs.analysis import peak
 
     h = 1e-8
-    _, res, summary, hist = _run(_block(), t_end=0.3e-3, integrator="adaptive", rtol=1e-10,
-                                 atol=1e-12, sample_dt=h)  # fmt: skip
+    _, res, summary, hist = _run(
+        _block(), t_end=0.3e-3, integrator="adaptive", rtol=1e-10, atol=1e-12, sample_dt=h
+    )
     fn = np.asarray(hist["F_n"])
     i = int(np.argmax(fn))
     d2 = abs(fn[i - 1] - 2 * fn[i] + fn[i + 1]) / (h * h)
@@ -448,8 +545,10 @@ def test_adaptive_peak_force_is_the_dense_output_maximum():
     rec = summary["max_contact_force"]
     eps = np.finfo(float).eps
     above = 2 * d2 * h * h / 8 + 64 * eps * sampled  # the true maximum above the samples
-    print(f"\nrecorded {rec!r} N, largest sample {sampled!r} N, parabola {peak(res.t, fn)!r} N, "
-          f"allowed above the samples {above:.2e} N")  # fmt: skip
+    print(
+        f"\nrecorded {rec!r} N, largest sample {sampled!r} N, parabola {peak(res.t, fn)!r} N, "
+        f"allowed above the samples {above:.2e} N"
+    )
     assert sampled - 64 * eps * sampled <= rec <= sampled + above
 
 
@@ -459,14 +558,17 @@ def test_adaptive_penetration_fields_agree():
     test_adaptive_clearance_run_ends_and_its_peaks_agree (before the peaks were searched on the
     dense output the penetration was read at step ends only: 8.7e-5 relative below)."""
     t_end = 2e-3
-    mech, res, summary, _ = _run(_block(), t_end=t_end, integrator="adaptive", rtol=1e-10,
-                                 atol=1e-12)  # fmt: skip
+    mech, res, summary, _ = _run(
+        _block(), t_end=t_end, integrator="adaptive", rtol=1e-10, atol=1e-12
+    )
     c = 0.5e-3
     o = mech.slider.offset
     d2 = summary["max_contact_force"] / mech.contact_m_eff + np.max(np.abs(res.a[:, o]))
     dt = math.sqrt(EPS) * t_end
     bound = 0.5 * d2 * dt * dt + 4 * EPS * (c + summary["max_penetration"])
     diff = abs((summary["max_eccentricity_ratio"] - 1.0) * c - summary["max_penetration"])
-    print(f"\n{summary['impacts']} impacts: |(ratio - 1) c - max_penetration| = {diff:.2e} m <= "
-          f"{bound:.2e} m")  # fmt: skip
+    print(
+        f"\n{summary['impacts']} impacts: |(ratio - 1) c - max_penetration| = {diff:.2e} m <= "
+        f"{bound:.2e} m"
+    )
     assert summary["impacts"] > 1 and diff <= bound

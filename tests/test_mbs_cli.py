@@ -70,9 +70,15 @@ def _in_beam_case(key):
     return parts[0] in BEAM_CASE_SECTIONS or parts[0] == "rod" and parts[1] in BEAM_CASE_SECTIONS
 
 
-@pytest.mark.parametrize("block", [{"kind": "pendulum"}, {"kind": "slider-crank"},
-                                   {"kind": "slider-crank", "rod": {"model": "ancf"}},
-                                   {"kind": "two-body"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"kind": "pendulum"},
+        {"kind": "slider-crank"},
+        {"kind": "slider-crank", "rod": {"model": "ancf"}},
+        {"kind": "two-body"},
+    ],
+)
 def test_a_mechanism_resolves_exactly_the_schema_keys_and_defaults(block):
     """One home: a mechanism given only its kind resolves to the schema's keys and defaults,
     nothing more; its beam (pendulum, ANCF rod) to the keys of a beam case."""
@@ -81,7 +87,9 @@ def test_a_mechanism_resolves_exactly_the_schema_keys_and_defaults(block):
     kind_node = schema.node(KIND_NODES[block["kind"]])
     leaves = {k for k in _schema_leaves(kind_node, spec.resolved) if not _in_beam_case(k)}
     assert set(got) - {"kind", "rod.model", "contact.law", "contact.k", "contact.c"} == leaves - {
-        "contact", "rod.model"}
+        "contact",
+        "rod.model",
+    }
     for key in leaves - {"contact", "rod.model"}:
         node = schema.resolve(kind_node)
         value = spec.resolved
@@ -101,8 +109,9 @@ def test_config_yaml_holds_the_issue_cases():
     assert (rigid.crank.length, rigid.crank.mass, rigid.crank.inertia) == (0.05, 0.30, 1e-5)
     assert (rigid.rod.length, rigid.rod.mass, rigid.rod.inertia) == (0.12, 0.21, 2.5e-4)
     # 5000 rpm in rad/s, the config's 16 digits: its last digit's round-off
-    assert rigid.slider.mass == 0.14 and rigid.omega == pytest.approx(5000 * 3.141592653589793 / 30,
-                                                                      rel=4 * EPS)  # fmt: skip
+    assert rigid.slider.mass == 0.14 and rigid.omega == pytest.approx(
+        5000 * 3.141592653589793 / 30, rel=4 * EPS
+    )
     flex = resolve_mechanism(cfg, "slider_crank_flexible")
     b = flex.beam
     assert flex.rod_model == "ancf" and b.mesh.n_elements == 8
@@ -117,31 +126,51 @@ def test_config_yaml_holds_the_issue_cases():
 @pytest.mark.parametrize(
     "name, overrides, message",
     [
-        ("r", {"kind": "four-bar"}, "'mechanisms.r.kind' = 'four-bar' is invalid: expected one "
-                                    "of pendulum, slider-crank, two-body"),
+        (
+            "r",
+            {"kind": "four-bar"},
+            "'mechanisms.r.kind' = 'four-bar' is invalid: expected one "
+            "of pendulum, slider-crank, two-body",
+        ),
         ("r", {"t_end": -1}, "'mechanisms.r.t_end' = -1 is invalid: expected a number > 0 (s)"),
-        ("r", {"rod.length": 0.01}, "'mechanisms.r.rod.length' = 0.01 is invalid: expected a rod "
-                                    "longer than the crank (crank.length = 0.05 m)"),
-        ("r", {"solver.rho_inf": 2}, "'mechanisms.r.solver.rho_inf' = 2 is invalid: expected a "
-                                     "number in [0, 1]"),
+        (
+            "r",
+            {"rod.length": 0.01},
+            "'mechanisms.r.rod.length' = 0.01 is invalid: expected a rod "
+            "longer than the crank (crank.length = 0.05 m)",
+        ),
+        (
+            "r",
+            {"solver.rho_inf": 2},
+            "'mechanisms.r.solver.rho_inf' = 2 is invalid: expected a number in [0, 1]",
+        ),
         ("r", {"integrator": "rk4"}, "'mechanisms.r.integrator' = 'rk4' is invalid"),
         ("r", {"clearance": 0.1}, "'mechanisms.r.clearance' = 0.1 is invalid: expected null"),
         ("r", {"drive.speed": 1}, "unknown config key 'drive.speed' (allowed here: omega)"),
-        ("f", {"rod.defect.lam": 1.5}, "mechanisms.f.rod: config key 'defect.lam' = 1.5 is "
-                                       "invalid: expected a number in [0, 1)"),
-        ("f", {"rod.mesh.n_elements": 0}, "'mesh.n_elements' = 0 is invalid: expected an "
-                                          "integer in [1, 10000]"),
+        (
+            "f",
+            {"rod.defect.lam": 1.5},
+            "mechanisms.f.rod: config key 'defect.lam' = 1.5 is "
+            "invalid: expected a number in [0, 1)",
+        ),
+        (
+            "f",
+            {"rod.mesh.n_elements": 0},
+            "'mesh.n_elements' = 0 is invalid: expected an integer in [1, 10000]",
+        ),
         ("p", {"crank.length": 1.0}, "unknown config key 'crank'"),
         ("p", {"load.g": 1.0}, "unknown config key 'load'"),
         ("nope", {}, "unknown mechanism 'nope' (available mechanisms: r, f, p)"),
     ],
-)  # fmt: skip
+)
 def test_bad_mechanism_input_names_the_key(name, overrides, message):
-    cfg = {"mechanisms": {
-        "r": {"kind": "slider-crank"},
-        "f": {"kind": "slider-crank", "rod": {"model": "ancf", "beam": {"length": 0.3}}},
-        "p": {"kind": "pendulum"},
-    }}  # fmt: skip
+    cfg = {
+        "mechanisms": {
+            "r": {"kind": "slider-crank"},
+            "f": {"kind": "slider-crank", "rod": {"model": "ancf", "beam": {"length": 0.3}}},
+            "p": {"kind": "pendulum"},
+        }
+    }
     with pytest.raises(ConfigError) as info:
         resolve_mechanism(cfg, name, overrides)
     assert message in str(info.value)
@@ -154,13 +183,35 @@ def test_unknown_top_level_key_lists_mechanisms():
 
 def test_cli_slider_crank_json_and_netcdf(capsys, tmp_path):
     out = tmp_path / "sc.nc"
-    code, text, _ = run_cli(capsys, "mechanism", "--case", "slider_crank_rigid", "--t-end",
-                            "0.003", "--json", "--out", str(out), "-q")  # fmt: skip
+    code, text, _ = run_cli(
+        capsys,
+        "mechanism",
+        "--case",
+        "slider_crank_rigid",
+        "--t-end",
+        "0.003",
+        "--json",
+        "--out",
+        str(out),
+        "-q",
+    )
     assert code == 0
     d = json.loads(text)
-    for key in ("kind", "t_end", "steps", "wall_s", "max_constraint_violation",
-                "energy_drift_rel", "slider_x", "slider_v", "slider_a", "slider_a_max",
-                "slider_a_min", "drive_torque_max", "reaction_max"):  # fmt: skip
+    for key in (
+        "kind",
+        "t_end",
+        "steps",
+        "wall_s",
+        "max_constraint_violation",
+        "energy_drift_rel",
+        "slider_x",
+        "slider_v",
+        "slider_a",
+        "slider_a_max",
+        "slider_a_min",
+        "drive_torque_max",
+        "reaction_max",
+    ):
         assert key in d, key
     # the last sample, 300 x 1e-5 s: a few ulps
     assert d["kind"] == "slider-crank" and d["t_end"] == pytest.approx(0.003, rel=4 * EPS)
@@ -173,8 +224,15 @@ def test_cli_slider_crank_json_and_netcdf(capsys, tmp_path):
     steps_relax = max(1.0, 1e-3 / (0.003 / d["steps"]))
     assert d["max_constraint_violation"] <= 2 * local * steps_relax
     ds = xr.open_dataset(out)
-    for var in ("slider_x", "slider_v", "slider_a", "crank_angle", "drive_torque",
-                "constraint_violation", "reaction_force"):  # fmt: skip
+    for var in (
+        "slider_x",
+        "slider_v",
+        "slider_a",
+        "crank_angle",
+        "drive_torque",
+        "constraint_violation",
+        "reaction_force",
+    ):
         assert var in ds and "units" in ds[var].attrs, var
     assert list(ds["joint"].values) == ["pivot", "crank_pin", "wrist_pin", "slider_guide"]
     assert ds.attrs["case"] == "slider_crank_rigid" and ds.attrs["study"] == "mechanism"
@@ -183,21 +241,43 @@ def test_cli_slider_crank_json_and_netcdf(capsys, tmp_path):
 
 
 def test_cli_pendulum_and_flexible_rod_fields(capsys, tmp_path):
-    code, text, _ = run_cli(capsys, "mechanism", "--case", "pendulum_berzeri", "--t-end", "0.2",
-                            "--json", "-q")  # fmt: skip
+    code, text, _ = run_cli(
+        capsys, "mechanism", "--case", "pendulum_berzeri", "--t-end", "0.2", "--json", "-q"
+    )
     d = json.loads(text)
     assert code == 0 and d["kind"] == "pendulum" and d["steps"] == 200
     # generalized-alpha's energy error: estimated from the run at dt / 2 (Richardson, second
     # order) x 2
-    code, text, _ = run_cli(capsys, "mechanism", "--case", "pendulum_berzeri", "--t-end", "0.2",
-                            "--set", "solver.dt=5e-4", "--json", "-q")  # fmt: skip
+    code, text, _ = run_cli(
+        capsys,
+        "mechanism",
+        "--case",
+        "pendulum_berzeri",
+        "--t-end",
+        "0.2",
+        "--set",
+        "solver.dt=5e-4",
+        "--json",
+        "-q",
+    )
     half = json.loads(text)
     est = abs(d["energy_drift_rel"] - half["energy_drift_rel"]) * 4 / 3
     assert d["tip_y"] < -0.05 and 0.0 <= d["energy_drift_rel"] <= 2 * est
     out = tmp_path / "flex.nc"
-    code, text, _ = run_cli(capsys, "mechanism", "--case", "slider_crank_flexible", "--set",
-                            "t_end=0.01", "--set", "rod.mesh.n_elements=4", "--json", "--out",
-                            str(out), "-q")  # fmt: skip
+    code, text, _ = run_cli(
+        capsys,
+        "mechanism",
+        "--case",
+        "slider_crank_flexible",
+        "--set",
+        "t_end=0.01",
+        "--set",
+        "rod.mesh.n_elements=4",
+        "--json",
+        "--out",
+        str(out),
+        "-q",
+    )
     d = json.loads(text)
     assert code == 0 and d["midspan_deflection_max"] > 0
     ds = xr.open_dataset(out)
@@ -207,15 +287,32 @@ def test_cli_pendulum_and_flexible_rod_fields(capsys, tmp_path):
 
 def test_cli_errors_exit_codes_and_no_file(capsys, tmp_path):
     out = tmp_path / "x.nc"
-    code, _, err = run_cli(capsys, "mechanism", "--case", "slider_crank_rigid", "--set",
-                           "rod.length=0.04", "--out", str(out))  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "mechanism",
+        "--case",
+        "slider_crank_rigid",
+        "--set",
+        "rod.length=0.04",
+        "--out",
+        str(out),
+    )
     assert code == 2 and "rod.length" in err and "0.04" in err and not out.exists()
     code, _, err = run_cli(capsys, "mechanism", "--case", "no_such", "--out", str(out))
     assert code == 2 and "unknown mechanism 'no_such'" in err
     # a solver failure: explicit step far above the critical one
-    code, _, err = run_cli(capsys, "mechanism", "--case", "pendulum_berzeri", "--integrator",
-                           "central-difference", "--set", "solver.dt=0.05", "--out",
-                           str(out))  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "mechanism",
+        "--case",
+        "pendulum_berzeri",
+        "--integrator",
+        "central-difference",
+        "--set",
+        "solver.dt=0.05",
+        "--out",
+        str(out),
+    )
     assert code == 1 and "unstable at step" in err and "element bound" in err
     assert not out.exists()
     with pytest.raises(SystemExit) as info:  # --case is required

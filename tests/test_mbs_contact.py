@@ -26,10 +26,18 @@ def _pair(inside, law, friction=None):
     a = s.add(RigidBody("a", mass=2.0, inertia=0.1, position=(0.0, 0.0)))
     pos = (0.0007, 0.0003) if inside else (0.017, 0.001)
     b = s.add(RigidBody("b", mass=3.0, inertia=0.2, position=pos, angle=0.3))
-    c = s.add(CircleContact("c", p=a.marker(0.001, 0.002), q=b.marker(0.003, -0.001),
-                            inside=inside, r_p=0.01, r_q=0.0095 if inside else 0.01,
-                            law=contact_law(law, "contact"),
-                            friction=friction))  # fmt: skip
+    c = s.add(
+        CircleContact(
+            "c",
+            p=a.marker(0.001, 0.002),
+            q=b.marker(0.003, -0.001),
+            inside=inside,
+            r_p=0.01,
+            r_q=0.0095 if inside else 0.01,
+            law=contact_law(law, "contact"),
+            friction=friction,
+        )
+    )
     s.finalize()
     s.fst[0] = (0.5, 1.0, 1.0, 0.0)  # in contact, approach speed 0.5 m/s
     return s, c
@@ -61,9 +69,13 @@ def test_contact_tangent_and_potential_match_finite_differences(inside, name):
     # cancellation makes them 4 eps |F| (|x| / delta) / h
 
     def kfd(h):
-        return np.column_stack([-(s.forces_at(q + h * eye[j], zero)[0]
-                                  - s.forces_at(q - h * eye[j], zero)[0]) / (2 * h)
-                                for j in range(6)])  # fmt: skip
+        return np.column_stack(
+            [
+                -(s.forces_at(q + h * eye[j], zero)[0] - s.forces_at(q - h * eye[j], zero)[0])
+                / (2 * h)
+                for j in range(6)
+            ]
+        )
 
     k = s.tangent_dense(q, zero)
     f = s.forces_at(q, zero)[0]
@@ -75,21 +87,30 @@ def test_contact_tangent_and_potential_match_finite_differences(inside, name):
     assert np.max(np.abs(k - kfd(h))) <= bound
 
     def cfd(hv):
-        return np.column_stack([-(s.forces_at(q, v + hv * eye[j])[0]
-                                  - s.forces_at(q, v - hv * eye[j])[0]) / (2 * hv)
-                                for j in range(6)])  # fmt: skip
+        return np.column_stack(
+            [
+                -(s.forces_at(q, v + hv * eye[j])[0] - s.forces_at(q, v - hv * eye[j])[0])
+                / (2 * hv)
+                for j in range(6)
+            ]
+        )
 
     cv = s.tangent_dense(q, v, c_v=1.0) - s.tangent_dense(q, v, c_v=0.0)
     fv = s.forces_at(q, v)[0]
     # damping tangent (the law's dF/d delta_dot along n n^T): measured 1.3e-8 relative
-    assert np.max(np.abs(cv - cfd(1e-6))) <= _fd_bound(cfd(1e-6), cfd(5e-7),
-                                                       np.max(np.abs(fv)), 1e-6)  # fmt: skip
+    assert np.max(np.abs(cv - cfd(1e-6))) <= _fd_bound(
+        cfd(1e-6), cfd(5e-7), np.max(np.abs(fv)), 1e-6
+    )
     if name != "kelvin-voigt":
         assert (np.max(np.abs(cfd(1e-6))) > 0) == (name != "hertz")
 
     def grad(h):
-        return np.array([s.forces_at(q + h * eye[j], zero)[2] - s.forces_at(q - h * eye[j],
-                         zero)[2] for j in range(6)]) / (2 * h)  # fmt: skip
+        return np.array(
+            [
+                s.forces_at(q + h * eye[j], zero)[2] - s.forces_at(q - h * eye[j], zero)[2]
+                for j in range(6)
+            ]
+        ) / (2 * h)
 
     pot = s.forces_at(q, zero)[2]
     # Q = -dV/dq for the elastic part: measured 2e-8 relative
@@ -130,9 +151,13 @@ def test_contact_power_equals_normal_and_friction_power(inside):
         return qq[o : o + 2] + rot @ local
 
     a, b = s.bodies
+
     def vt_fd(h):
-        rel = [material(q + k * h * v, b, c.q, c.r_q, -s_)
-               - material(q + k * h * v, a, c.p, c.r_p, 1.0) for k in (-1, 1)]  # fmt: skip
+        rel = [
+            material(q + k * h * v, b, c.q, c.r_q, -s_)
+            - material(q + k * h * v, a, c.p, c.r_p, 1.0)
+            for k in (-1, 1)
+        ]
         return t @ (rel[1] - rel[0]) / (2 * h)
 
     # central difference of material positions (0.02 m): Richardson truncation + round-off;
@@ -144,13 +169,15 @@ def test_journal_resting_in_bearing_is_in_equilibrium():
     """A journal (point mass, radius 9.5 mm) inside a ground bearing (10 mm) under gravity at
     the Hertz penetration delta = (m g / K)^(1/1.5): zero net force, and it stays there."""
     m, g, k_h = 0.5, 9.81, 2.0e9
-    law = contact_law({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.8},
-                                 "contact")  # fmt: skip
+    law = contact_law({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.8}, "contact")
     delta = (m * g / k_h) ** (1 / 1.5)
     s = System(g=g)
     j = s.add(PointMass("journal", mass=m, position=(0.0, -(0.0005 + delta))))
-    s.add(CircleContact("bearing", p=ground(0.0, 0.0), q=j.point(), inside=True, r_p=0.010,
-                        r_q=0.0095, law=law))  # fmt: skip
+    s.add(
+        CircleContact(
+            "bearing", p=ground(0.0, 0.0), q=j.point(), inside=True, r_p=0.010, r_q=0.0095, law=law
+        )
+    )
     s.finalize()
     f = s.forces_at(s.q0, np.zeros(2))[0]
     # round-off: the penetration |y| - c computed from y ~ 5e-4 m carries 4 eps |y| of it, the
@@ -158,8 +185,7 @@ def test_journal_resting_in_bearing_is_in_equilibrium():
     pen_err = 4 * EPS * (0.0005 + delta)
     assert np.max(np.abs(f)) <= 1.5 * k_h * delta**0.5 * pen_err + 4 * EPS * m * g
     assert s.contact_gaps(s.q0)[0] == pytest.approx(-delta, abs=pen_err)
-    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.02, sample_dt=1e-3,
-                                          dt=1e-4))  # fmt: skip
+    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.02, sample_dt=1e-3, dt=1e-4))
     drift = np.max(np.abs(res.q[:, 1] - s.q0[1]))
     # at rest in a stable equilibrium: each step's Newton stops within its tolerance (1e-8 of
     # the forces, m g) of it, a load that moves the journal by at most twice its static
@@ -221,8 +247,7 @@ def test_spinning_disc_on_the_ground_ends_rolling(friction):
     the friction moments and the rotation's share of the sliding speed."""
     m, r, g, k_h, big = 1.0, 0.05, 9.81, 1.0e8, 1.0e4
     w0 = 20.0
-    law = contact_law({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.5},
-                                 "contact")  # fmt: skip
+    law = contact_law({"law": "lankarani-nikravesh", "K": k_h, "restitution": 0.5}, "contact")
     s = System(g=g)
     disc = s.add(
         RigidBody(
@@ -233,19 +258,26 @@ def test_spinning_disc_on_the_ground_ends_rolling(friction):
             angular_velocity=w0,
         )
     )
-    s.add(CircleContact("ground", p=ground(0.0, -big), q=disc.marker(), r_p=big, r_q=r, law=law,
-                        friction=friction_law(friction, "friction")))  # fmt: skip
+    s.add(
+        CircleContact(
+            "ground",
+            p=ground(0.0, -big),
+            q=disc.marker(),
+            r_p=big,
+            r_q=r,
+            law=law,
+            friction=friction_law(friction, "friction"),
+        )
+    )
     s.finalize()
-    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.2, sample_dt=1e-3,
-                                          dt=1e-5))  # fmt: skip
+    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.2, sample_dt=1e-3, dt=1e-5))
     vx, w = res.v[-1, 0], res.v[-1, 2]
     slip = vx + w * r
     # the "ground" is a circle of radius 1e4 m: its normal tilts by x / R over the distance the
     # disc rolls, so angular momentum about the contact changes by that share (measured 2.2e-6;
     # x / R = 2.2e-6 at x = 2.2 cm), plus the integrator's error from the run at dt / 2 (kappa 2:
     # the friction law's transitions) x SAFETY
-    half = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.2, sample_dt=1e-3,
-                                           dt=5e-6))  # fmt: skip
+    half = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.2, sample_dt=1e-3, dt=5e-6))
     tilt = abs(res.q[-1, 0] - res.q[0, 0]) / big
     est = 2 * abs(vx - half.v[-1, 0])
     assert abs(vx - (slip - w0 * r) / 3.0) <= 2 * tilt * abs(w0 * r / 3) + SAFETY * est
@@ -272,12 +304,19 @@ def test_contact_episode_ends_at_the_separation(integrator):
     s.add(CircleContact("c", p=a.point(), q=b.point(), r_p=0.01, r_q=0.01, law=law))
     s.finalize()
     st = {
-        "adaptive": IntegratorSettings("adaptive", t_end=3e-3, sample_dt=1e-3, method="DOP853",
-                                       rtol=1e-10, atol=1e-14),
-        "generalized-alpha": IntegratorSettings("generalized-alpha", t_end=3e-3, sample_dt=1e-3,
-                                                dt=1e-3, dt_contact=1e-6, step_control=True,
-                                                onset_tol=1e-9),
-    }[integrator]  # fmt: skip
+        "adaptive": IntegratorSettings(
+            "adaptive", t_end=3e-3, sample_dt=1e-3, method="DOP853", rtol=1e-10, atol=1e-14
+        ),
+        "generalized-alpha": IntegratorSettings(
+            "generalized-alpha",
+            t_end=3e-3,
+            sample_dt=1e-3,
+            dt=1e-3,
+            dt_contact=1e-6,
+            step_control=True,
+            onset_tol=1e-9,
+        ),
+    }[integrator]
     res = integrate(s, st)
     m_eff = 0.5 * m
     d_max = (2.5 * m_eff * v * v / (2.0 * k_h)) ** 0.4

@@ -25,8 +25,12 @@ from ancf_beam.references import impact as ref
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 M_EFF = 2.0 * 3.0 / 5.0  # seed 003: m1 = 2 kg, m2 = 3 kg
-KEYS = {"restitution": "restitution", "contact_duration": "duration",
-        "max_penetration": "max_penetration", "max_contact_force": "max_force"}  # fmt: skip
+KEYS = {
+    "restitution": "restitution",
+    "contact_duration": "duration",
+    "max_penetration": "max_penetration",
+    "max_contact_force": "max_force",
+}
 EPS = float(np.finfo(float).eps)
 #: safety factor on an error estimate from refinement (as the pipeline's estimate_factor)
 SAFETY = 2.0
@@ -54,8 +58,10 @@ def _checked(spec, integrator=None):
     ds.attrs.update(summary_attrs(summary))
     rows = mechanism_checks(spec, ds, fine=refined_runs(spec, ds))
     for r in rows:
-        print(f"  {r['status']} {r['check']}: {r['rel_error']:.2e} <= {r['tolerance']:.2e} "
-              f"({r['err_over_tol']:.2f})")  # fmt: skip
+        print(
+            f"  {r['status']} {r['check']}: {r['rel_error']:.2e} <= {r['tolerance']:.2e} "
+            f"({r['err_over_tol']:.2f})"
+        )
     assert all(r["status"] == "PASS" for r in rows), rows
     return summary, ds, rows
 
@@ -100,8 +106,12 @@ def test_onset_is_located_by_an_event_after_a_gap(rtol):
     restart used to fail ('required step size is less than spacing between numbers'): the
     Kelvin-Voigt force at delta = 0 was clipped to zero, a jump between the first stage and the
     others."""
-    spec = _spec({"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0}, gap=1.0e-4, t_end=2.2e-3,
-                 solver={"rtol": rtol, "atol": 1e-3 * rtol})  # fmt: skip
+    spec = _spec(
+        {"law": "kelvin-voigt", "k": 1.0e7, "c": 200.0},
+        gap=1.0e-4,
+        t_end=2.2e-3,
+        solver={"rtol": rtol, "atol": 1e-3 * rtol},
+    )
     _, ds, _ = _checked(spec)
     state = ds.contact_state.isel(contact=0)
     t_on = float(ds.time[state > 0][0])
@@ -124,21 +134,30 @@ def test_undamped_hertz_impact_matches_the_quadrature():
     _, ds = run_mechanism(spec)
     ds.attrs.update(summary_attrs(summary))
     fine, kappa = refined_run(spec, ds)
-    for key, rk in (("max_penetration", "max_penetration"), ("contact_duration", "duration"),
-                    ("max_contact_force", "max_force")):  # fmt: skip
+    for key, rk in (
+        ("max_penetration", "max_penetration"),
+        ("contact_duration", "duration"),
+        ("max_contact_force", "max_force"),
+    ):
         # Richardson from rtol / 100, plus the error one step admits (rtol 1e-11)
-        est = abs(summary[key] - fine.attrs[f"summary.{key}"]) * kappa / (kappa - 1) \
-            + 1e-11 * abs(summary[key])  # fmt: skip
+        est = abs(summary[key] - fine.attrs[f"summary.{key}"]) * kappa / (kappa - 1) + 1e-11 * abs(
+            summary[key]
+        )
         quad = 1e-14 * abs(h[rk])  # quad's epsrel (the duration integral)
-        assert abs(summary[key] - h[rk]) <= SAFETY * (est + quad) + 8 * EPS * summary["steps"] \
-            * abs(h[rk]) * (0.02 / h["max_penetration"]), key  # fmt: skip
+        assert abs(summary[key] - h[rk]) <= SAFETY * (est + quad) + 8 * EPS * summary[
+            "steps"
+        ] * abs(h[rk]) * (0.02 / h["max_penetration"]), key
     # energy returned: e^2 - 1 within the same estimate; conservative run: energy balance
-    e_est = abs(summary["restitution"] - fine.attrs["summary.restitution"]) * kappa / (kappa - 1) \
-        + 1e-11  # fmt: skip
+    e_est = (
+        abs(summary["restitution"] - fine.attrs["summary.restitution"]) * kappa / (kappa - 1)
+        + 1e-11
+    )
     assert abs(summary["restitution"] ** 2 - 1.0) <= 2 * SAFETY * e_est + 8 * EPS * summary["steps"]
     d_est = abs(summary["energy_drift_rel"] - fine.attrs["summary.energy_drift_rel"]) + 1e-11
-    assert summary["energy_drift_rel"] <= SAFETY * d_est * kappa / (kappa - 1) \
-        + 8 * EPS * summary["steps"]  # fmt: skip
+    assert (
+        summary["energy_drift_rel"]
+        <= SAFETY * d_est * kappa / (kappa - 1) + 8 * EPS * summary["steps"]
+    )
     # contact bound from the tangent stiffness 1.5 K delta_max^0.5 at the estimated peak
     k_lin = 1.5 * K * math.sqrt(h["max_penetration"])
     assert summary["critical_dt"] == pytest.approx(2.0 / math.sqrt(k_lin / M_EFF), rel=16 * EPS)
@@ -179,16 +198,22 @@ def test_restitution_recovered_by_each_dissipative_law():
                 contact = {"law": law, "K": 1.0e9, "restitution": ce}
             s, _, checks = _checked(_spec(contact))
             worst = max(worst, max(r["err_over_tol"] for r in checks))
-            r = ref.integrate_impact(law, M_EFF, 1.0, K=1.0e9, restitution=ce) \
-                if law != "kelvin-voigt" else ref.integrate_impact(
-                    law, M_EFF, 1.0, k=1.0e7, c=2 * _zeta_for(ce) * math.sqrt(1.0e7 * M_EFF))
+            r = (
+                ref.integrate_impact(law, M_EFF, 1.0, K=1.0e9, restitution=ce)
+                if law != "kelvin-voigt"
+                else ref.integrate_impact(
+                    law, M_EFF, 1.0, k=1.0e7, c=2 * _zeta_for(ce) * math.sqrt(1.0e7 * M_EFF)
+                )
+            )
             rows[law, ce] = s["restitution"], r["restitution"]
     print(f"\nworst error / bound {worst:.2f}")
     print("restitution recovered (mechanism run / independent integration) for the law's ce")
     print("law                   " + "".join(f"   ce = {ce:.1f}          " for ce in CES))
     for law in LAWS:
-        print(f"{law:20s}  " + "".join(f"{rows[law, ce][0]:.6f}/{rows[law, ce][1]:.6f}  "
-                                        for ce in CES))  # fmt: skip
+        print(
+            f"{law:20s}  "
+            + "".join(f"{rows[law, ce][0]:.6f}/{rows[law, ce][1]:.6f}  " for ce in CES)
+        )
     # the laws' character (from the independent integration): Flores recovers ce over the
     # whole range (within 0.044), Lankarani-Nikravesh only near 1 (0.913 for 0.9, 0.684 for
     # 0.3), Hunt-Crossley 0.581 for 0.3; the never-tensile Kelvin-Voigt returns more than the
@@ -213,15 +238,32 @@ def test_fixed_step_integrators_resolve_the_impact(integrator):
 
 def test_cli_two_body_json_and_netcdf(tmp_path, capsys):
     out = tmp_path / "impact.nc"
-    code = main(["mechanism", "--case", "impact_seed003", "--config", str(CONFIG), "--json",
-                 "-q", "--out", str(out)])  # fmt: skip
+    code = main(
+        [
+            "mechanism",
+            "--case",
+            "impact_seed003",
+            "--config",
+            str(CONFIG),
+            "--json",
+            "-q",
+            "--out",
+            str(out),
+        ]
+    )
     printed = json.loads(capsys.readouterr().out)
     assert code == 0
     for key in ("restitution", "contact_duration", "max_penetration", "max_contact_force"):
         assert printed[key] > 0
     with xr.open_dataset(out) as ds:
-        for var in ("contact_force_normal", "contact_force_tangential", "penetration",
-                    "contact_state", "eccentricity_x", "eccentricity_y"):  # fmt: skip
+        for var in (
+            "contact_force_normal",
+            "contact_force_tangential",
+            "penetration",
+            "contact_state",
+            "eccentricity_x",
+            "eccentricity_y",
+        ):
             assert ds[var].dims == ("time", "contact")
         assert list(ds.contact.values) == ["contact"]
         fn = ds.contact_force_normal.isel(contact=0)
@@ -248,10 +290,19 @@ def test_critical_dt_of_mechanisms_names_the_governing_mode(tmp_path, capsys):
     assert out["governing_mode"] == "contact"
     # the same formulas evaluated here: a few operations of round-off
     assert out["dt_critical"] == pytest.approx(2.0 / math.sqrt(1.0e7 / M_EFF), rel=8 * EPS)
-    assert out["contact_zeta"]["contact"] == pytest.approx(200.0 / (2 * math.sqrt(1e7 * M_EFF)),
-                                                           rel=8 * EPS)  # fmt: skip
-    sets = ["--set", "contact.law=hertz", "--set", "contact.K=1e9", "--set", "contact.k=null",
-            "--set", "contact.c=null"]  # fmt: skip
+    assert out["contact_zeta"]["contact"] == pytest.approx(
+        200.0 / (2 * math.sqrt(1e7 * M_EFF)), rel=8 * EPS
+    )
+    sets = [
+        "--set",
+        "contact.law=hertz",
+        "--set",
+        "contact.K=1e9",
+        "--set",
+        "contact.k=null",
+        "--set",
+        "contact.c=null",
+    ]
     assert main([*base, "--mechanism", "impact_seed003", *sets]) == 0
     out = json.loads(capsys.readouterr().out)
     k_lin = 1.5 * 1e9 * math.sqrt(ref.hertz(M_EFF, 1e9, 1.0)["max_penetration"])
@@ -268,12 +319,23 @@ def _bouncing_ball(law, integrator, rtol=1e-11, dt=1e-6):
     m, g, k_h, ce, h = 1.0, 9.81, 1.0e9, 0.8, 0.05
     s = System(g=g)
     ball = s.add(PointMass("ball", mass=m, position=(0.0, 0.01 + h)))
-    s.add(CircleContact("floor", p=ground(0.0, -1.0), q=ball.point(), r_p=1.0, r_q=0.01,
-                        law=contact_law({"law": law, "K": k_h, "restitution": ce},
-                                                   "contact")))  # fmt: skip
+    s.add(
+        CircleContact(
+            "floor",
+            p=ground(0.0, -1.0),
+            q=ball.point(),
+            r_p=1.0,
+            r_q=0.01,
+            law=contact_law({"law": law, "K": k_h, "restitution": ce}, "contact"),
+        )
+    )
     s.finalize()
-    res = integrate(s, IntegratorSettings(integrator, t_end=0.55, sample_dt=1e-4, dt=dt,
-                                          rtol=rtol, atol=1e-3 * rtol))  # fmt: skip
+    res = integrate(
+        s,
+        IntegratorSettings(
+            integrator, t_end=0.55, sample_dt=1e-4, dt=dt, rtol=rtol, atol=1e-3 * rtol
+        ),
+    )
     fs = res.force_state[:, 0]
     onsets = np.flatnonzero(np.diff(fs[:, core.S_IMPACTS])) + 1
     return fs[onsets, core.S_V0], res
@@ -318,8 +380,11 @@ def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator):
     v_exact = math.sqrt(2 * g * h)
     if integrator == "adaptive":
         t_fall = v_exact / g
-        bound = (8 * EPS * res.steps * v_exact + g * time_tolerance(0.0, t_fall)
-                 + g * 4 * EPS * (0.01 + h) / v_exact)  # fmt: skip
+        bound = (
+            8 * EPS * res.steps * v_exact
+            + g * time_tolerance(0.0, t_fall)
+            + g * 4 * EPS * (0.01 + h) / v_exact
+        )
         fine, _ = _bouncing_ball(law, integrator, rtol=1e-13)
         kappa, late, step_tol = 10.0, 0.0, 1e-11  # rtol: the error one step admits
     else:
@@ -328,15 +393,20 @@ def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator):
         fine, _ = _bouncing_ball(law, integrator, dt=dt / 2)
         kappa, late, step_tol = 4.0, bound, 0.0
     err = abs(v0[0] - v_exact)
-    print(f"\n{law}, {integrator}: first v0 error {err:.2e} m/s, bound {bound:.2e} "
-          f"({err / bound:.2f})")  # fmt: skip
+    print(
+        f"\n{law}, {integrator}: first v0 error {err:.2e} m/s, bound {bound:.2e} "
+        f"({err / bound:.2f})"
+    )
     assert err <= bound
     for k in range(3):
         e = ref.integrate_impact(law, m, v0[k], K=k_h, restitution=ce, push=m * g, error=True)
         ratio, ratio_fine = v0[k + 1] / v0[k], fine[k + 1] / fine[k]
         est = abs(ratio - ratio_fine) * kappa / (kappa - 1.0) + step_tol * ratio
-        bound = (SAFETY * (est + e["error"]["restitution"]) + 8 * EPS * res.steps
-                 + late * (1.0 / v0[k] + 1.0 / v0[k + 1]) * ratio)  # fmt: skip
+        bound = (
+            SAFETY * (est + e["error"]["restitution"])
+            + 8 * EPS * res.steps
+            + late * (1.0 / v0[k] + 1.0 / v0[k + 1]) * ratio
+        )
         err = abs(ratio - e["restitution"])
         print(f"  ratio {k + 1}: error {err:.2e}, bound {bound:.2e} ({err / bound:.2f})")
         assert err <= bound
@@ -347,26 +417,100 @@ def test_ball_bouncing_on_the_ground_restarts_each_impact(law, integrator):
 # that stopped there: brentq(xtol=1e-300, rtol=1e-15) on the force's sign did not converge in
 # 100 iterations. Dense output of scipy's DOP853: t_old, t, y_old, F (its 7 x 8 coefficients)
 END_STEP = (
-    0.0003494353268106686, 0.0003498135637611495,
-    [0.00013995223042453112, 0.0, 0.02013965539759077, 0.0, -0.1454093535956195, 0.0,
-     0.7636062357304138, 0.0],
-    [[-5.499921646473396e-08, 0.0, 2.8882411129763086e-07, 0.0, -9.101907472164328e-08, 0.0,
-      6.067938318476962e-08, 0.0],
-     [2.5989324130752313e-14, 0.0, -1.7326739844697187e-14, 0.0, -1.731235362812645e-07, 0.0,
-      1.15415690817169e-07, 0.0],
-     [-1.7551871011212234e-14, 0.0, 1.1702294855866113e-14, 0.0, 8.210446155962123e-08, 0.0,
-      -5.4736307632399374e-08, 0.0],
-     [-6.640242814430276e-15, 0.0, 4.426828411729261e-15, 0.0, -2.8290650119346247e-08, 0.0,
-      1.886043341289718e-08, 0.0],
-     [-1.1521577630688488e-15, 0.0, 7.68080568504418e-16, 0.0, -5.437961313552748e-09, 0.0,
-      3.625307542371628e-09, 0.0],
-     [1.6449163966796016e-15, 0.0, -1.0966060342870372e-15, 0.0, 1.9078518864525475e-08, 0.0,
-      -1.2719012576347527e-08, 0.0],
-     [-4.8904436916660024e-15, 0.0, 3.260308068543413e-15, 0.0, -8.202594879312988e-08, 0.0,
-      5.4683965862092426e-08, 0.0]],
-)  # fmt: skip
-HC_09 = {"contact.law": "hunt-crossley", "contact.K": 1e10, "contact.exponent": 1.5,
-         "contact.k": None, "contact.c": None, "contact.zeta": None, "contact.restitution": 0.9}
+    0.0003494353268106686,
+    0.0003498135637611495,
+    [
+        0.00013995223042453112,
+        0.0,
+        0.02013965539759077,
+        0.0,
+        -0.1454093535956195,
+        0.0,
+        0.7636062357304138,
+        0.0,
+    ],
+    [
+        [
+            -5.499921646473396e-08,
+            0.0,
+            2.8882411129763086e-07,
+            0.0,
+            -9.101907472164328e-08,
+            0.0,
+            6.067938318476962e-08,
+            0.0,
+        ],
+        [
+            2.5989324130752313e-14,
+            0.0,
+            -1.7326739844697187e-14,
+            0.0,
+            -1.731235362812645e-07,
+            0.0,
+            1.15415690817169e-07,
+            0.0,
+        ],
+        [
+            -1.7551871011212234e-14,
+            0.0,
+            1.1702294855866113e-14,
+            0.0,
+            8.210446155962123e-08,
+            0.0,
+            -5.4736307632399374e-08,
+            0.0,
+        ],
+        [
+            -6.640242814430276e-15,
+            0.0,
+            4.426828411729261e-15,
+            0.0,
+            -2.8290650119346247e-08,
+            0.0,
+            1.886043341289718e-08,
+            0.0,
+        ],
+        [
+            -1.1521577630688488e-15,
+            0.0,
+            7.68080568504418e-16,
+            0.0,
+            -5.437961313552748e-09,
+            0.0,
+            3.625307542371628e-09,
+            0.0,
+        ],
+        [
+            1.6449163966796016e-15,
+            0.0,
+            -1.0966060342870372e-15,
+            0.0,
+            1.9078518864525475e-08,
+            0.0,
+            -1.2719012576347527e-08,
+            0.0,
+        ],
+        [
+            -4.8904436916660024e-15,
+            0.0,
+            3.260308068543413e-15,
+            0.0,
+            -8.202594879312988e-08,
+            0.0,
+            5.4683965862092426e-08,
+            0.0,
+        ],
+    ],
+)
+HC_09 = {
+    "contact.law": "hunt-crossley",
+    "contact.K": 1e10,
+    "contact.exponent": 1.5,
+    "contact.k": None,
+    "contact.c": None,
+    "contact.zeta": None,
+    "contact.restitution": 0.9,
+}
 
 
 def test_force_end_located_where_brentq_did_not_converge():

@@ -77,8 +77,10 @@ def test_tip_converges_with_the_step():
     for dt in (1e-3, 5e-4, 2.5e-4, 1.25e-4):
         mech, res = _run({"integrator": "newmark"}, dt=dt)
         tips[dt] = mech.beam.node(-1).position(res.q[-1])
-    d = [np.linalg.norm(tips[a] - tips[b]) for a, b in ((1e-3, 5e-4), (5e-4, 2.5e-4),
-                                                         (2.5e-4, 1.25e-4))]  # fmt: skip
+    d = [
+        np.linalg.norm(tips[a] - tips[b])
+        for a, b in ((1e-3, 5e-4), (5e-4, 2.5e-4), (2.5e-4, 1.25e-4))
+    ]
     # tip at t = 1 s; measured 2.5e-3, 8.8e-4, 1.0e-4 m: differences shrinking (second order
     # reached at the finest pair, ratio 8.8 > 4)
     assert d[0] > d[1] > 4 * d[2]
@@ -92,8 +94,7 @@ def test_tip_converges_with_the_mesh():
     for ne in (8, 16, 32, 64):
         mech, res = _run({"integrator": "newmark", "mesh.n_elements": ne}, dt=1.25e-4)
         hist[ne] = mech.beam.node(-1).position(res.q)
-    d = [np.linalg.norm(hist[a] - hist[b], axis=1).max() for a, b in ((8, 16), (16, 32),
-                                                                      (32, 64))]  # fmt: skip
+    d = [np.linalg.norm(hist[a] - hist[b], axis=1).max() for a, b in ((8, 16), (16, 32), (32, 64))]
     # largest tip distance over the whole 1 s swing; measured 3.0e-2, 1.5e-2, 3.5e-3 m: this
     # very soft pendulum (E = 0.7 MPa) whips, and coarse meshes miss the higher bending modes:
     # the differences shrink (1.5x, then 4.3x as the finer meshes resolve the whip)
@@ -105,8 +106,13 @@ def test_damaging_pendulum_books_the_released_energy():
     """Strain-driven damage in the swinging beam (staggered update after each step): the
     released strain energy is booked as dissipated work, so the balance still closes, to first
     order in dt."""
-    over = {"integrator": "newmark", "damage.enabled": True, "damage.threshold": 1e-3,
-            "damage.softening": 2e-3, "t_end": 0.5}  # fmt: skip
+    over = {
+        "integrator": "newmark",
+        "damage.enabled": True,
+        "damage.threshold": 1e-3,
+        "damage.softening": 2e-3,
+        "t_end": 0.5,
+    }
     drift = {}
     for dt in (2.5e-4, 1.25e-4):
         mech, res = _run(over, dt=dt)

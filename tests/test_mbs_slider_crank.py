@@ -71,15 +71,23 @@ SAFETY = 2.0
 def rigid_adaptive():
     """DOP853 at rtol 1e-10, and the same at rtol 1e-12 for the error estimates (its error at
     least kappa = 10 times smaller: Richardson |x - x_fine| 10 / 9)."""
-    return (*_run(RIGID, {"integrator": "adaptive"}, rtol=1e-10, atol=1e-12),
-            _run(RIGID, {"integrator": "adaptive"}, rtol=1e-12, atol=1e-14)[1])
+    return (
+        *_run(RIGID, {"integrator": "adaptive"}, rtol=1e-10, atol=1e-12),
+        _run(RIGID, {"integrator": "adaptive"}, rtol=1e-12, atol=1e-14)[1],
+    )
 
 
 def _bound(x, x_fine, ref, steps, kappa=10.0, rtol=1e-10):
     """SAFETY x (the Richardson estimate of the relative error of ``x`` from ``x_fine`` + the
     error one step admits, rtol) + the round-off of the run (8 eps per step)."""
-    return SAFETY * (_rel(x, x_fine) * kappa / (kappa - 1) * np.max(np.abs(x_fine))
-                     / np.max(np.abs(ref)) + rtol) + 8 * EPS * steps  # fmt: skip
+    return (
+        SAFETY
+        * (
+            _rel(x, x_fine) * kappa / (kappa - 1) * np.max(np.abs(x_fine)) / np.max(np.abs(ref))
+            + rtol
+        )
+        + 8 * EPS * steps
+    )
 
 
 def test_rigid_slider_matches_the_closed_form(rigid_adaptive):
@@ -170,8 +178,9 @@ def test_drive_torque_and_pin_reactions_match_newton_euler(rigid_adaptive):
         assert _rel(got, ref) <= _bound(got, got_f, ref, n), name
     guide = force("slider_guide")
     assert np.abs(guide[:, 0]).max() == 0.0
-    assert _rel(guide[:, 1], normal) <= _bound(guide[:, 1], fine_force("slider_guide")[:, 1],
-                                               normal, n)  # fmt: skip
+    assert _rel(guide[:, 1], normal) <= _bound(
+        guide[:, 1], fine_force("slider_guide")[:, 1], normal, n
+    )
     assert np.max(np.abs(torque)) > 100.0
 
 
@@ -180,10 +189,16 @@ def test_baumgarte_bounds_the_constraint_drift_that_grows_without_it():
     position-level violation grows about quadratically; with alpha = beta = 1000/s it settles."""
 
     def per_revolution(alpha):
-        _, res = _run(dict(RIGID, t_end=4 * PERIOD), {"integrator": "central-difference"},
-                      dt=2e-6, alpha=alpha, beta=alpha)  # fmt: skip
-        return [res.phi_max[(res.t > k * PERIOD) & (res.t <= (k + 1) * PERIOD)].max()
-                for k in range(4)]  # fmt: skip
+        _, res = _run(
+            dict(RIGID, t_end=4 * PERIOD),
+            {"integrator": "central-difference"},
+            dt=2e-6,
+            alpha=alpha,
+            beta=alpha,
+        )
+        return [
+            res.phi_max[(res.t > k * PERIOD) & (res.t <= (k + 1) * PERIOD)].max() for k in range(4)
+        ]
 
     free = per_revolution(0.0)
     stab = per_revolution(1000.0)
@@ -210,8 +225,10 @@ def test_stiff_ancf_rod_matches_the_rigid_rod():
     quasi-static deformation ~ 1/E. So accelerations and the torque are compared after 10 ms."""
     m_rod = 2770.0 * SIDE * SIDE * LF
     stiff = {**FLEX, "rod": {**FLEX["rod"], "material": {"E0": 7.0e13, "rho": 2770.0}}}
-    rigid = {**FLEX, "rod": {"model": "rigid", "length": LF, "mass": m_rod,
-                             "inertia": m_rod * LF**2 / 12}}  # fmt: skip
+    rigid = {
+        **FLEX,
+        "rod": {"model": "rigid", "length": LF, "mass": m_rod, "inertia": m_rod * LF**2 / 12},
+    }
     mf, rf = _run(stiff, {}, dt=1e-5, rho_inf=0.0)
     mr, rr = _run(rigid, {}, dt=1e-5, rho_inf=0.0)
     _, rf2 = _run(stiff, {}, dt=5e-6, rho_inf=0.0, sample_dt=1e-4)
@@ -251,8 +268,7 @@ def test_flexible_rod_midspan_deflection_converges_in_step_and_mesh():
     for dt in (2.5e-5, 1.25e-5, 6.25e-6, 3.125e-6):
         mech, res = _run(FLEX, {}, dt=dt)
         step[dt] = midspan_deflection(mech, res.q)
-    ds = [np.abs(step[a] - step[b]).max() for a, b in zip(list(step), list(step)[1:],
-                                                           strict=False)]  # fmt: skip
+    ds = [np.abs(step[a] - step[b]).max() for a, b in zip(list(step), list(step)[1:], strict=False)]
     # measured 1.9e-4, 6.1e-5, 1.5e-5 m: second order (ratios 3.1, 4.0) once the startup
     # vibration (1 kHz bending mode) is resolved: the last ratio is 4 up to the next term
     # (omega dt)^2 of that mode, 0.04 at dt = 6.25e-6 s: within 3.5

@@ -39,7 +39,7 @@ def _mixed_system() -> System:
         Weld("wb", a=beam.node(-1), b=b.marker(-0.1, 0.02)),
         Prismatic(
             "pc", p=c.marker(0.03, 0.01), through=b.marker(0.05, -0.02), direction=(0.8, 0.6)
-        ),  # fmt: skip
+        ),
         Driver("da", body=a, omega=3.0, theta0=0.1),
     )
     return s.finalize(check=False)
@@ -74,13 +74,13 @@ def test_constraint_jacobian_gamma_and_phi_t_match_finite_differences():
     scale = float(np.max(np.abs(q))) + 1.0  # the constraints' terms: coordinates, lever arms
 
     def jac_fd(h):
-        return np.array([(_phi(s, q + h * e, t) - _phi(s, q - h * e, t)) / (2 * h)
-                         for e in np.eye(s.n)]).T  # fmt: skip
+        return np.array(
+            [(_phi(s, q + h * e, t) - _phi(s, q - h * e, t)) / (2 * h) for e in np.eye(s.n)]
+        ).T
 
     h = 1e-6
     # measured 8.2e-11 (central differences, h = 1e-6): the round-off term dominates the bound
-    assert np.abs(c["jacobian"] - jac_fd(h)).max() <= _fd_bound(jac_fd(h), jac_fd(h / 2), scale,
-                                                                 h)  # fmt: skip
+    assert np.abs(c["jacobian"] - jac_fd(h)).max() <= _fd_bound(jac_fd(h), jac_fd(h / 2), scale, h)
     # gamma = J a - d2/dt2 Phi(q(t), t) along q(t) = q + v t + a t^2 / 2
     h = 1e-4
 
@@ -91,15 +91,17 @@ def test_constraint_jacobian_gamma_and_phi_t_match_finite_differences():
         return c["jacobian"] @ acc - (along(h) - 2 * along(0.0) + along(-h)) / (h * h)
 
     # measured 5.8e-8 (second difference, h = 1e-4, O(h^2) truncation)
-    assert np.abs(c["gamma"] - gamma_fd(h)).max() <= _fd_bound(gamma_fd(h), gamma_fd(h / 2),
-                                                               scale, h, 2)  # fmt: skip
+    assert np.abs(c["gamma"] - gamma_fd(h)).max() <= _fd_bound(
+        gamma_fd(h), gamma_fd(h / 2), scale, h, 2
+    )
 
     def phit_fd(h):
         return (_phi(s, q, t + h) - _phi(s, q, t - h)) / (2 * h)
 
     # measured 1.4e-10
-    assert np.abs(c["phi_t"] - phit_fd(1e-6)).max() <= _fd_bound(phit_fd(1e-6), phit_fd(5e-7),
-                                                                 scale, 1e-6)  # fmt: skip
+    assert np.abs(c["phi_t"] - phit_fd(1e-6)).max() <= _fd_bound(
+        phit_fd(1e-6), phit_fd(5e-7), scale, 1e-6
+    )
     # the driver row has Phi_t = -omega exactly
     assert c["phi_t"][s.joint("da").first_row] == -3.0
     # the velocity-level residual is J v + Phi_t: round-off of the n-term products
@@ -147,12 +149,20 @@ def test_force_elements_forces_and_tangent_match_the_potential():
     f, _, pot = s.forces_at(q, v)
 
     def grad(h):
-        return np.array([(s.forces_at(q + h * e, v)[2] - s.forces_at(q - h * e, v)[2]) / (2 * h)
-                         for e in np.eye(s.n)])  # fmt: skip
+        return np.array(
+            [
+                (s.forces_at(q + h * e, v)[2] - s.forces_at(q - h * e, v)[2]) / (2 * h)
+                for e in np.eye(s.n)
+            ]
+        )
 
     def kfd(h):
-        return -np.array([(s.forces_at(q + h * e, v)[0] - s.forces_at(q - h * e, v)[0]) / (2 * h)
-                          for e in np.eye(s.n)]).T  # fmt: skip
+        return -np.array(
+            [
+                (s.forces_at(q + h * e, v)[0] - s.forces_at(q - h * e, v)[0]) / (2 * h)
+                for e in np.eye(s.n)
+            ]
+        ).T
 
     h = 1e-6
     # Q = -dV/dq (the potential's terms: k (l - l0)^2 / 2, up to ~ 300 x 1 J; measured 2.5e-9 N)
@@ -202,10 +212,11 @@ def test_rigid_physical_pendulum_small_amplitude_period():
             position=(0.5 * length * math.cos(th0), 0.5 * length * math.sin(th0)),
         )
     )
-    s.add(Revolute("pin", p=rod.marker(-0.5 * length, 0.0), q=ground()))  # fmt: skip
+    s.add(Revolute("pin", p=rod.marker(-0.5 * length, 0.0), q=ground()))
     period = 2 * math.pi * math.sqrt((j + m * (0.5 * length) ** 2) / (m * g * 0.5 * length))
-    st = IntegratorSettings("adaptive", t_end=2 * period, sample_dt=period / 400, rtol=1e-11,
-                            atol=1e-13)  # fmt: skip
+    st = IntegratorSettings(
+        "adaptive", t_end=2 * period, sample_dt=period / 400, rtol=1e-11, atol=1e-13
+    )
     res = integrate(s, st)
     theta = res.q[:, 2] + math.pi / 2
     ref = 1e-3 * np.cos(2 * math.pi * res.t / period)
@@ -214,8 +225,12 @@ def test_rigid_physical_pendulum_small_amplitude_period():
     # error from the run at rtol / 100 (kappa 10) times SAFETY; measured 6.9e-10 rad
     th = 1e-3
     theory = th * (2 * math.pi * 2 * th**2 / 16 + th**2 / 192)
-    fine = integrate(s, IntegratorSettings("adaptive", t_end=2 * period, sample_dt=period / 400,
-                                           rtol=1e-13, atol=1e-15))  # fmt: skip
+    fine = integrate(
+        s,
+        IntegratorSettings(
+            "adaptive", t_end=2 * period, sample_dt=period / 400, rtol=1e-13, atol=1e-15
+        ),
+    )
     est = float(np.max(np.abs(res.q[:, 2] - fine.q[:, 2]))) * 10 / 9 + 1e-11 * th
     assert np.abs(theta - ref).max() <= theory * (1 + 1e-3) + SAFETY * est
 
@@ -295,8 +310,9 @@ def test_welded_cantilever_reproduces_the_static_tip_and_frequencies():
     from ancf_beam.solvers.critical import element_omega_max
 
     wmax = element_omega_max(BeamModel(case))
-    np.testing.assert_allclose(modes.omega, om, rtol=0,
-                               atol=float(np.max(2 * EPS * (wmax / om) ** 2 * om)))
+    np.testing.assert_allclose(
+        modes.omega, om, rtol=0, atol=float(np.max(2 * EPS * (wmax / om) ** 2 * om))
+    )
 
 
 def test_welded_cantilever_explicit_and_implicit_runs_match_the_beam_solvers():
@@ -305,8 +321,9 @@ def test_welded_cantilever_explicit_and_implicit_runs_match_the_beam_solvers():
 
     case = resolve_case({}, None, {"mesh.n_elements": 8})
     s, beam = _welded_cantilever(BeamModel(case))
-    res = integrate(s, IntegratorSettings("central-difference", t_end=0.01, dt=2e-6,
-                                          sample_dt=1e-4))  # fmt: skip
+    res = integrate(
+        s, IntegratorSettings("central-difference", t_end=0.01, dt=2e-6, sample_dt=1e-4)
+    )
     ex = simulate_explicit(BeamModel(case), 0.01, 2e-6, sample_dt=1e-4, progress=False)
     tip = beam.node(-1).position(res.q)
     # the same central-difference positions (constant Jacobian, clamp rows exactly satisfied):
@@ -317,14 +334,27 @@ def test_welded_cantilever_explicit_and_implicit_runs_match_the_beam_solvers():
     assert np.abs(ex.tip_y).max() > 5e-4
     # energy balance of the run (end-of-step velocities): second order in dt, estimated from
     # the run at dt / 2 (Richardson, kappa 4) times SAFETY; measured 1.5e-8
-    half = integrate(s, IntegratorSettings("central-difference", t_end=0.01, dt=1e-6,
-                                           sample_dt=1e-4))  # fmt: skip
+    half = integrate(
+        s, IntegratorSettings("central-difference", t_end=0.01, dt=1e-6, sample_dt=1e-4)
+    )
     drift = res.energy_drift_rel()
     assert drift <= SAFETY * abs(drift - half.energy_drift_rel()) * 4 / 3
-    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.02, dt=1e-4,
-                                          sample_dt=1e-4, rho_inf=0.8, tol=1e-10))  # fmt: skip
-    im = simulate_implicit(BeamModel(case), 0.02, 1e-4, "generalized-alpha", rho_inf=0.8,
-                           progress=False, newton="full", tol=1e-10)  # fmt: skip
+    res = integrate(
+        s,
+        IntegratorSettings(
+            "generalized-alpha", t_end=0.02, dt=1e-4, sample_dt=1e-4, rho_inf=0.8, tol=1e-10
+        ),
+    )
+    im = simulate_implicit(
+        BeamModel(case),
+        0.02,
+        1e-4,
+        "generalized-alpha",
+        rho_inf=0.8,
+        progress=False,
+        newton="full",
+        tol=1e-10,
+    )
     # the same scheme, Newton tolerances apart: each step's increments stop within tol of the
     # displacement, at most tol |tip| per step summed over the steps; measured 3.0e-13 m
     bound = 1e-10 * res.steps * np.abs(im.tip_y).max()
@@ -358,19 +388,24 @@ def test_user_function_driver_equals_the_constant_speed_driver():
 
     def build(function):
         s = System(g=9.81)
-        crank = RigidBody("crank", mass=0.3, inertia=1e-5, position=(0.025, 0.0),
-                          angular_velocity=100.0)  # fmt: skip
+        crank = RigidBody(
+            "crank", mass=0.3, inertia=1e-5, position=(0.025, 0.0), angular_velocity=100.0
+        )
         rod = RigidBody("rod", mass=0.2, inertia=2e-4, position=(0.11, 0.0))
         sl = RigidBody("slider", mass=0.1, inertia=1e-5, position=(0.17, 0.0))
         s.add(crank, rod, sl)
-        drive = (Driver("drive", body=crank, function=function) if function else
-                 Driver("drive", body=crank, omega=100.0))  # fmt: skip
+        drive = (
+            Driver("drive", body=crank, function=function)
+            if function
+            else Driver("drive", body=crank, omega=100.0)
+        )
         s.add(
-            Revolute("pivot", p=crank.marker(-0.025, 0.0), q=ground()), drive,
+            Revolute("pivot", p=crank.marker(-0.025, 0.0), q=ground()),
+            drive,
             Revolute("pin", p=crank.marker(0.025, 0.0), q=rod.marker(-0.06, 0.0)),
             Revolute("wrist", p=rod.marker(0.06, 0.0), q=sl.marker()),
             Prismatic("guide", p=sl.marker(), through=ground(), direction=(1.0, 0.0)),
-        )  # fmt: skip
+        )
         return s
 
     for integ in ("generalized-alpha", "central-difference"):

@@ -29,8 +29,9 @@ def test_inverse_dynamics_static_limit():
     """At omega = 0 the drive holds the crank against gravity: tau = g r (m_c / 2 + m_r / 2)
     at theta = 0 (the rod's weight shared equally by its pins, the slider's on the guide)."""
     r, l, mc, mr, ms, g = 0.05, 0.12, 0.3, 0.21, 0.14, 9.81
-    out = slider_crank_inverse_dynamics(np.zeros(1), r, l, 0.0, m_crank=mc, m_rod=mr,
-                                        j_rod=2.5e-4, m_slider=ms, g=g)  # fmt: skip
+    out = slider_crank_inverse_dynamics(
+        np.zeros(1), r, l, 0.0, m_crank=mc, m_rod=mr, j_rod=2.5e-4, m_slider=ms, g=g
+    )
     assert out["torque"][0] == pytest.approx(g * r * (0.5 * mc + 0.5 * mr), rel=1e-14)
     assert out["slider_guide"][0] == pytest.approx(g * (ms + 0.5 * mr), rel=1e-14)
     assert out["pivot"][0] == pytest.approx(g * (mc + 0.5 * mr), rel=1e-14)

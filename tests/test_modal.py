@@ -17,8 +17,17 @@ from ancf_beam.studies.bounds import (
 from conftest import EI, FS, RHOA, L, Q, make_model
 
 #: roots of 1 + cos(b) cosh(b) = 0 to round-off (the same roots as cos(b) + 1/cosh(b) = 0)
-BETA_L = np.array([brentq(lambda b: np.cos(b) + 1.0 / np.cosh(b), (i - 0.5) * np.pi - 1,
-                          (i - 0.5) * np.pi + 1, xtol=1e-15) for i in (1, 2, 3)])  # fmt: skip
+BETA_L = np.array(
+    [
+        brentq(
+            lambda b: np.cos(b) + 1.0 / np.cosh(b),
+            (i - 0.5) * np.pi - 1,
+            (i - 0.5) * np.pi + 1,
+            xtol=1e-15,
+        )
+        for i in (1, 2, 3)
+    ]
+)
 OMEGA_EXACT = BETA_L**2 / L**2 * np.sqrt(EI / RHOA)  # 104.24, 653.3, 1829.2 rad/s
 #: relative accuracy of OMEGA_EXACT: brentq to xtol 1e-15 on beta L ~ 2..8, squared; a few eps
 CLOSED_FORM = 16 * EPS
@@ -78,8 +87,10 @@ def test_coupled_frequencies_about_static_on_fine_meshes(ne):
     w_400| / 15``, x FS) plus the Ritz round-off ``32 eps n^2`` of both meshes (1.8e-7 at
     5000 elements: it covers every start vector)."""
     over = {"defect.lam": 0.6}
-    w200, ref = (modal_analysis(make_model(**over, **{"mesh.n_elements": m}), 3,
-                                about="static").omega for m in (200, 400))  # fmt: skip
+    w200, ref = (
+        modal_analysis(make_model(**over, **{"mesh.n_elements": m}), 3, about="static").omega
+        for m in (200, 400)
+    )
     r = modal_analysis(make_model(**over, **{"mesh.n_elements": ne}), 3, about="static")
     bound = FS * np.abs(w200 - ref) / 15 / ref + modal_roundoff(400) + modal_roundoff(ne)
     assert np.all(np.abs(r.omega / ref - 1) <= bound)
@@ -143,8 +154,9 @@ def test_omega_max_of_a_large_block_matches_dense_eigh():
     k, mm = m.tangent_dense(m.reference()), m.mass_dense()
     iy = np.arange(1, m.n_free, 2)  # bending block, which holds the top mode of this mesh
     n = iy.size
-    w2 = sla.eigh(k[np.ix_(iy, iy)], mm[np.ix_(iy, iy)], eigvals_only=True,
-                  subset_by_index=(n - 1, n - 1))[0]  # fmt: skip
+    w2 = sla.eigh(
+        k[np.ix_(iy, iy)], mm[np.ix_(iy, iy)], eigvals_only=True, subset_by_index=(n - 1, n - 1)
+    )[0]
     assert w == pytest.approx(np.sqrt(w2), rel=64 * EPS)
     assert np.abs(phi[0::2]).max() == 0.0  # a bending mode
 

@@ -316,8 +316,9 @@ def test_builders_make_unilateral_contacts():
     guide = resolve_mechanism({"mechanisms": {"g": _guide()}}, "g")
     system = build_mechanism(guide).system
     names = sorted(c.name for c in system.unilateral)
-    assert names == [f"slider_guide.{s}" for s in
-                     ("lower_front", "lower_rear", "upper_front", "upper_rear")]  # fmt: skip
+    assert names == [
+        f"slider_guide.{s}" for s in ("lower_front", "lower_rear", "upper_front", "upper_rear")
+    ]
     assert {(c.restitution, c.mu) for c in system.unilateral} == {(0.4, 0.01)}
 
 
@@ -335,8 +336,9 @@ def test_two_body_nonsmooth_json_is_newtons_law(capsys, tmp_path):
     block["solver"] = {"dt": 1.0e-6, "tol": 1.0e-12, "max_iter": 50}
     config = _write(tmp_path, "tb", block)
     out = tmp_path / "tb.nc"
-    code = main(["mechanism", "--config", str(config), "--case", "tb", "--json", "--out",
-                 str(out), "-q"])  # fmt: skip
+    code = main(
+        ["mechanism", "--config", str(config), "--case", "tb", "--json", "--out", str(out), "-q"]
+    )
     text, err = capsys.readouterr()
     assert code == 0, err
     d = json.loads(text)

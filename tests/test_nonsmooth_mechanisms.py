@@ -95,8 +95,10 @@ def test_ancf_rod_clearance_nonsmooth_vs_compliant_limit(cfg):
     d_i = np.abs(i_c - impulse[-1])
     assert np.all(np.diff(d_i) < 0), d_i
     assert d_i[-1] <= est_ns + est_c, (d_i, est_ns, est_c)
-    print(f"onset ns {onset} vs compliant {t_c[-1]:.6e}; first impulse ns {impulse} vs compliant "
-          f"{i_c} (|diff| {d_i}, bound {est_ns + est_c:.3g})")  # fmt: skip
+    print(
+        f"onset ns {onset} vs compliant {t_c[-1]:.6e}; first impulse ns {impulse} vs compliant "
+        f"{i_c} (|diff| {d_i}, bound {est_ns + est_c:.3g})"
+    )
 
 
 def _guide_nonsmooth(cfg, h):
@@ -190,5 +192,7 @@ def test_guide_clearance_first_contact_vs_compliant(cfg):
     est_ns = estimate(impulse[-1], list(impulse[-2::-1]), 2.0)
     est_c = estimate(i_c[-1], list(i_c[-2::-1]), kappa_k)
     assert abs(i_c[-1] - impulse[-1]) <= est_ns + est_c, (i_c, impulse, est_ns, est_c)
-    print(f"onset ns {onset} vs compliant {t_c[-1, 0]:.6e}; upper impulse sum ns {impulse} vs "
-          f"compliant {i_c} (bound {est_ns + est_c:.3g})")  # fmt: skip
+    print(
+        f"onset ns {onset} vs compliant {t_c[-1, 0]:.6e}; upper impulse sum ns {impulse} vs "
+        f"compliant {i_c} (bound {est_ns + est_c:.3g})"
+    )

@@ -40,40 +40,106 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src" / "ancf_beam" / "schema" / "config.schema.yaml"
 QUICK = ROOT / "config" / "quick.yaml"
 PER_CASE_RULES = {
-    "critical_dt", "static", "modal", "simulate", "mesh_convergence", "validation", "response",
+    "critical_dt",
+    "static",
+    "modal",
+    "simulate",
+    "mesh_convergence",
+    "validation",
+    "response",
     "report_case",
-}  # fmt: skip
+}
 AGGREGATE_RULES = {
-    "collect", "report_comparison", "report_convergence", "report_critical_dt",
-    "report_validation", "report_integrators", "report_defects", "report_identification",
-    "report_scaling", "report_seed_audit", "report_index", "ro_crate", "all",
-}  # fmt: skip
+    "collect",
+    "report_comparison",
+    "report_convergence",
+    "report_critical_dt",
+    "report_validation",
+    "report_integrators",
+    "report_defects",
+    "report_identification",
+    "report_scaling",
+    "report_seed_audit",
+    "report_index",
+    "ro_crate",
+    "all",
+}
 NEW_REPORTS = ("integrators", "defects", "identification", "scaling")
 MECH_REPORTS = ("mechanisms", "contact", "flagship", "nonsmooth")
 #: variables (with units) of every mechanism NetCDF, by kind; clearance adds MECH_CLEARANCE
 MECH_VARS = {
-    "common": {"time": "s", "constraint_violation": "m (rad for angle equations)",
-               "kinetic_energy": "J", "energy_total": "J"},
-    "slider-crank": {"slider_x": "m", "slider_v": "m/s", "slider_a": "m/s^2",
-                     "drive_torque": "N m", "reaction_force": "N", "crank_angle": "rad"},
+    "common": {
+        "time": "s",
+        "constraint_violation": "m (rad for angle equations)",
+        "kinetic_energy": "J",
+        "energy_total": "J",
+    },
+    "slider-crank": {
+        "slider_x": "m",
+        "slider_v": "m/s",
+        "slider_a": "m/s^2",
+        "drive_torque": "N m",
+        "reaction_force": "N",
+        "crank_angle": "rad",
+    },
     "two-body": {"x1": "m", "v2": "m/s", "contact_force_normal": "N", "penetration": "m"},
-}  # fmt: skip
-MECH_NONSMOOTH = {"impulse_normal": "N s", "impulse_tangential": "N s", "penetration": "m",
-                  "eccentricity_x": "m", "eccentricity_y": "m"}  # fmt: skip
-MECH_CLEARANCE = {"contact_force_normal": "N", "contact_force_tangential": "N",
-                  "penetration": "m", "eccentricity_x": "m", "eccentricity_y": "m"}  # fmt: skip
-MECH_PROVENANCE = ("case", "package_version", "git_commit", "config_hash", "created_utc",
-                   "study", "package_fingerprint", "param.kind", "summary.wall_s")  # fmt: skip
+}
+MECH_NONSMOOTH = {
+    "impulse_normal": "N s",
+    "impulse_tangential": "N s",
+    "penetration": "m",
+    "eccentricity_x": "m",
+    "eccentricity_y": "m",
+}
+MECH_CLEARANCE = {
+    "contact_force_normal": "N",
+    "contact_force_tangential": "N",
+    "penetration": "m",
+    "eccentricity_x": "m",
+    "eccentricity_y": "m",
+}
+MECH_PROVENANCE = (
+    "case",
+    "package_version",
+    "git_commit",
+    "config_hash",
+    "created_utc",
+    "study",
+    "package_fingerprint",
+    "param.kind",
+    "summary.wall_s",
+)
 PROVENANCE = (
-    "case", "package_version", "git_commit", "config_hash", "created_utc", "wall_s", "study",
-    "package_fingerprint", "param.defect.lam", "param.mesh.n_elements", "compile_s",
-)  # fmt: skip
+    "case",
+    "package_version",
+    "git_commit",
+    "config_hash",
+    "created_utc",
+    "wall_s",
+    "study",
+    "package_fingerprint",
+    "param.defect.lam",
+    "param.mesh.n_elements",
+    "compile_s",
+)
 #: rules whose jobs run numba kernels: each waits for the compile_kernels record
 KERNEL_RULES = {
-    "critical_dt", "static", "modal", "simulate", "mesh_convergence", "validation", "response",
-    "integrators", "identification", "scaling", "mechanism", "mechanism_validation",
-    "mechanism_study", "mechanism_animation", "report_seed_audit",
-}  # fmt: skip
+    "critical_dt",
+    "static",
+    "modal",
+    "simulate",
+    "mesh_convergence",
+    "validation",
+    "response",
+    "integrators",
+    "identification",
+    "scaling",
+    "mechanism",
+    "mechanism_validation",
+    "mechanism_study",
+    "mechanism_animation",
+    "report_seed_audit",
+}
 
 
 def copy_workflow(dst: Path) -> Path:
@@ -134,9 +200,31 @@ def _nested(key: str, value) -> dict:
 
 
 PROBES = [
-    -1, -0.5, 0, 1e-3, 0.5, 0.999, 1, 1.5, 2, 10, 11, 2.5, 20.0, None, True, False, "bogus",
-    "gauss", "element", "linear", "static", "uniform", [[0.0, 1.0], [1.0, 0.5]], [1, 2],
-]  # fmt: skip
+    -1,
+    -0.5,
+    0,
+    1e-3,
+    0.5,
+    0.999,
+    1,
+    1.5,
+    2,
+    10,
+    11,
+    2.5,
+    20.0,
+    None,
+    True,
+    False,
+    "bogus",
+    "gauss",
+    "element",
+    "linear",
+    "static",
+    "uniform",
+    [[0.0, 1.0], [1.0, 0.5]],
+    [1, 2],
+]
 
 
 #: Keys whose bound depends on other keys (|kappa0| L, the tip height a curvature reaches):
@@ -228,8 +316,17 @@ def test_schema_defaults_are_valid_and_every_key_is_described():
     bad["defect"]["lam"] = 1.0  # negative control: a default outside its range is caught
     assert not v.is_valid({**bad, "pipeline": {}})
     defs = schema["$defs"]
-    names = ("pendulum", "slider_crank", "two_body", "rod_rigid", "clearance", "contact_law",
-             "contact_compliant", "contact_nonsmooth", "friction_law")
+    names = (
+        "pendulum",
+        "slider_crank",
+        "two_body",
+        "rod_rigid",
+        "clearance",
+        "contact_law",
+        "contact_compliant",
+        "contact_nonsmooth",
+        "friction_law",
+    )
     roots = [*(defs[k] for k in names), {"properties": schema["properties"]}]
     undescribed = [
         key
@@ -357,7 +454,7 @@ def test_quick_pipeline_results(quick_run):
             "strain": "J",
             "total_energy": "J",
             "time": "s",
-        },  # fmt: skip
+        },
         "convergence": {"rel_error": "1", "observed_order": "1", "element_length": "m"},
         "validation": {"rel_error": "1", "exact_x": "m"},
     }
@@ -400,9 +497,15 @@ def test_quick_pipeline_results(quick_run):
             assert si.attrs["energy_drift_rel"] < drift_tol
         with xr.open_dataset(res / case / "response.nc") as rs:
             _attrs_ok(rs, case, "response")
-            for var, unit in {"peak_omega": "rad/s", "has_beat": "1", "spectrum_psd": "m^2/Hz",
-                              "static_dkappa": "1/m", "static_gini": "1", "dyn_X": "m",
-                              "envelope_decay_rate": "1/s"}.items():  # fmt: skip
+            for var, unit in {
+                "peak_omega": "rad/s",
+                "has_beat": "1",
+                "spectrum_psd": "m^2/Hz",
+                "static_dkappa": "1/m",
+                "static_gini": "1",
+                "dyn_X": "m",
+                "envelope_decay_rate": "1/s",
+            }.items():
                 assert rs[var].attrs.get("units") == unit, (case, var)
             assert "beat_reason" in rs.attrs
             if "damage" in (cfg["cases"][case] or {}):
@@ -416,17 +519,35 @@ def test_quick_pipeline_results(quick_run):
     _new_study_results(res, cfg)
     table = pd.read_csv(res / "summary.csv")
     assert list(table["case"]) == _quick_cases()
-    for col in ("param.defect.lam", "param.defect.n", "param.mesh.n_elements", "dt",
-                "dt_critical", "sim.n_elements", "static_tip_y", "dynamic_tip_y_min",
-                "dynamic_tip_y_mean_2nd_half", "omega_1", "omega_2", "omega_3",
-                "energy_drift_rel", "wall_s.total", "validation_pass"):  # fmt: skip
+    for col in (
+        "param.defect.lam",
+        "param.defect.n",
+        "param.mesh.n_elements",
+        "dt",
+        "dt_critical",
+        "sim.n_elements",
+        "static_tip_y",
+        "dynamic_tip_y_min",
+        "dynamic_tip_y_mean_2nd_half",
+        "omega_1",
+        "omega_2",
+        "omega_3",
+        "energy_drift_rel",
+        "wall_s.total",
+        "validation_pass",
+    ):
         assert col in table.columns, col
         assert table[col].notna().all(), col
     # the data dictionary names every column with its unit; energy peaks and displacements
     units = pd.read_csv(res / "summary_units.csv", keep_default_na=False).set_index("column")
     assert list(units.index) == list(table.columns)
-    for col, unit in (("kinetic_energy_max", "J"), ("strain_energy_max", "J"),
-                      ("static_tip_dy", "m"), ("omega_1", "rad/s"), ("dt", "s")):  # fmt: skip
+    for col, unit in (
+        ("kinetic_energy_max", "J"),
+        ("strain_energy_max", "J"),
+        ("static_tip_dy", "m"),
+        ("omega_1", "rad/s"),
+        ("dt", "s"),
+    ):
         assert units.loc[col, "unit"] == unit, col
     assert (table["kinetic_energy_max"] > 0).all()
     assert (table["static_tip_dy"] < 0).all()
@@ -442,10 +563,18 @@ def _new_study_results(res: Path, cfg: dict) -> None:
     for case in cfg["pipeline"]["integrators"]["cases"]:
         with xr.open_dataset(res / case / "integrators.nc") as ig:
             _attrs_ok(ig, case, "integrators")
-            for var, unit in {"tip_y": "m", "time": "s", "period_error": "1",
-                              "decay_per_period_rel": "1", "theory_period_error": "1",
-                              "newton_mean": "1", "wall_s": "s", "dt": "s",
-                              "final_tip": "m", "settle_time": "s"}.items():  # fmt: skip
+            for var, unit in {
+                "tip_y": "m",
+                "time": "s",
+                "period_error": "1",
+                "decay_per_period_rel": "1",
+                "theory_period_error": "1",
+                "newton_mean": "1",
+                "wall_s": "s",
+                "dt": "s",
+                "final_tip": "m",
+                "settle_time": "s",
+            }.items():
                 assert ig[var].attrs.get("units") == unit, var
             assert set(ig["integrator"].values) == {
                 "central-difference",
@@ -456,8 +585,9 @@ def _new_study_results(res: Path, cfg: dict) -> None:
             assert ig.attrs["dt_critical_source"].endswith(
                 f"critical_dt/ne{cfg['mesh']['n_elements']}.nc"
             )
-            with xr.open_dataset(res / case / "critical_dt" /
-                                 f"ne{cfg['mesh']['n_elements']}.nc") as cr:  # fmt: skip
+            with xr.open_dataset(
+                res / case / "critical_dt" / f"ne{cfg['mesh']['n_elements']}.nc"
+            ) as cr:
                 assert ig.attrs["dt_critical"] == float(cr["dt_critical"])
             with xr.open_dataset(res / case / "modal.nc") as mo:
                 assert ig.attrs["omega_1"] == float(mo["omega"][0])
@@ -524,8 +654,11 @@ def test_quick_pipeline_mechanisms(quick_run):
         with xr.open_dataset(res / "validation" / f"{name}.nc") as ds:
             assert ds.attrs["n_checks"] >= 2 and ds.attrs["n_fail"] == 0, name
             assert set(ds["status"].values) == {"PASS"}, name
-    for study, dim in (("clearance_sweep", "clearance"), ("contact_laws", "run"),
-                       ("flagship", "variant")):  # fmt: skip
+    for study, dim in (
+        ("clearance_sweep", "clearance"),
+        ("contact_laws", "run"),
+        ("flagship", "variant"),
+    ):
         with xr.open_dataset(res / "studies" / f"{study}.nc") as ds:
             assert ds.sizes[dim] >= 2 and ds.attrs["study"] == study, study
             assert all("units" in ds[v].attrs for v in ds.data_vars if v != "law"), study
@@ -544,8 +677,13 @@ def test_quick_pipeline_mechanisms(quick_run):
 @pytest.mark.pipeline
 def test_quick_pipeline_reports(quick_run):
     rep = quick_run / "reports"
-    pages = [rep / "index.html", rep / "comparison.html", rep / "convergence.html",
-             rep / "critical_dt.html", rep / "validation.html"]  # fmt: skip
+    pages = [
+        rep / "index.html",
+        rep / "comparison.html",
+        rep / "convergence.html",
+        rep / "critical_dt.html",
+        rep / "validation.html",
+    ]
     pages += [rep / f"{name}.html" for name in NEW_REPORTS + MECH_REPORTS]
     pages += [rep / "cases" / f"{c}.html" for c in _quick_cases()]
     pages.append(rep / "seed_audit.html")
@@ -557,25 +695,46 @@ def test_quick_pipeline_reports(quick_run):
     for csv in sorted((rep / "checks").glob("*.csv")):
         df = pd.read_csv(csv)
         assert len(df) > 0 or csv.name in may_be_empty, csv
-        assert set(df.columns) >= {"reference", "computed", "rel. error", "tolerance", "err/tol",
-                                   "status"}  # fmt: skip
+        assert set(df.columns) >= {
+            "reference",
+            "computed",
+            "rel. error",
+            "tolerance",
+            "err/tol",
+            "status",
+        }
         # INFO rows (measured times against a cost model: the scaling report only) are shown,
         # not counted
         info = df["status"] == "INFO"
         assert not info.any() or csv.name == "scaling.csv", csv
-        failed = df.loc[~info & (df["status"] != "PASS"), ["case", "check", "rel. error",
-                                                           "tolerance"]]  # fmt: skip
+        failed = df.loc[
+            ~info & (df["status"] != "PASS"), ["case", "check", "rel. error", "tolerance"]
+        ]
         assert failed.empty, f"{csv.name}:\n{failed.to_string()}"
         assert (df.loc[~info, "err/tol"] <= 1).all(), csv
         counted = df.loc[~info]
-        rows += list(zip(counted["case"], counted["check"], counted["reference"],
-                         counted["computed"], strict=True))  # fmt: skip
+        rows += list(
+            zip(
+                counted["case"],
+                counted["check"],
+                counted["reference"],
+                counted["computed"],
+                strict=True,
+            )
+        )
     assert len(rows) == len(set(rows))  # every check once, in one report
     n_csv = len(_quick_cases()) + 4 + len(NEW_REPORTS) + len(MECH_REPORTS)
     assert len(list((rep / "checks").glob("*.csv"))) == n_csv
-    for name, least in (("integrators", 5), ("defects", 1), ("identification", 5),
-                        ("scaling", 3), ("mechanisms", 20), ("contact", 9),
-                        ("flagship", 4), ("nonsmooth", 3)):  # fmt: skip
+    for name, least in (
+        ("integrators", 5),
+        ("defects", 1),
+        ("identification", 5),
+        ("scaling", 3),
+        ("mechanisms", 20),
+        ("contact", 9),
+        ("flagship", 4),
+        ("nonsmooth", 3),
+    ):
         assert len(pd.read_csv(rep / "checks" / f"{name}.csv")) >= least, name
     index = (rep / "index.html").read_text()
     m = re.search(r"Overall: (\d+) of (\d+) distinct checks PASS", index)
@@ -590,8 +749,12 @@ def test_quick_pipeline_reports(quick_run):
     assert "PASS" in validation and "status" in validation
     # every page opens with its headline box; no truncated frame, no warning in the output
     for page in pages:
-        text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+|<(style|script).*?</(style|script)>",
-                      "", page.read_text(), flags=re.S)  # fmt: skip
+        text = re.sub(
+            r"data:image/png;base64,[A-Za-z0-9+/=]+|<(style|script).*?</(style|script)>",
+            "",
+            page.read_text(),
+            flags=re.S,
+        )
         assert "Question." in text, page
         assert not re.search(r"\d+ rows × \d+ columns", text), page
         assert not re.search(r"(?i)warning", text), page
@@ -634,8 +797,16 @@ def test_snakemake_report(quick_run):
     assert res.returncode == 0, output_tail(res)
     page = (quick_run / "report.html").read_text(errors="replace")
     assert len(page) > 100_000
-    for needle in ("Figures", "Reports", "Checks", "index.html", "tip_history.png", "summary.csv",
-                   "case_uniform.csv", "validation.csv"):  # fmt: skip
+    for needle in (
+        "Figures",
+        "Reports",
+        "Checks",
+        "index.html",
+        "tip_history.png",
+        "summary.csv",
+        "case_uniform.csv",
+        "validation.csv",
+    ):
         assert needle in page, needle
     # the landing page (workflow/report/workflow.rst) and captions of each kind of output
     # (docutils renders the RST, so ``x`` becomes markup: look for plain words)
@@ -695,8 +866,11 @@ def test_quick_pipeline_ro_crate(quick_run):
     wf = g[root["mainEntity"]["@id"]]
     assert root["mainEntity"]["@id"] == "run/Snakefile" and (res / "run" / "Snakefile").is_file()
     assert wf["version"] == git_commit()
-    assert {"run/workflow/rules/provenance.smk", "run/workflow/scripts/ro_crate.py",
-            "run/workflow/report/workflow.rst"} <= ids(wf["hasPart"])  # fmt: skip
+    assert {
+        "run/workflow/rules/provenance.smk",
+        "run/workflow/scripts/ro_crate.py",
+        "run/workflow/report/workflow.rst",
+    } <= ids(wf["hasPart"])
 
     objects, results = ids(action["object"]), ids(action["result"])
     assert objects == {"run/config/quick.yaml", "run/resolved_cases.json"}
@@ -720,8 +894,11 @@ def test_quick_pipeline_ro_crate(quick_run):
     for rel in results | objects:
         assert (res / rel).is_file(), rel
 
-    apps = {g[i]["name"]: g[i]["softwareVersion"] for i in ids(action["instrument"]) if i in g
-            and g[i]["@type"] == "SoftwareApplication"}  # fmt: skip
+    apps = {
+        g[i]["name"]: g[i]["softwareVersion"]
+        for i in ids(action["instrument"])
+        if i in g and g[i]["@type"] == "SoftwareApplication"
+    }
     assert apps["numpy"] == np.__version__
     assert apps["xarray"] == xr.__version__
     for name in ("python", "scipy", "numba", "snakemake", "ancf-beam"):
@@ -773,8 +950,9 @@ def test_kernels_are_compiled_once_before_every_kernel_job(tmp_path):
     side) and every job of a rule that runs kernels takes the records of the groups it uses as
     input, so it starts after their compilation; the rules left out only read results."""
     copy_workflow(tmp_path)
-    res = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", "config/quick.yaml",
-                    timeout=120)  # fmt: skip
+    res = snakemake(
+        tmp_path, "-n", "--cores", "2", "--configfile", "config/quick.yaml", timeout=120
+    )
     assert res.returncode == 0, output_tail(res)
     jobs = _dry_run_inputs(res.stdout + res.stderr)
     record = {g: f"results/kernels/{source_digest()}/{g}.json" for g in GROUPS}
@@ -800,8 +978,9 @@ def test_added_case_schedules_only_its_jobs(quick_run):
     new = "lam0.4_n3"
     cfg["cases"][new] = {"defect": {"lam": 0.4, "n": 3.0}}
     (quick_run / "config" / "plus.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    res = snakemake(quick_run, "-n", "--cores", "2", "--configfile", "config/plus.yaml",
-                    timeout=120)  # fmt: skip
+    res = snakemake(
+        quick_run, "-n", "--cores", "2", "--configfile", "config/plus.yaml", timeout=120
+    )
     assert res.returncode == 0, output_tail(res)
     jobs = _dry_run_jobs(res.stdout + res.stderr)
     assert jobs, output_tail(res)
@@ -812,9 +991,15 @@ def test_added_case_schedules_only_its_jobs(quick_run):
         assert re.search(rf"(/|_){re.escape(new)}(/|\.|$)", out), (rule, out)
     counts = pd.Series([r for r, _ in per_case]).value_counts().to_dict()
     assert counts == {
-        "critical_dt": 1, "static": 1, "modal": 1, "simulate": 1, "mesh_convergence": 1,
-        "validation": 1, "response": 1, "report_case": 1,
-    }  # fmt: skip
+        "critical_dt": 1,
+        "static": 1,
+        "modal": 1,
+        "simulate": 1,
+        "mesh_convergence": 1,
+        "validation": 1,
+        "response": 1,
+        "report_case": 1,
+    }
     # one critical_dt job writes every mesh of the study for the new case
     text = res.stdout + res.stderr
     for ne in cfg["pipeline"]["critical_dt"]["meshes"]:
@@ -841,8 +1026,9 @@ def test_added_mechanism_schedules_only_its_jobs(quick_run, kind):
         block = {**cfg["mechanisms"]["slider_crank_rigid"], "drive": {"omega": 100.0}}
     cfg["mechanisms"][new] = block
     (quick_run / "config" / "mplus.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    res = snakemake(quick_run, "-n", "--cores", "2", "--configfile", "config/mplus.yaml",
-                    timeout=120)  # fmt: skip
+    res = snakemake(
+        quick_run, "-n", "--cores", "2", "--configfile", "config/mplus.yaml", timeout=120
+    )
     assert res.returncode == 0, output_tail(res)
     jobs = _dry_run_jobs(res.stdout + res.stderr)
     assert sorted(r for r, _ in jobs) == sorted(

@@ -97,8 +97,15 @@ def beam_cases(draw) -> dict:
     g = 9.81
     # E0 from the load parameter: q L^3 / EI = rho g b h L^3 / (E0 b h^3 / 12)
     e0 = min(max(12.0 * rho * g * L**3 / (load * h * h), 1e3), 1e15)  # the schema's bounds of E0
-    over.update({"beam.length": L, "beam.height": h, "beam.width": aspect * h,
-                 "material.rho": rho, "material.E0": e0})  # fmt: skip
+    over.update(
+        {
+            "beam.length": L,
+            "beam.height": h,
+            "beam.width": aspect * h,
+            "material.rho": rho,
+            "material.E0": e0,
+        }
+    )
     e = draw(gradients(0.95))
     over.update({"defect.lam": e["lam"], "defect.n": e["n"]})
     if draw(st.integers(0, 3)) == 0:
@@ -112,19 +119,22 @@ def beam_cases(draw) -> dict:
     curved = draw(st.integers(0, 3)) == 0
     if curved:
         profile = draw(st.sampled_from(["uniform", "linear"]))
-        over.update({"imperfection.profile": profile,
-                     "imperfection.kappa0": draw(st.floats(-1.5, 1.5)) / L})  # fmt: skip
-    over.update({
-        "defect.mapping": draw(st.sampled_from(["gauss", "gauss", "element", "nodal"])),
-        # a single curved element with 2 axial Gauss points: the static Newton solve fails
-        # (under-integrated axial energy of the arc; a solver defect, reported, not validated)
-        "mesh.n_elements": draw(st.integers(2 if curved else 1, 24)),
-        "mesh.n_gauss_axial": draw(st.integers(2, 6)),
-        "mesh.n_gauss_bending": draw(st.integers(2, 6)),
-        "mesh.strain": draw(st.sampled_from(["nonlinear", "nonlinear", "linear"])),
-        "stepped.segments": draw(st.integers(8, 64)),
-        "modal.n_modes": draw(st.integers(1, 3)),
-    })  # fmt: skip
+        over.update(
+            {"imperfection.profile": profile, "imperfection.kappa0": draw(st.floats(-1.5, 1.5)) / L}
+        )
+    over.update(
+        {
+            "defect.mapping": draw(st.sampled_from(["gauss", "gauss", "element", "nodal"])),
+            # a single curved element with 2 axial Gauss points: the static Newton solve fails
+            # (under-integrated axial energy of the arc; a solver defect, reported, not validated)
+            "mesh.n_elements": draw(st.integers(2 if curved else 1, 24)),
+            "mesh.n_gauss_axial": draw(st.integers(2, 6)),
+            "mesh.n_gauss_bending": draw(st.integers(2, 6)),
+            "mesh.strain": draw(st.sampled_from(["nonlinear", "nonlinear", "linear"])),
+            "stepped.segments": draw(st.integers(8, 64)),
+            "modal.n_modes": draw(st.integers(1, 3)),
+        }
+    )
     return over
 
 
@@ -172,13 +182,24 @@ def validate_drawn_case(over: dict):
 @PROPERTY_SETTINGS
 @given(beam_cases())
 @example({"defect.lam": 0.45, "defect.n": 1.5, "mesh.n_elements": 8, "stepped.segments": 40})
-@example({"beam.length": 1.3130980722196564, "beam.height": 0.008847585215217346,
-          "beam.width": 0.0337690455393501, "material.rho": 2167.514585777486,
-          "material.E0": 17992135438.580162, "defect.lam": 0.055793102820120205,
-          "defect.n": 0.9066378009313244, "defect.width.lam": 0.24431469936611988,
-          "defect.width.n": 1.8477950443851727, "mesh.n_elements": 4,
-          "mesh.n_gauss_axial": 5, "mesh.n_gauss_bending": 2, "mesh.strain": "linear",
-          "stepped.segments": 26})  # fmt: skip
+@example(
+    {
+        "beam.length": 1.3130980722196564,
+        "beam.height": 0.008847585215217346,
+        "beam.width": 0.0337690455393501,
+        "material.rho": 2167.514585777486,
+        "material.E0": 17992135438.580162,
+        "defect.lam": 0.055793102820120205,
+        "defect.n": 0.9066378009313244,
+        "defect.width.lam": 0.24431469936611988,
+        "defect.width.n": 1.8477950443851727,
+        "mesh.n_elements": 4,
+        "mesh.n_gauss_axial": 5,
+        "mesh.n_gauss_bending": 2,
+        "mesh.strain": "linear",
+        "stepped.segments": 26,
+    }
+)
 def test_static_and_modal_validation_passes_on_drawn_cases(over):
     df = validate_drawn_case(over)
     failed = df[df["status"] != "PASS"]

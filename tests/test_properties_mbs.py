@@ -39,16 +39,24 @@ DRAWS: dict[str, int] = defaultdict(int)
 IMPACTS: list[int] = []  # per clearance draw
 #: seeded draws, no example database, no shrinking (a failure reports its draw as drawn: the
 #: run time stays bounded, a few seconds per draw)
-SETTINGS = dict(derandomize=True, deadline=None, database=None,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+SETTINGS = dict(
+    derandomize=True,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _report():
     yield
-    print("\nproperty-based mechanism checks: draws", dict(DRAWS), "; clearance impacts per draw",
-          IMPACTS)
+    print(
+        "\nproperty-based mechanism checks: draws",
+        dict(DRAWS),
+        "; clearance impacts per draw",
+        IMPACTS,
+    )
     for name, ratio in sorted(WORST.items()):
         print(f"  worst err/tol {ratio:8.3f}  {name}")
 
@@ -65,29 +73,32 @@ def _checked(kind, spec):
     for r in rows:
         if r["mode"] == "max":  # a one-sided bound: how close the value came to it (share)
             WORST[f"{kind}: {r['check']} ((value - bound) / bound)"] = max(
-                WORST[f"{kind}: {r['check']} ((value - bound) / bound)"], r["rel_error"])
+                WORST[f"{kind}: {r['check']} ((value - bound) / bound)"], r["rel_error"]
+            )
         else:
-            WORST[f"{kind}: {r['check']}"] = max(WORST[f"{kind}: {r['check']}"],
-                                                 r["err_over_tol"])  # fmt: skip
+            WORST[f"{kind}: {r['check']}"] = max(WORST[f"{kind}: {r['check']}"], r["err_over_tol"])
     bad = [r for r in rows if r["status"] != "PASS"]
     assert not bad, (spec.name, bad)
     return summary
 
 
-two_body = st.fixed_dictionaries({
-    "law": st.sampled_from(["kelvin-voigt", "hertz", "hunt-crossley", "lankarani-nikravesh",
-                            "flores"]),
-    "ce": st.floats(0.05, 1.0),
-    "K": _log_uniform(1e6, 1e12),
-    "k": _log_uniform(1e5, 1e9),
-    "zeta": st.floats(0.0, 0.9),
-    "exponent": st.floats(1.0, 3.0),
-    "m1": _log_uniform(0.01, 100.0),
-    "m2": _log_uniform(0.01, 100.0),
-    "v": _log_uniform(0.01, 10.0),
-    "gap": st.sampled_from([0.0, 1e-4, 1e-3]),
-    "rtol": _log_uniform(1e-11, 1e-8),
-})  # fmt: skip
+two_body = st.fixed_dictionaries(
+    {
+        "law": st.sampled_from(
+            ["kelvin-voigt", "hertz", "hunt-crossley", "lankarani-nikravesh", "flores"]
+        ),
+        "ce": st.floats(0.05, 1.0),
+        "K": _log_uniform(1e6, 1e12),
+        "k": _log_uniform(1e5, 1e9),
+        "zeta": st.floats(0.0, 0.9),
+        "exponent": st.floats(1.0, 3.0),
+        "m1": _log_uniform(0.01, 100.0),
+        "m2": _log_uniform(0.01, 100.0),
+        "v": _log_uniform(0.01, 10.0),
+        "gap": st.sampled_from([0.0, 1e-4, 1e-3]),
+        "rtol": _log_uniform(1e-11, 1e-8),
+    }
+)
 
 
 @settings(max_examples=40, **SETTINGS)
@@ -107,26 +118,34 @@ def test_two_body_contact_checks_pass(d):
     # the damped laws end sooner than the undamped duration; 3 of them and the flight to contact
     t_end = 3.0 * duration + d["gap"] / d["v"]
     block = {
-        "kind": "two-body", "t_end": t_end, "integrator": "adaptive", "sample_dt": t_end / 300,
-        "g": 0.0, "bodies": {"m1": d["m1"], "m2": d["m2"], "radius1": 0.01, "radius2": 0.01},
-        "v_rel": d["v"], "gap": d["gap"], "contact": contact,
+        "kind": "two-body",
+        "t_end": t_end,
+        "integrator": "adaptive",
+        "sample_dt": t_end / 300,
+        "g": 0.0,
+        "bodies": {"m1": d["m1"], "m2": d["m2"], "radius1": 0.01, "radius2": 0.01},
+        "v_rel": d["v"],
+        "gap": d["gap"],
+        "contact": contact,
         # atol well below the penetration (the positions are 0.02 m, the overlap much smaller)
         "solver": {"method": "DOP853", "rtol": d["rtol"], "atol": 1e-3 * d["rtol"] * depth},
-    }  # fmt: skip
+    }
     spec = resolve_mechanism({"mechanisms": {"impact": block}}, "impact")
     summary = _checked("two-body", spec)
     assert summary["impacts"] == 1 and summary["restitution"] is not None
 
 
-clearance = st.fixed_dictionaries({
-    "c": _log_uniform(5e-5, 1e-3),
-    "rb": st.floats(5e-3, 2e-2),
-    "omega": st.floats(100.0, 600.0),
-    "law": st.sampled_from(["hertz", "hunt-crossley", "lankarani-nikravesh", "flores"]),
-    "ce": st.floats(0.3, 1.0),
-    "mu": st.sampled_from([None, 0.01, 0.1]),
-    "integrator": st.sampled_from(["generalized-alpha", "adaptive"]),
-})  # fmt: skip
+clearance = st.fixed_dictionaries(
+    {
+        "c": _log_uniform(5e-5, 1e-3),
+        "rb": st.floats(5e-3, 2e-2),
+        "omega": st.floats(100.0, 600.0),
+        "law": st.sampled_from(["hertz", "hunt-crossley", "lankarani-nikravesh", "flores"]),
+        "ce": st.floats(0.3, 1.0),
+        "mu": st.sampled_from([None, 0.01, 0.1]),
+        "integrator": st.sampled_from(["generalized-alpha", "adaptive"]),
+    }
+)
 
 
 @settings(max_examples=16, **SETTINGS)
@@ -135,20 +154,33 @@ def test_clearance_slider_crank_checks_pass(d):
     contact = {"law": d["law"]}
     if d["law"] != "hertz":
         contact["restitution"] = d["ce"]
-    cl = {"joint": "wrist_pin", "bearing_radius": d["rb"], "journal_radius": d["rb"] - d["c"],
-          "E": 2.07e11, "nu": 0.3, "contact": contact}  # fmt: skip
+    cl = {
+        "joint": "wrist_pin",
+        "bearing_radius": d["rb"],
+        "journal_radius": d["rb"] - d["c"],
+        "E": 2.07e11,
+        "nu": 0.3,
+        "contact": contact,
+    }
     if d["mu"] is not None:
         cl["friction"] = {"law": "coulomb-transition", "mu": d["mu"]}
-    solver = ({"dt": 1e-5, "dt_contact": 1e-6, "step_control": True, "rho_inf": 0.8}
-              if d["integrator"] == "generalized-alpha"
-              else {"method": "DOP853", "rtol": 1e-9, "atol": 1e-12})  # fmt: skip
+    solver = (
+        {"dt": 1e-5, "dt_contact": 1e-6, "step_control": True, "rho_inf": 0.8}
+        if d["integrator"] == "generalized-alpha"
+        else {"method": "DOP853", "rtol": 1e-9, "atol": 1e-12}
+    )
     block = {
-        "kind": "slider-crank", "t_end": 6e-3, "integrator": d["integrator"], "sample_dt": 1e-5,
+        "kind": "slider-crank",
+        "t_end": 6e-3,
+        "integrator": d["integrator"],
+        "sample_dt": 1e-5,
         "crank": {"length": 0.05, "mass": 0.30, "inertia": 1e-5},
         "rod": {"model": "rigid", "length": 0.12, "mass": 0.21, "inertia": 2.5e-4},
-        "slider": {"mass": 0.14, "inertia": 1e-5}, "drive": {"omega": d["omega"]},
-        "solver": solver, "clearance": cl,
-    }  # fmt: skip
+        "slider": {"mass": 0.14, "inertia": 1e-5},
+        "drive": {"omega": d["omega"]},
+        "solver": solver,
+        "clearance": cl,
+    }
     spec = resolve_mechanism({"mechanisms": {"crank": block}}, "crank")
     summary = _checked("clearance", spec)
     IMPACTS.append(summary["impacts"])

@@ -141,8 +141,9 @@ def test_envelope_of_am_signal():
     fft_err = N_EPS * np.log2(t.size) * EPS * np.linalg.norm(y - y.mean())
     np.testing.assert_allclose(env.amplitude[mid], amp[mid], rtol=0, atol=fft_err)
     phase_err = EPS * np.abs(env.phase).max() + fft_err / amp.min()
-    np.testing.assert_allclose(env.inst_omega[mid], TWO_PI * 20.0, rtol=0,
-                               atol=2 * phase_err / (2 * 1e-3))  # fmt: skip
+    np.testing.assert_allclose(
+        env.inst_omega[mid], TWO_PI * 20.0, rtol=0, atol=2 * phase_err / (2 * 1e-3)
+    )
     assert np.mean(env.trend) == pytest.approx(3.0, rel=0, abs=t.size * EPS * np.abs(y).max())
 
 
@@ -289,13 +290,20 @@ def test_curvature_from_nodes_matches_element_curvature_under_gravity():
     assert np.all(np.abs(k_sp[0] - k_el[0]) <= bound)
     # the bending energy of the samples against the model's own (integrated at Gauss points),
     # and the concentration metrics
-    keys = ("bending_energy", "peak_to_mean", "energy_fraction_outer", "gini",
-            "participation_ratio")  # fmt: skip
+    keys = (
+        "bending_energy",
+        "peak_to_mean",
+        "energy_fraction_outer",
+        "gini",
+        "participation_ratio",
+    )
     m_el = [R.concentration_metrics(p.X, p.dkappa, p.EI) for p, _ in runs]
     m_sp = [R.concentration_metrics(c.X, c.dkappa, c.EI) for _, c in runs]
     for key in keys:
-        est = FS * (refinement_estimate(*(m[key] for m in m_el))
-                    + refinement_estimate(*(m[key] for m in m_sp)))  # fmt: skip
+        est = FS * (
+            refinement_estimate(*(m[key] for m in m_el))
+            + refinement_estimate(*(m[key] for m in m_sp))
+        )
         assert abs(m_sp[0][key] - m_el[0][key]) <= est, key
     m1 = m_el[0]
     assert m1["x_peak"] == 0.0 and m1["kappa_peak"] < 0  # bending down, peak at the clamp
@@ -385,8 +393,9 @@ def test_summarize_run_on_explicit_simulation():
     w1_static = modal_analysis(model, n_modes=1, about="static").omega[0]
     tip = solve_static(model).tip_y
     dt = float(ds.attrs["dt"])
-    shift = abs(w1_static - w1) + w1 * (geometric_nonlinearity(model, tip) / abs(tip)
-                                        + (w1 * dt) ** 2 / 24)  # fmt: skip
+    shift = abs(w1_static - w1) + w1 * (
+        geometric_nonlinearity(model, tip) / abs(tip) + (w1 * dt) ** 2 / 24
+    )
     t, y = ds["time"].values, ds["tip_y"].values
     spec = R.tip_spectrum(t, y)
     f1 = w1 / TWO_PI

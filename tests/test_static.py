@@ -41,8 +41,9 @@ def test_zero_gravity_static_solves_from_a_perturbed_start():
     # residual's sampled round-off (measured max 2.2e-16 m against a bound of 2.1e-15 m;
     # largest share of its bound 0.31)
     corr = np.abs(m.tangent_solve(r.q, m.residual_free(r.q, 0.0)))
-    rnd = np.max([np.abs(m.tangent_solve(r.q, d)) for d in residual_roundoff_samples(m, r.q)],
-                 axis=0)  # fmt: skip
+    rnd = np.max(
+        [np.abs(m.tangent_solve(r.q, d)) for d in residual_roundoff_samples(m, r.q)], axis=0
+    )
     assert np.all(np.abs(r.q - m.reference())[4:] <= corr + 4.0 * rnd)
 
 
@@ -174,7 +175,6 @@ def test_load_stepping_reaches_same_solution():
     m = make_model(**{"material.E0": 2.07e7})
     r1 = solve_static(m)
     r2 = solve_static(m, load_steps=7)
-    b1, b2 = (static_solution_error(m, r.q, [tip_gradients(m, r.q)["tip_y"]])[0]
-              for r in (r1, r2))  # fmt: skip
+    b1, b2 = (static_solution_error(m, r.q, [tip_gradients(m, r.q)["tip_y"]])[0] for r in (r1, r2))
     assert abs(r2.tip_y - r1.tip_y) <= b1 + b2
     assert r2.load_steps >= 7

@@ -76,9 +76,12 @@ def test_newmark_constant_is_not_the_generalized_alpha_one():
 def first_impact():
     """Reference and error-rule runs over the first impact (rigid rod, friction mu = 0.01)."""
     out = {}
-    for name, kw in [("ref", REF), ("1e-9", {**RULE, "step_tol": 1e-9}),
-                     ("1.25e-10", {**RULE, "step_tol": 1.25e-10}),
-                     ("1.5625e-11", {**RULE, "step_tol": 1.5625e-11})]:  # fmt: skip
+    for name, kw in [
+        ("ref", REF),
+        ("1e-9", {**RULE, "step_tol": 1e-9}),
+        ("1.25e-10", {**RULE, "step_tol": 1.25e-10}),
+        ("1.5625e-11", {**RULE, "step_tol": 1.5625e-11}),
+    ]:
         _, res, _, _ = _run(_block(mu=0.01), t_end=T_FIRST, **kw)
         out[name] = res
     return out
@@ -88,8 +91,9 @@ def test_steps_follow_the_tolerance(first_impact):
     """Steps in contact scale as tol^(-1/3) (local error ~ h^3): 8x tighter, 2x the steps;
     band +-25 % for the steps' discreteness (equal steps to each sample time, the located
     onset, the first steps of dt_contact)."""
-    n = [sum(first_impact[k].stats["step_hist_contact"]) for k in ("1e-9", "1.25e-10",
-                                                                    "1.5625e-11")]  # fmt: skip
+    n = [
+        sum(first_impact[k].stats["step_hist_contact"]) for k in ("1e-9", "1.25e-10", "1.5625e-11")
+    ]
     for a, b in zip(n, n[1:], strict=False):
         assert 1.5 < b / a < 2.5, n
 

@@ -229,9 +229,21 @@ def test_report_tolerances_come_from_the_pipeline_defaults():
     from ancf_beam.studies.checks import report_tolerances
 
     reports = [k for k, v in PIPELINE_DEFAULTS.items() if "tolerances" in v]
-    assert {"case_report", "comparison", "convergence", "critical_dt", "validation", "defects",
-            "identification", "integrators", "scaling", "mechanisms", "clearance_sweep",
-            "contact_laws", "flagship"} == set(reports)  # fmt: skip
+    assert {
+        "case_report",
+        "comparison",
+        "convergence",
+        "critical_dt",
+        "validation",
+        "defects",
+        "identification",
+        "integrators",
+        "scaling",
+        "mechanisms",
+        "clearance_sweep",
+        "contact_laws",
+        "flagship",
+    } == set(reports)
     for r in reports:
         assert report_tolerances(r) == PIPELINE_DEFAULTS[r]["tolerances"]
     assert report_tolerances("convergence", {"estimate_factor": 3.0})["estimate_factor"] == 3.0
@@ -247,8 +259,7 @@ def test_seed_audit_rows():
     from conftest import BETA_L, EI, RHOA, L, Q
 
     rows = {r.quantity: r for r in run_seed_audit()}
-    assert {r.verdict for r in rows.values()} <= {"holds", "wrong", "conservative",
-                                                  "not checkable"}  # fmt: skip
+    assert {r.verdict for r in rows.values()} <= {"holds", "wrong", "conservative", "not checkable"}
     for r in rows.values():
         assert math.isfinite(r.computed) or r.verdict == "not checkable", r
     w1 = rows["omega_1 of the uniform seed beam"]

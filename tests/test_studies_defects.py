@@ -145,9 +145,15 @@ def test_response_study(damage_runs):
     case, st, mo, si = damage_runs
     rs = run_response(case, st, si)
     assert rs.attrs["study"] == "response" and rs.attrs["families"] == "damage"
-    for var, unit in {"peak_omega": "rad/s", "static_dkappa": "1/m", "static_EI": "N m^2",
-                      "spectrum_psd": "m^2/Hz", "damage_final": "1",
-                      "omega_damaged_final": "rad/s", "static_gini": "1"}.items():  # fmt: skip
+    for var, unit in {
+        "peak_omega": "rad/s",
+        "static_dkappa": "1/m",
+        "static_EI": "N m^2",
+        "spectrum_psd": "m^2/Hz",
+        "damage_final": "1",
+        "omega_damaged_final": "rad/s",
+        "static_gini": "1",
+    }.items():
         assert rs[var].attrs["units"] == unit, var
     # damage lowers the frequencies; the damaged beam's omega_1 is what the tip shows
     assert float(rs["omega_damaged_final"][0]) < float(mo["omega"][0])
@@ -191,8 +197,13 @@ def test_identification_study_small():
     assert ds.sizes["truth"] == 1 and ds.sizes["draw"] == 2
     # within the first-order bias the forward model's error explains (the identification
     # report's bound)
-    bias = (FS * float(ds["clean_lam_std"][0]) * float(ds["model_discrepancy"][0])
-            / float(ds.attrs["sigma_rel"]) + OPTIMISER_STEP)  # fmt: skip
+    bias = (
+        FS
+        * float(ds["clean_lam_std"][0])
+        * float(ds["model_discrepancy"][0])
+        / float(ds.attrs["sigma_rel"])
+        + OPTIMISER_STEP
+    )
     assert abs(float(ds["clean_lam_est"][0]) - 0.6) <= bias
     assert np.all(ds["control_identifiable"].values == 0)
     assert ds["lam_z"].attrs["units"] == "1"

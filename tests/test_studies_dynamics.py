@@ -80,17 +80,22 @@ def test_generalized_alpha_spectral_radius_at_infinity(rho_inf):
     """At Omega = 1e6 the radius is still 1e-4 from its limit (it approaches it like
     Omega^(-2/3)): within FS x the refinement estimate from Omega = 1e6, 1e7, 1e8 (the gap
     falls at least by half per decade; 3.1e-4)."""
-    rad = [np.max(np.abs(np.linalg.eigvals(amplification_matrix("generalized-alpha", o,
-                                                                rho_inf=rho_inf))))
-           for o in (1e6, 1e7, 1e8)]  # fmt: skip
+    rad = [
+        np.max(
+            np.abs(np.linalg.eigvals(amplification_matrix("generalized-alpha", o, rho_inf=rho_inf)))
+        )
+        for o in (1e6, 1e7, 1e8)
+    ]
     assert rad[0] == pytest.approx(rho_inf, abs=FS * refinement_estimate(*rad) + 16 * EPS)
 
 
 def test_generalized_alpha_second_order_and_rho_one_is_newmark():
     # order 2 within its pre-asymptotic deviation, FS x twice the change of the local order
     # from the previous halving (measured 1.9e-4)
-    e = [linear_step_properties("generalized-alpha", w, rho_inf=0.8)["period_error"]
-         for w in (0.1, 0.05, 0.025)]  # fmt: skip
+    e = [
+        linear_step_properties("generalized-alpha", w, rho_inf=0.8)["period_error"]
+        for w in (0.1, 0.05, 0.025)
+    ]
     local = [math.log(e[0] / e[1], 2), math.log(e[1] / e[2], 2)]
     assert abs(local[1] - 2.0) <= FS * 2 * abs(local[1] - local[0])
     # rho_inf = 1 is Newmark's average acceleration: the same eigenvalues to round-off
@@ -201,8 +206,14 @@ def test_integrator_study_dataset(small_study):
     assert ds.sizes["run"] == 2 + 3 * 2 + 4
     assert ds.attrs["reference_run"] == str(ds["run"].values[0])
     assert ds["dt"].values[1] == pytest.approx(4 * ds["dt"].values[0], rel=4 * EPS)
-    for var, unit in {"tip_y": "m", "time": "s", "period_error": "1", "wall_s": "s",
-                      "decay_rate": "1/s", "omega_fit": "rad/s"}.items():  # fmt: skip
+    for var, unit in {
+        "tip_y": "m",
+        "time": "s",
+        "period_error": "1",
+        "wall_s": "s",
+        "decay_rate": "1/s",
+        "omega_fit": "rad/s",
+    }.items():
         assert ds[var].attrs["units"] == unit, var
     implicit = ds["integrator"].values != "central-difference"
     assert np.all(ds["newton_mean"].values[implicit] >= 1)
@@ -241,9 +252,13 @@ def test_half_load_estimate_matches_the_linear_strain_model(small_study):
     lin = case_with(**{"mesh.n_elements": 4, "mesh.strain": "linear"})
     hist = []
     for i in (0, 1):
-        st = DynamicsSettings.from_case(lin, integrator="central-difference",
-                                        dt=float(ds["dt"][i]), t_end=ds.attrs["t_end"],
-                                        damping=(0.0, 0.0))  # fmt: skip
+        st = DynamicsSettings.from_case(
+            lin,
+            integrator="central-difference",
+            dt=float(ds["dt"][i]),
+            t_end=ds.attrs["t_end"],
+            damping=(0.0, 0.0),
+        )
         r = simulate(BeamModel(lin), st, progress=False)
         hist.append((r.t, r.tip_y))
     n = hist[1][0].size
@@ -272,9 +287,15 @@ def test_recommendation_table(small_study):
 def test_scaling_study_labels_projection():
     case = case_with()
     ds = run_scaling_study(
-        case, [2, 4, 8], t_end=0.05, full_max_elements=4, window_wall_s=0.05,
-        min_window_steps=200, per_period_candidates=(50, 200), tip_error_target=0.05,
-    )  # fmt: skip
+        case,
+        [2, 4, 8],
+        t_end=0.05,
+        full_max_elements=4,
+        window_wall_s=0.05,
+        min_window_steps=200,
+        per_period_candidates=(50, 200),
+        tip_error_target=0.05,
+    )
     src = list(ds["explicit_cost_source"].values)
     assert src[:2] == ["measured full run"] * 2
     assert src[2].startswith("projected from a measured window of")

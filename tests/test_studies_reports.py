@@ -17,15 +17,32 @@ from ancf_beam.studies.presentation import (
 )
 
 PARAMS = {
-    "beam.length": 1.0, "beam.width": 0.02, "beam.height": 0.02, "material.E0": 2.07e11,
-    "material.rho": 7850.0, "defect.lam": 0.0, "defect.n": 1.0, "defect.table": "none",
-    "defect.rho.lam": 0.0, "defect.rho.n": 1.0, "defect.rho.table": "none",
-    "defect.width.lam": 0.0, "defect.width.n": 1.0, "defect.width.table": "none",
-    "defect.height.lam": 0.0, "defect.height.n": 1.0, "defect.height.table": "none",
-    "imperfection.kappa0": 0.0, "imperfection.profile": "uniform",
-    "imperfection.tip_offset": "none", "damage.enabled": 0, "damage.threshold": 1e-3,
-    "damage.softening": 1e-3, "damage.d_max": 0.9, "mesh.n_elements": 20,
-}  # fmt: skip
+    "beam.length": 1.0,
+    "beam.width": 0.02,
+    "beam.height": 0.02,
+    "material.E0": 2.07e11,
+    "material.rho": 7850.0,
+    "defect.lam": 0.0,
+    "defect.n": 1.0,
+    "defect.table": "none",
+    "defect.rho.lam": 0.0,
+    "defect.rho.n": 1.0,
+    "defect.rho.table": "none",
+    "defect.width.lam": 0.0,
+    "defect.width.n": 1.0,
+    "defect.width.table": "none",
+    "defect.height.lam": 0.0,
+    "defect.height.n": 1.0,
+    "defect.height.table": "none",
+    "imperfection.kappa0": 0.0,
+    "imperfection.profile": "uniform",
+    "imperfection.tip_offset": "none",
+    "damage.enabled": 0,
+    "damage.threshold": 1e-3,
+    "damage.softening": 1e-3,
+    "damage.d_max": 0.9,
+    "mesh.n_elements": 20,
+}
 
 
 def _case_datasets(tip0=(1.0, 0.0)):
@@ -35,21 +52,36 @@ def _case_datasets(tip0=(1.0, 0.0)):
     kin = 2.0 * np.sin(5 * t) ** 2
     attrs = {f"param.{k}": v for k, v in PARAMS.items()}
     prov = {"config_hash": "h", "package_version": "0", "git_commit": "c", "wall_s": 1.0}
-    st = xr.Dataset({"tip_x": tip0[0] - 1e-6, "tip_y": tip0[1] - 2e-3, "tip_angle_deg": -0.1},
-                    attrs={**attrs, **prov})  # fmt: skip
+    st = xr.Dataset(
+        {"tip_x": tip0[0] - 1e-6, "tip_y": tip0[1] - 2e-3, "tip_angle_deg": -0.1},
+        attrs={**attrs, **prov},
+    )
     mo = xr.Dataset({"omega": ("mode", [10.0, 60.0])}, attrs={"wall_s": 1.0})
     si = xr.Dataset(
-        {"tip_x": ("time", np.full(t.size, tip0[0])),
-         "tip_y": ("time", tip0[1] - 2e-3 * (1 - np.cos(5 * t))),
-         "kinetic": ("time", kin), "strain": ("time", 3.0 * kin), "gravity": ("time", -4.0 * kin),
-         "x_node": ("node", np.linspace(0, 1, 21))},
+        {
+            "tip_x": ("time", np.full(t.size, tip0[0])),
+            "tip_y": ("time", tip0[1] - 2e-3 * (1 - np.cos(5 * t))),
+            "kinetic": ("time", kin),
+            "strain": ("time", 3.0 * kin),
+            "gravity": ("time", -4.0 * kin),
+            "x_node": ("node", np.linspace(0, 1, 21)),
+        },
         coords={"time": t},
-        attrs={"t_end": 1.0, "dt": 1e-4, "dt_safety": 0.8, "steps": 10000,
-               "tip_y_min": tip0[1] - 4e-3, "tip_y_mean": tip0[1] - 2e-3,
-               "energy_drift_rel": 1e-8, "wall_s": 1.0},
-    )  # fmt: skip
-    cr = xr.Dataset({"dt_critical": 1.25e-4, "dt_element_bound": 1e-4},
-                    attrs={"governing_mode": "axial", "wall_s": 1.0})  # fmt: skip
+        attrs={
+            "t_end": 1.0,
+            "dt": 1e-4,
+            "dt_safety": 0.8,
+            "steps": 10000,
+            "tip_y_min": tip0[1] - 4e-3,
+            "tip_y_mean": tip0[1] - 2e-3,
+            "energy_drift_rel": 1e-8,
+            "wall_s": 1.0,
+        },
+    )
+    cr = xr.Dataset(
+        {"dt_critical": 1.25e-4, "dt_element_bound": 1e-4},
+        attrs={"governing_mode": "axial", "wall_s": 1.0},
+    )
     va = xr.Dataset(attrs={"n_pass": 3, "n_checks": 3, "wall_s": 1.0})
     return {"static": st, "modal": mo, "simulate": si, "critical_dt": cr, "validation": va}
 
@@ -116,8 +148,9 @@ def test_defect_laws_name_only_the_case_laws():
     assert len(dmg) == 1 and "damage" in dmg[0] and "E(x)" not in dmg[0]
     curved = defect_laws({**PARAMS, "imperfection.kappa0": 0.2})
     assert "kappa0 = 0.2 1/m" in curved[0]
-    prof = defect_profiles({**PARAMS, "defect.height.lam": 0.4, "defect.height.n": 2.0},
-                           np.array([0.0, 0.5, 1.0]))  # fmt: skip
+    prof = defect_profiles(
+        {**PARAMS, "defect.height.lam": 0.4, "defect.height.n": 2.0}, np.array([0.0, 0.5, 1.0])
+    )
     np.testing.assert_allclose(prof["h/h0"], [1.0, 0.9, 0.6])
     np.testing.assert_allclose(prof["E/E0"], 1.0)
 

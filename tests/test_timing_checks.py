@@ -16,8 +16,9 @@ from ancf_beam.studies.presentation import headline, report_counts
 TIMING = ("explicit cost exponent", "implicit cost exponent", "window projection")
 
 
-def _scaling(explicit_exponent: float, implicit_exponent: float, projected: float,
-             tip_error: float) -> xr.Dataset:  # fmt: skip
+def _scaling(
+    explicit_exponent: float, implicit_exponent: float, projected: float, tip_error: float
+) -> xr.Dataset:
     """A scaling-study result (the fields :func:`scaling_checks` reads) on 8, 16, 32 elements:
     ``1/dt_cr ~ n^2``, the full run on 8 elements measured at 1 s."""
     n = np.array([8, 16, 32])
@@ -31,10 +32,16 @@ def _scaling(explicit_exponent: float, implicit_exponent: float, projected: floa
             "implicit_tip_error_fine": ("mesh", [np.nan, np.nan, tip_error]),
         },
         coords={"mesh": n},
-        attrs={"case": "uniform", "fit_min_elements": 8, "explicit_exponent": explicit_exponent,
-               "implicit_exponent": implicit_exponent, "calibration_mesh": 8,
-               "tip_error_target": 0.01, "per_period_met_target": 1},
-    )  # fmt: skip
+        attrs={
+            "case": "uniform",
+            "fit_min_elements": 8,
+            "explicit_exponent": explicit_exponent,
+            "implicit_exponent": implicit_exponent,
+            "calibration_mesh": 8,
+            "tip_error_target": 0.01,
+            "per_period_met_target": 1,
+        },
+    )
 
 
 def _timing(rows):
@@ -66,8 +73,11 @@ def test_deterministic_scaling_checks_still_decide():
 
 
 def test_counts_headline_and_index_leave_info_rows_out():
-    rows = [check("a", 1.0, 1.0, 0.1), check("b", 1.0, 2.0, 0.1),
-            check("t", 1.0, 5.0, 0.1, informational=True)]  # fmt: skip
+    rows = [
+        check("a", 1.0, 1.0, 0.1),
+        check("b", 1.0, 2.0, 0.1),
+        check("t", 1.0, 5.0, 0.1, informational=True),
+    ]
     assert [r["status"] for r in rows] == ["PASS", "FAIL", INFO]
     assert check_counts(rows) == {"n_checks": 2, "n_pass": 1, "n_fail": 1, "n_info": 1}
     box = headline("Q?", [], rows)

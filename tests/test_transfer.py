@@ -313,8 +313,9 @@ def test_stepped_frequencies_converge_to_fe(name, EI, rhoA):
     assert np.all(np.diff(om, axis=1) > 0)
     diffs = np.abs(np.diff(om, axis=0))
     orders = np.log2(diffs[:-1] / diffs[1:])[:, :3]
-    assert np.all(np.abs(orders[-1] - 2.0) <= FS * np.abs(orders[-1] - orders[-2]) / (1 - 0.25)
-                  + 1e-3), orders  # (1e-3: the round-off of a ratio of differences 1e-9)
+    assert np.all(
+        np.abs(orders[-1] - 2.0) <= FS * np.abs(orders[-1] - orders[-2]) / (1 - 0.25) + 1e-3
+    ), orders  # (1e-3: the round-off of a ratio of differences 1e-9)
 
     ref, fe_err = _fe_reference(EI, rhoA)
     st_err = FS * np.abs(om[-1, :3] - om[-2, :3]) / 3.0

@@ -54,13 +54,23 @@ def test_stepped_exponents():
     assert stepped_exponents(case_with()) == [2.0, 4.0]
     assert stepped_exponents(case_with(**{"defect.lam": 0.5, "defect.n": 2.0})) == [2.0, 4.0]
     assert stepped_exponents(case_with(**{"defect.lam": 0.45, "defect.n": 1.5})) == [
-        2.0, 2.5, 3.5, 4.0]  # fmt: skip
+        2.0,
+        2.5,
+        3.5,
+        4.0,
+    ]
     # n < 1: the singular term leads; its multiples (x^0.5)^2 = x are regular
     assert stepped_exponents(case_with(**{"defect.lam": 0.9, "defect.n": 0.5}))[:3] == [
-        1.5, 2.0, 2.5]  # fmt: skip
+        1.5,
+        2.0,
+        2.5,
+    ]
     # sums of the families' exponents (EI ~ (1 - x^0.3)(1 - x^0.5)^3)
-    ex = stepped_exponents(case_with(**{"defect.lam": 0.2, "defect.n": 0.3,
-                                        "defect.height.lam": 0.2, "defect.height.n": 0.5}))
+    ex = stepped_exponents(
+        case_with(
+            **{"defect.lam": 0.2, "defect.n": 0.3, "defect.height.lam": 0.2, "defect.height.n": 0.5}
+        )
+    )
     assert ex[:4] == [1.3, 1.5, 1.6, 1.8]
 
 
@@ -70,8 +80,7 @@ def test_stepped_error_follows_its_exponents(lam, n):
     case = case_with(**{"defect.lam": lam, "defect.n": n})
     p = SectionProfile(case)
     exact = transfer.exact_graded_static(1.0, p.EI, p.q)["tip_deflection"]
-    tips = [transfer.stepped_static(1.0, p.EI, p.q, 40 * 2**k)["tip_deflection"]
-            for k in range(4)]  # fmt: skip
+    tips = [transfer.stepped_static(1.0, p.EI, p.q, 40 * 2**k)["tip_deflection"] for k in range(4)]
     ex = stepped_exponents(case)
     err = np.abs(stepped_richardson(tips, ex[0]) - exact)
     observed = math.log2(err[1] / err[2])
@@ -85,12 +94,12 @@ def test_stepped_segments_on_table_breakpoints_keep_the_even_expansion():
     case = case_with(**{"defect.table": [[0, 1], [0.37, 0.5], [0.61, 1.2], [1, 0.8]]})
     p = SectionProfile(case)
     exact = transfer.exact_graded_static(1.0, p.EI, p.q)["tip_deflection"]
-    plain = [transfer.stepped_static(1.0, p.EI, p.q, 40 * 2**k)["tip_deflection"]
-             for k in range(3)]  # fmt: skip
+    plain = [transfer.stepped_static(1.0, p.EI, p.q, 40 * 2**k)["tip_deflection"] for k in range(3)]
     nodes = [transfer.segment_nodes(1.0, 40, [0.37, 0.61], 2**k) for k in range(3)]
     assert all(np.isin([0.37, 0.61], nd).all() for nd in nodes)
-    aligned = [transfer.stepped_static(1.0, p.EI, p.q, 0, nodes=nd)["tip_deflection"]
-               for nd in nodes]  # fmt: skip
+    aligned = [
+        transfer.stepped_static(1.0, p.EI, p.q, 0, nodes=nd)["tip_deflection"] for nd in nodes
+    ]
     e_plain = np.abs(stepped_richardson(plain, 2.0) - exact) / abs(exact)
     e_aligned = np.abs(stepped_richardson(aligned, 2.0) - exact) / abs(exact)
     assert e_plain.min() > 1e-5

@@ -51,11 +51,13 @@ def test_a_tenth_of_a_percent_bending_error_fails_validation(stiffer_bending):
     df = _validate()
     failed = set(df.loc[df["status"] == "FAIL", "check"])
     # statics: the tip moves 0.1 % (the case's bounds: 2.2e-7 of the tip, 9.5e-7 of the slope)
-    for name in ("static tip deflection: ANCF linear vs exact quadrature",
-                 "static tip slope: ANCF linear vs exact quadrature",
-                 "static tip displacement: ANCF vs extensible elastica",
-                 "static shape: ANCF nodes vs extensible elastica",
-                 "uniform counterpart: linear tip deflection vs -q L^4 / (8 EI)"):  # fmt: skip
+    for name in (
+        "static tip deflection: ANCF linear vs exact quadrature",
+        "static tip slope: ANCF linear vs exact quadrature",
+        "static tip displacement: ANCF vs extensible elastica",
+        "static shape: ANCF nodes vs extensible elastica",
+        "uniform counterpart: linear tip deflection vs -q L^4 / (8 EI)",
+    ):
         assert name in failed, (name, df.to_string())
     # frequencies: omega ~ sqrt(EI) moves 0.05 %, above the bounds (1.4e-7 to 6.1e-5)
     assert sum("omega_" in n for n in failed) >= 6, df.to_string()

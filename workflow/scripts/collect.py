@@ -25,5 +25,9 @@ ds.attrs["package_fingerprint"] = snakemake.params.package
 write_netcdf(ds, snakemake.output.nc)
 table.to_csv(snakemake.output.csv, index=False)  # full precision (repr) round trip
 data_dictionary(table.columns).to_csv(snakemake.output.units, index=False)
-logging.info("collected %d cases; validation %d/%d PASS", len(table),
-             ds.attrs["validation_pass"], ds.attrs["validation_checks"])  # fmt: skip
+logging.info(
+    "collected %d cases; validation %d/%d PASS",
+    len(table),
+    ds.attrs["validation_pass"],
+    ds.attrs["validation_checks"],
+)

@@ -79,14 +79,22 @@ soft = int(dy.idxmin())
 first = summary.iloc[0]
 numbers = [
     ("cases", f"{len(summary)}: " + ", ".join(summary["case"].astype(str))),
-    ("static tip displacement", f"{1e3 * dy.iloc[0]:.4g} mm ({first['case']}) to "
-     f"{1e3 * dy[soft]:.4g} mm ({summary.loc[soft, 'case']})"),
-    ("first natural frequency", f"{summary['omega_1'].min():.4g} to "
-     f"{summary['omega_1'].max():.4g} rad/s ({first['omega_1']:.5g} rad/s for {first['case']})"),
-    ("critical explicit step at the run meshes", f"{1e6 * summary['dt_critical'].min():.4g} to "
-     f"{1e6 * summary['dt_critical'].max():.4g} us"),
+    (
+        "static tip displacement",
+        f"{1e3 * dy.iloc[0]:.4g} mm ({first['case']}) to "
+        f"{1e3 * dy[soft]:.4g} mm ({summary.loc[soft, 'case']})",
+    ),
+    (
+        "first natural frequency",
+        f"{summary['omega_1'].min():.4g} to "
+        f"{summary['omega_1'].max():.4g} rad/s ({first['omega_1']:.5g} rad/s for {first['case']})",
+    ),
+    (
+        "critical explicit step at the run meshes",
+        f"{1e6 * summary['dt_critical'].min():.4g} to {1e6 * summary['dt_critical'].max():.4g} us",
+    ),
     ("largest share of a tolerance used", f"{max(worst_all):.3g}" if worst_all else "-"),
-]  # fmt: skip
+]
 box = headline(
     "Does the gradient-defect ANCF cantilever model reproduce references computed another way "
     "for every case of the matrix, and what do the defects do to its statics and vibration?",

@@ -24,10 +24,16 @@ with read_netcdf(inp.modal) as mo:
 with read_netcdf(inp.static) as st:
     static_tip = float(st["tip_y"])
 ds = run_integrator_study(
-    case, dt_critical, omega_1, static_tip, t_end=s["t_end"], explicit_safety=s["explicit_safety"],
-    per_period=s["per_period"], damping_ratio=s["damping_ratio"],
+    case,
+    dt_critical,
+    omega_1,
+    static_tip,
+    t_end=s["t_end"],
+    explicit_safety=s["explicit_safety"],
+    per_period=s["per_period"],
+    damping_ratio=s["damping_ratio"],
     damped_per_period=s["damped_per_period"],
-)  # fmt: skip
+)
 ds.attrs.update(
     package_fingerprint=snakemake.params.package,
     dt_critical_source=str(inp.critical),
@@ -35,8 +41,19 @@ ds.attrs.update(
     static_tip_source=str(inp.static),
 )
 write_netcdf(ds, snakemake.output[0])
-for run, pe, dec, err, wall in zip(ds["run"].values, ds["period_error"].values,
-                                   ds["decay_per_period_rel"].values, ds["tip_error"].values,
-                                   ds["wall_s"].values, strict=True):  # fmt: skip
-    logging.info("%s: period error %.3e, decay/period %.3e, tip error %.3e, wall %.3g s",
-                 run, pe, dec, err, wall)  # fmt: skip
+for run, pe, dec, err, wall in zip(
+    ds["run"].values,
+    ds["period_error"].values,
+    ds["decay_per_period_rel"].values,
+    ds["tip_error"].values,
+    ds["wall_s"].values,
+    strict=True,
+):
+    logging.info(
+        "%s: period error %.3e, decay/period %.3e, tip error %.3e, wall %.3g s",
+        run,
+        pe,
+        dec,
+        err,
+        wall,
+    )

@@ -14,5 +14,10 @@ si = read_netcdf(snakemake.input.simulate)
 ds = run_response(case, st, si, n_modes=case.modal.n_modes)
 ds.attrs["package_fingerprint"] = snakemake.params.package
 write_netcdf(ds, snakemake.output[0])
-logging.info("response %s: peak %.5g rad/s, beat %s (%s)", case.name, float(ds["peak_omega"]),
-             bool(ds["has_beat"]), ds.attrs["beat_reason"])  # fmt: skip
+logging.info(
+    "response %s: peak %.5g rad/s, beat %s (%s)",
+    case.name,
+    float(ds["peak_omega"]),
+    bool(ds["has_beat"]),
+    ds.attrs["beat_reason"],
+)
