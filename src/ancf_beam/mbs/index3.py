@@ -70,61 +70,176 @@ def effective_lower(ab, mlb, c_a, out):
             out[k, j] = ab[_BW + k, j] + c_a * mlb[k, j]
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_predict(h, af, q, v, a, at, lam, S, G):
+    """Start of the Newton iteration of a step ``h``: the increment ``d`` of the positions and
+    the velocities ``vp`` and accelerations ``ap`` predicted from ``at``, the correction ``e``
+    zero, the multipliers ``lam_i`` those of the start (work arrays of ``G``)."""
+    d, e, vp, ap, lam_i = G[0], G[1], G[2], G[3], G[9]
+    for i in range(q.shape[0]):
+        d[i] = h * v[i] + (0.5 * h * h) * at[i]
+        vp[i] = v[i] + h * at[i]
+        ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
+        e[i] = 0.0
+    for k in range(S[5].shape[0]):
+        lam_i[k] = lam[k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_residual(t1, c_v, c_a, f_min, q, S, W, G):
+    """The iterate ``qi = q + d``, ``vi = vp + c_v e``, ``ai = ap + c_a e``, its forces and
+    constraints and the residual ``r = f - M ai - C^T lam_i``. Returns ``(energy, pot, |r|,
+    max|Phi|, f_ref, |qi|^2)``: ``f_ref`` the force scale of the tolerances, the largest of
+    ``f_min``, ``|f|``, ``|M ai|`` and ``|C^T lam_i|``."""
+    n = q.shape[0]
+    f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
+    pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
+    d, e, vp, ap, qi, vi, ai, r, ma = G[0], G[1], G[2], G[3], G[4], G[5], G[6], G[7], G[8]
+    lam_i = G[9]
+    qn = 0.0
+    for i in range(n):
+        qi[i] = q[i] + d[i]
+        vi[i] = vp[i] + c_v * e[i]
+        ai[i] = ap[i] + c_a * e[i]
+        qn += qi[i] * qi[i]
+    energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
+    core.eval_constraints(qi, vi, t1, S[5], S[6], dext, phi, jc, jv, jn, gam, phit, pp, pq)
+    sym_band_matvec(S[0], ai, ma)
+    fn = 0.0
+    mn = 0.0
+    for i in range(n):
+        fn += f[i] * f[i]
+        mn += ma[i] * ma[i]
+        r[i] = f[i] - ma[i]
+    core.jac_tmul_add(jc, jv, jn, lam_i, r, -1.0)
+    rn = 0.0
+    ln = 0.0
+    for i in range(n):
+        rn += r[i] * r[i]
+        x = f[i] - ma[i] - r[i]
+        ln += x * x
+    rn = np.sqrt(rn)
+    pmax = 0.0
+    for k in range(S[5].shape[0]):
+        pmax = max(pmax, abs(phi[k]))
+    f_ref = max(f_min, np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
+    return energy, pot, rn, pmax, f_ref, qn
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_factor(h, t1, c_v, c_a, ist, fst, S, W, G, L):
+    """Assemble and factorise the iteration matrix at the iterate (band, low-rank part of ``L``,
+    Schur complement of the constraint rows); False when it is singular (``ist[I_KIND]`` then
+    ``NO_FACTOR``; ``ist[I_REASON]`` ``SINGULAR`` for the constraint rows)."""
+    jc, jv, jn = W[3], W[4], W[5]
+    pp, pq, cols, vals, fstate = W[13], W[14], W[15], W[16], W[20]
+    qi, vi, lam_i, ab, lb = G[4], G[5], G[9], G[10], G[11]
+    fac, lu, piv, xpk, yk, sk, spk = G[12], G[13], G[14], G[15], G[16], G[17], G[18]
+    core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
+    effective_lower(ab, S[0], c_a, lb)
+    kind = band_factorize(lb, fac, lu, piv)
+    ist[I_KIND] = kind
+    fst[F_H] = h
+    if kind == NO_FACTOR:
+        return False
+    ist[I_FACT] += 1
+    if L is not None:  # (numba prunes the branches on L for L = None at compile time)
+        if core.lowrank_prepare(kind, fac, lu, piv, xpk, L) == 0.0:
+            ist[I_KIND] = NO_FACTOR  # the iteration matrix is singular
+            return False
+    if S[5].shape[0] > 0:
+        if L is not None:
+            ratio = core.schur_prepare_lr(kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk)
+        else:
+            ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
+        if ratio == 0.0:
+            ist[I_KIND] = NO_FACTOR
+            ist[I_REASON] = SINGULAR
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_correct(kind, S, W, G, L):
+    """Newton correction with the factorised matrix: ``r <- K^-1 r``, the multipliers by the
+    Schur complement, then ``e`` and ``d`` advanced by it. Returns ``(|dr|, |d|)``."""
+    phi, jc, jv, jn = W[1], W[3], W[4], W[5]
+    d, e, r, lam_i = G[0], G[1], G[7], G[9]
+    fac, lu, piv, xpk, yk, sk, spk, bk = G[12], G[13], G[14], G[15], G[16], G[17], G[18], G[19]
+    n = r.shape[0]
+    m = S[5].shape[0]
+    band_factor_solve(kind, fac, lu, piv, xpk, r)  # r <- K^-1 r
+    if L is not None:
+        core.lowrank_solve(L, r)
+    if m > 0:
+        core.jac_mul(jc, jv, jn, r, bk)
+        for k in range(m):
+            bk[k] += phi[k]
+        core.lu_solve(sk, spk, bk)
+        for k in range(m):
+            lam_i[k] += bk[k]
+            yr = yk[k]
+            lk = bk[k]
+            for i in range(n):
+                r[i] -= lk * yr[i]
+    dn = 0.0
+    dt2 = 0.0
+    for i in range(n):
+        x = r[i]
+        dn += x * x
+        e[i] += x
+        d[i] += x
+        dt2 += d[i] * d[i]
+    return np.sqrt(dn), np.sqrt(dt2)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_accept(h, t1, energy, pot, q, v, a, at, lam, par, fst, S, W, G):
+    """Take the converged iterate as the state at ``t1`` (velocity projection if asked), update
+    the carried force state and book the energies and the drives' work over the step."""
+    e, qi, vi, ai, lam_i = G[1], G[4], G[5], G[6], G[9]
+    n = q.shape[0]
+    m = S[5].shape[0]
+    inv_bh2 = 1.0 / (par[P_BETA] * h * h)
+    for i in range(n):
+        q[i] = qi[i]
+        v[i] = vi[i]
+        at[i] += e[i] * inv_bh2
+        a[i] = ai[i]
+    for k in range(m):
+        lam[k] = lam_i[k]
+    if par[P_PROJ] != 0.0 and m > 0:
+        flags = W[21]
+        if not (S[9] and flags[0] == 1):
+            core.schur_prepare(1, S[1], W[17], W[18], W[12], W[3], W[4], W[5], W[8], W[9], W[10])
+            flags[0] = 1
+        core.project_velocity(q, v, t1, S, W)
+    core.update_force_state(q, v, t1, S, W[20])
+    fst[F_ENERGY] = energy
+    fst[F_POT] = pot
+    # work of the drives over the step (trapezoidal rule; Phi_t at the converged state)
+    power = drive_power(lam, W[7])
+    fst[F_WORK] += 0.5 * h * (fst[F_POWER] + power)
+    fst[F_POWER] = power
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     """One Newton-solved index-3 step of size ``h`` ending at ``t1`` (``L``: the low-rank part
     of the force elements outside the band, None without them: the band path alone). On
     success the state is overwritten and (True, iterations) returned; on failure it is left
     untouched and the failure described in ``ist``/``fst``."""
-    n = q.shape[0]
-    mlb = S[0]
-    ei = S[5]
-    ef = S[6]
-    m = ei.shape[0]
-    (
-        f,
-        phi,
-        dphi,
-        jc,
-        jv,
-        jn,
-        gam,
-        phit,
-        y,
-        smat,
-        spiv,
-        bm,
-        xp,
-        pp,
-        pq,
-        cols,
-        vals,
-        lu_d,
-        piv_d,
-        dext,
-        fstate,
-        flags,
-    ) = W
-    (d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk) = G
     beta = par[P_BETA]
     af = par[P_AF]
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
     c_v = par[P_GAMMA] / (beta * h)
     tol = par[P_TOL]
-    loose = par[P_LOOSE]
     floor = par[P_FLOOR]
     # constraint residual measured as the inertial force it leaves: c_a m_ref |Phi| (Arnold &
     # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
     phi_scale = c_a * par[P_MREF]
-    max_iter = int(par[P_MAXIT])
     modified = par[P_MODIFIED] != 0.0
-    for i in range(n):
-        d[i] = h * v[i] + (0.5 * h * h) * at[i]
-        vp[i] = v[i] + h * at[i]
-        ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
-        e[i] = 0.0
-    for k in range(m):
-        lam_i[k] = lam[k]
+    _ga_predict(h, af, q, v, a, at, lam, S, G)
     it = 0
     prev = np.inf
     dnorm = np.inf
@@ -137,99 +252,29 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     converged = False
     ist[I_REASON] = NEWTON_FAIL
     while True:
-        qn = 0.0
-        for i in range(n):
-            qi[i] = q[i] + d[i]
-            vi[i] = vp[i] + c_v * e[i]
-            ai[i] = ap[i] + c_a * e[i]
-            qn += qi[i] * qi[i]
-        energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
-        core.eval_constraints(qi, vi, t1, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq)
-        sym_band_matvec(mlb, ai, ma)
-        fn = 0.0
-        mn = 0.0
-        for i in range(n):
-            fn += f[i] * f[i]
-            mn += ma[i] * ma[i]
-            r[i] = f[i] - ma[i]
-        core.jac_tmul_add(jc, jv, jn, lam_i, r, -1.0)
-        rn = 0.0
-        ln = 0.0
-        for i in range(n):
-            rn += r[i] * r[i]
-            x = f[i] - ma[i] - r[i]
-            ln += x * x
-        rn = np.sqrt(rn)
-        pmax = 0.0
-        for k in range(m):
-            pmax = max(pmax, abs(phi[k]))
+        energy, pot, rn, pmax, f_ref, qn = _ga_residual(t1, c_v, c_a, par[P_FMIN], q, S, W, G)
         if not (np.isfinite(rn) and np.isfinite(pmax)):
             ist[I_REASON] = NONFINITE
             break
-        f_ref = max(par[P_FMIN], np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
         tol_r = max(tol * f_ref, floor)
         phi_tol = max(tol * f_ref / phi_scale, par[P_PHIFLOOR])
         if rn <= tol_r and pmax <= phi_tol:
             converged = True
             break
-        if it > 0 and rn <= max(loose * f_ref, floor) and pmax <= phi_tol:
+        if it > 0 and rn <= max(par[P_LOOSE] * f_ref, floor) and pmax <= phi_tol:
             if dnorm <= max(par[P_INC] * dtot, _ROUNDOFF * np.sqrt(qn)):
                 ist[I_INCR] += 1
                 converged = True
                 break
-        if it >= max_iter:
+        if it >= int(par[P_MAXIT]):
             break
         if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
             refactor = True
         if refactor:
-            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
-            effective_lower(ab, mlb, c_a, lb)
-            kind = band_factorize(lb, fac, lu, piv)
-            ist[I_KIND] = kind
-            fst[F_H] = h
-            if kind == NO_FACTOR:
+            if not _ga_factor(h, t1, c_v, c_a, ist, fst, S, W, G, L):
                 break
-            ist[I_FACT] += 1
-            if L is not None:  # (numba prunes the branches on L for L = None at compile time)
-                if core.lowrank_prepare(kind, fac, lu, piv, xpk, L) == 0.0:
-                    ist[I_KIND] = NO_FACTOR  # the iteration matrix is singular
-                    break
-            if m > 0:
-                if L is not None:
-                    ratio = core.schur_prepare_lr(
-                        kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk
-                    )
-                else:
-                    ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
-                if ratio == 0.0:
-                    ist[I_KIND] = NO_FACTOR
-                    ist[I_REASON] = SINGULAR
-                    break
             refactor = not modified
-        band_factor_solve(ist[I_KIND], fac, lu, piv, xpk, r)  # r <- K^-1 r
-        if L is not None:
-            core.lowrank_solve(L, r)
-        if m > 0:
-            core.jac_mul(jc, jv, jn, r, bk)
-            for k in range(m):
-                bk[k] += phi[k]
-            core.lu_solve(sk, spk, bk)
-            for k in range(m):
-                lam_i[k] += bk[k]
-                yr = yk[k]
-                lk = bk[k]
-                for i in range(n):
-                    r[i] -= lk * yr[i]
-        dn = 0.0
-        dt2 = 0.0
-        for i in range(n):
-            x = r[i]
-            dn += x * x
-            e[i] += x
-            d[i] += x
-            dt2 += d[i] * d[i]
-        dnorm = np.sqrt(dn)
-        dtot = np.sqrt(dt2)
+        dnorm, dtot = _ga_correct(ist[I_KIND], S, W, G, L)
         if not np.isfinite(dnorm):
             ist[I_REASON] = NONFINITE
             break
@@ -242,26 +287,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
         if modified:
             ist[I_KIND] = NO_FACTOR
         return False, it
-    inv_bh2 = 1.0 / (beta * h * h)
-    for i in range(n):
-        q[i] = qi[i]
-        v[i] = vi[i]
-        at[i] += e[i] * inv_bh2
-        a[i] = ai[i]
-    for k in range(m):
-        lam[k] = lam_i[k]
-    if par[P_PROJ] != 0.0 and m > 0:
-        if not (S[9] and flags[0] == 1):
-            core.schur_prepare(1, S[1], lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
-            flags[0] = 1
-        core.project_velocity(q, v, t1, S, W)
-    core.update_force_state(q, v, t1, S, fstate)
-    fst[F_ENERGY] = energy
-    fst[F_POT] = pot
-    # work of the drives over the step (trapezoidal rule; Phi_t at the converged state)
-    power = drive_power(lam, phit)
-    fst[F_WORK] += 0.5 * h * (fst[F_POWER] + power)
-    fst[F_POWER] = power
+    _ga_accept(h, t1, energy, pot, q, v, a, at, lam, par, fst, S, W, G)
     return True, it
 
 
