@@ -28,6 +28,38 @@ from ancf_beam.mbs.timeloop import (
 __all__ = ["cd_chunk", "run_explicit"]
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _cd_step(h, t1, q, v, a, lam, S, W, alpha, beta, proj, ptol, lref, vs):
+    """One velocity-Verlet step of size ``h`` ending at ``t1``: half-step velocity, positions
+    (projected if ``proj``), the accelerations and multipliers of the index-1 form there, the
+    other half-step velocity (projected if ``proj``). Returns ``(status, energy, pot)``:
+    ``SINGULAR`` for a singular constraint Jacobian, ``NONFINITE`` for a state that is not
+    finite or a coordinate that moves more than ``lref`` in the step."""
+    n = q.shape[0]
+    for i in range(n):
+        v[i] += 0.5 * h * a[i]
+        q[i] += h * v[i]
+    if proj:
+        core.project_position(q, t1, S, W, ptol, 3)
+    for i in range(n):
+        vs[i] = v[i] + 0.5 * h * a[i]
+    energy, pot, _, _, ratio = core.accel_index1(q, vs, t1, S, W, alpha, beta, a, lam)
+    if ratio == 0.0:
+        return SINGULAR, energy, pot
+    finite = np.isfinite(energy)
+    vmax = 0.0
+    for i in range(n):
+        v[i] += 0.5 * h * a[i]
+        vmax = max(vmax, abs(v[i]))
+        if not np.isfinite(v[i]):
+            finite = False
+    if not finite or vmax * h > lref:
+        return NONFINITE, energy, pot
+    if proj:
+        core.project_velocity(q, v, t1, S, W)
+    return OK, energy, pot
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def cd_chunk(
     n_steps,
@@ -52,22 +84,16 @@ def cd_chunk(
     work,
     sample_every,
     q_ref,
-    out_q,
-    out_v,
-    out_a,
-    out_l,
-    out_e,
-    mv,
-    out_s,
+    bufs,
     i_sample,
 ):
-    """Up to ``n_steps`` central-difference steps of the ``n_total`` of a run (steps of ``dt``,
-    the last one of ``h_last``, ending at ``t_end``; the final state is always recorded);
-    returns (steps done, status, i_sample, dissipated work, work fed in by the drives). A state
-    that is not finite, or a coordinate that moves more than ``lref`` in one step (an unstable
-    run long before it overflows), stops the loop. ``W[7]`` must hold ``Phi_t`` at the start
-    (the last evaluation)."""
-    n = q.shape[0]
+    """Up to ``n_steps`` central-difference steps (:func:`_cd_step`) of the ``n_total`` of a run
+    (steps of ``dt``, the last one of ``h_last``, ending at ``t_end``; the final state is always
+    recorded into the sample buffers ``bufs``); returns (steps done, status, i_sample,
+    dissipated work, work fed in by the drives). A state that is not finite, or a coordinate
+    that moves more than ``lref`` in one step (an unstable run long before it overflows), stops
+    the loop. ``W[7]`` must hold ``Phi_t`` at the start (the last evaluation)."""
+    out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
     p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
     w1 = drive_power(lam, W[7])
     for s in range(n_steps):
@@ -77,27 +103,9 @@ def cd_chunk(
         t1 = t_end if last else (step + 1) * dt
         p0 = p1
         w0 = w1
-        for i in range(n):
-            v[i] += 0.5 * h * a[i]
-            q[i] += h * v[i]
-        if proj:
-            core.project_position(q, t1, S, W, ptol, 3)
-        for i in range(n):
-            vs[i] = v[i] + 0.5 * h * a[i]
-        energy, pot, _, _, ratio = core.accel_index1(q, vs, t1, S, W, alpha, beta, a, lam)
-        if ratio == 0.0:
-            return s, SINGULAR, i_sample, diss, work
-        finite = np.isfinite(energy)
-        vmax = 0.0
-        for i in range(n):
-            v[i] += 0.5 * h * a[i]
-            vmax = max(vmax, abs(v[i]))
-            if not np.isfinite(v[i]):
-                finite = False
-        if not finite or vmax * h > lref:
-            return s, NONFINITE, i_sample, diss, work
-        if proj:
-            core.project_velocity(q, v, t1, S, W)
+        status, energy, pot = _cd_step(h, t1, q, v, a, lam, S, W, alpha, beta, proj, ptol, lref, vs)
+        if status != OK:
+            return s, status, i_sample, diss, work
         core.update_force_state(q, v, t1, S, W[20])
         released = release_damage(q, S)
         p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
@@ -175,7 +183,7 @@ def run_explicit(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progres
             work,
             plan.sample_every,
             q_ref,
-            *buf.args(),
+            buf.args(),
             i_sample,
         )
         step += done
