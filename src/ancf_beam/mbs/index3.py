@@ -71,40 +71,37 @@ def effective_lower(ab, mlb, c_a, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_predict(h, af, q, v, a, at, lam, S, G):
+def _ga_predict(h, af, m, v, a, at, lam, d, e, vp, ap, lam_i):
     """Start of the Newton iteration of a step ``h``: the increment ``d`` of the positions and
     the velocities ``vp`` and accelerations ``ap`` predicted from ``at``, the correction ``e``
-    zero, the multipliers ``lam_i`` those of the start (work arrays of ``G``)."""
-    d, e, vp, ap, lam_i = G[0], G[1], G[2], G[3], G[9]
-    for i in range(q.shape[0]):
+    zero, the multipliers ``lam_i`` those of the start."""
+    for i in range(v.shape[0]):
         d[i] = h * v[i] + (0.5 * h * h) * at[i]
         vp[i] = v[i] + h * at[i]
         ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
         e[i] = 0.0
-    for k in range(S[5].shape[0]):
+    for k in range(m):
         lam_i[k] = lam[k]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_residual(t1, c_v, c_a, f_min, q, S, W, G):
-    """The iterate ``qi = q + d``, ``vi = vp + c_v e``, ``ai = ap + c_a e``, its forces and
-    constraints and the residual ``r = f - M ai - C^T lam_i``. Returns ``(energy, pot, |r|,
-    max|Phi|, f_ref, |qi|^2)``: ``f_ref`` the force scale of the tolerances, the largest of
-    ``f_min``, ``|f|``, ``|M ai|`` and ``|C^T lam_i|``."""
-    n = q.shape[0]
-    f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
-    pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
-    d, e, vp, ap, qi, vi, ai, r, ma = G[0], G[1], G[2], G[3], G[4], G[5], G[6], G[7], G[8]
-    lam_i = G[9]
+def _ga_iterate(c_v, c_a, q, d, e, vp, ap, qi, vi, ai):
+    """The iterate ``qi = q + d``, ``vi = vp + c_v e``, ``ai = ap + c_a e``; returns |qi|^2."""
     qn = 0.0
-    for i in range(n):
+    for i in range(q.shape[0]):
         qi[i] = q[i] + d[i]
         vi[i] = vp[i] + c_v * e[i]
         ai[i] = ap[i] + c_a * e[i]
         qn += qi[i] * qi[i]
-    energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
-    core.eval_constraints(qi, vi, t1, S[5], S[6], dext, phi, jc, jv, jn, gam, phit, pp, pq)
-    sym_band_matvec(S[0], ai, ma)
+    return qn
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_norms(m, f_min, f, ma, r, phi, jc, jv, jn, lam_i):
+    """The residual ``r = f - M a - C^T lam_i`` (``ma = M a``); returns ``(|r|, max|Phi|,
+    f_ref)``: ``f_ref`` the force scale of the tolerances, the largest of ``f_min``, ``|f|``,
+    ``|M a|`` and ``|C^T lam_i|``."""
+    n = f.shape[0]
     fn = 0.0
     mn = 0.0
     for i in range(n):
@@ -120,22 +117,17 @@ def _ga_residual(t1, c_v, c_a, f_min, q, S, W, G):
         ln += x * x
     rn = np.sqrt(rn)
     pmax = 0.0
-    for k in range(S[5].shape[0]):
+    for k in range(m):
         pmax = max(pmax, abs(phi[k]))
-    f_ref = max(f_min, np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
-    return energy, pot, rn, pmax, f_ref, qn
+    return rn, pmax, max(f_min, np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_factor(h, t1, c_v, c_a, ist, fst, S, W, G, L):
-    """Assemble and factorise the iteration matrix at the iterate (band, low-rank part of ``L``,
-    Schur complement of the constraint rows); False when it is singular (``ist[I_KIND]`` then
-    ``NO_FACTOR``; ``ist[I_REASON]`` ``SINGULAR`` for the constraint rows)."""
-    jc, jv, jn = W[3], W[4], W[5]
-    pp, pq, cols, vals, fstate = W[13], W[14], W[15], W[16], W[20]
-    qi, vi, lam_i, ab, lb = G[4], G[5], G[9], G[10], G[11]
-    fac, lu, piv, xpk, yk, sk, spk = G[12], G[13], G[14], G[15], G[16], G[17], G[18]
-    core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
+def _ga_refactor(h, t1, c_v, c_a, S, W, G, L, ist, fst):
+    """Assemble and factorise the band of the iteration matrix at the iterate (``G``); False
+    when it is singular (``ist[I_KIND]``: the factorisation kind, ``fst[F_H]``: its step)."""
+    qi, vi, lam_i, ab, lb, fac, lu, piv = G[4], G[5], G[9], G[10], G[11], G[12], G[13], G[14]
+    core.system_tangent(qi, vi, t1, lam_i, S, W[20], c_v, ab, W[13], W[14], W[15], W[16], L)
     effective_lower(ab, S[0], c_a, lb)
     kind = band_factorize(lb, fac, lu, piv)
     ist[I_KIND] = kind
@@ -143,11 +135,18 @@ def _ga_factor(h, t1, c_v, c_a, ist, fst, S, W, G, L):
     if kind == NO_FACTOR:
         return False
     ist[I_FACT] += 1
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_schur(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
+    """Low-rank part and Schur complement of the constraint rows of the factorised band;
+    False when the iteration matrix or the complement is singular (``ist`` says so)."""
     if L is not None:  # (numba prunes the branches on L for L = None at compile time)
         if core.lowrank_prepare(kind, fac, lu, piv, xpk, L) == 0.0:
             ist[I_KIND] = NO_FACTOR  # the iteration matrix is singular
             return False
-    if S[5].shape[0] > 0:
+    if m > 0:
         if L is not None:
             ratio = core.schur_prepare_lr(kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk)
         else:
@@ -160,14 +159,10 @@ def _ga_factor(h, t1, c_v, c_a, ist, fst, S, W, G, L):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_correct(kind, S, W, G, L):
+def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i):
     """Newton correction with the factorised matrix: ``r <- K^-1 r``, the multipliers by the
     Schur complement, then ``e`` and ``d`` advanced by it. Returns ``(|dr|, |d|)``."""
-    phi, jc, jv, jn = W[1], W[3], W[4], W[5]
-    d, e, r, lam_i = G[0], G[1], G[7], G[9]
-    fac, lu, piv, xpk, yk, sk, spk, bk = G[12], G[13], G[14], G[15], G[16], G[17], G[18], G[19]
     n = r.shape[0]
-    m = S[5].shape[0]
     band_factor_solve(kind, fac, lu, piv, xpk, r)  # r <- K^-1 r
     if L is not None:
         core.lowrank_solve(L, r)
@@ -194,21 +189,23 @@ def _ga_correct(kind, S, W, G, L):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_accept(h, t1, energy, pot, q, v, a, at, lam, par, fst, S, W, G):
-    """Take the converged iterate as the state at ``t1`` (velocity projection if asked), update
-    the carried force state and book the energies and the drives' work over the step."""
-    e, qi, vi, ai, lam_i = G[1], G[4], G[5], G[6], G[9]
-    n = q.shape[0]
-    m = S[5].shape[0]
-    inv_bh2 = 1.0 / (par[P_BETA] * h * h)
-    for i in range(n):
+def _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i):
+    """Take the converged iterate as the state at the end of the step."""
+    inv_bh2 = 1.0 / (beta * h * h)
+    for i in range(q.shape[0]):
         q[i] = qi[i]
         v[i] = vi[i]
         at[i] += e[i] * inv_bh2
         a[i] = ai[i]
     for k in range(m):
         lam[k] = lam_i[k]
-    if par[P_PROJ] != 0.0 and m > 0:
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _ga_finish(h, t1, energy, pot, q, v, lam, par, fst, S, W):
+    """After an accepted step: velocity projection if asked, the carried force state, the
+    energies and the drives' work over the step (trapezoidal rule, Phi_t at the end)."""
+    if par[P_PROJ] != 0.0 and S[5].shape[0] > 0:
         flags = W[21]
         if not (S[9] and flags[0] == 1):
             core.schur_prepare(1, S[1], W[17], W[18], W[12], W[3], W[4], W[5], W[8], W[9], W[10])
@@ -217,7 +214,6 @@ def _ga_accept(h, t1, energy, pot, q, v, a, at, lam, par, fst, S, W, G):
     core.update_force_state(q, v, t1, S, W[20])
     fst[F_ENERGY] = energy
     fst[F_POT] = pot
-    # work of the drives over the step (trapezoidal rule; Phi_t at the converged state)
     power = drive_power(lam, W[7])
     fst[F_WORK] += 0.5 * h * (fst[F_POWER] + power)
     fst[F_POWER] = power
@@ -229,6 +225,11 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     of the force elements outside the band, None without them: the band path alone). On
     success the state is overwritten and (True, iterations) returned; on failure it is left
     untouched and the failure described in ``ist``/``fst``."""
+    mlb, ei, m = S[0], S[5], S[5].shape[0]
+    f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
+    pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
+    d, e, vp, ap, qi, vi, ai, r, ma, lam_i = G[:10]
+    ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk = G[10:]
     beta = par[P_BETA]
     af = par[P_AF]
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
@@ -239,20 +240,18 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
     phi_scale = c_a * par[P_MREF]
     modified = par[P_MODIFIED] != 0.0
-    _ga_predict(h, af, q, v, a, at, lam, S, G)
-    it = 0
-    prev = np.inf
-    dnorm = np.inf
-    dtot = 0.0
-    rn = np.inf
-    pmax = np.inf
-    energy = 0.0
-    pot = 0.0
+    _ga_predict(h, af, m, v, a, at, lam, d, e, vp, ap, lam_i)
+    it, prev, dnorm, dtot = 0, np.inf, np.inf, 0.0
+    rn, pmax, energy, pot = np.inf, np.inf, 0.0, 0.0
     refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
     converged = False
     ist[I_REASON] = NEWTON_FAIL
     while True:
-        energy, pot, rn, pmax, f_ref, qn = _ga_residual(t1, c_v, c_a, par[P_FMIN], q, S, W, G)
+        qn = _ga_iterate(c_v, c_a, q, d, e, vp, ap, qi, vi, ai)
+        energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
+        core.eval_constraints(qi, vi, t1, ei, S[6], dext, phi, jc, jv, jn, gam, phit, pp, pq)
+        sym_band_matvec(mlb, ai, ma)
+        rn, pmax, f_ref = _ga_norms(m, par[P_FMIN], f, ma, r, phi, jc, jv, jn, lam_i)
         if not (np.isfinite(rn) and np.isfinite(pmax)):
             ist[I_REASON] = NONFINITE
             break
@@ -271,23 +270,26 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
         if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
             refactor = True
         if refactor:
-            if not _ga_factor(h, t1, c_v, c_a, ist, fst, S, W, G, L):
+            if not _ga_refactor(h, t1, c_v, c_a, S, W, G, L, ist, fst):
+                break
+            if not _ga_schur(m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
                 break
             refactor = not modified
-        dnorm, dtot = _ga_correct(ist[I_KIND], S, W, G, L)
+        dnorm, dtot = _ga_correct(
+            m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i
+        )
         if not np.isfinite(dnorm):
             ist[I_REASON] = NONFINITE
             break
         prev = rn
         it += 1
     if not converged:
-        ist[I_FAIL_IT] = it
-        fst[F_FAIL_R] = rn
-        fst[F_FAIL_PHI] = pmax
+        ist[I_FAIL_IT], fst[F_FAIL_R], fst[F_FAIL_PHI] = it, rn, pmax
         if modified:
             ist[I_KIND] = NO_FACTOR
         return False, it
-    _ga_accept(h, t1, energy, pot, q, v, a, at, lam, par, fst, S, W, G)
+    _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i)
+    _ga_finish(h, t1, energy, pot, q, v, lam, par, fst, S, W)
     return True, it
 
 
