@@ -123,12 +123,11 @@ def _ga_norms(m, f_min, f, ma, r, phi, jc, jv, jn, lam_i):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_refactor(h, t1, c_v, c_a, S, W, G, L, ist, fst):
-    """Assemble and factorise the band of the iteration matrix at the iterate (``G``); False
-    when it is singular (``ist[I_KIND]``: the factorisation kind, ``fst[F_H]``: its step)."""
-    qi, vi, lam_i, ab, lb, fac, lu, piv = G[4], G[5], G[9], G[10], G[11], G[12], G[13], G[14]
-    core.system_tangent(qi, vi, t1, lam_i, S, W[20], c_v, ab, W[13], W[14], W[15], W[16], L)
-    effective_lower(ab, S[0], c_a, lb)
+def _ga_refactor(h, c_a, mlb, ab, lb, fac, lu, piv, ist, fst):
+    """Factorise the band of the iteration matrix (``ab``: the tangent band assembled at the
+    iterate, ``mlb``: the mass band); False when it is singular (``ist[I_KIND]``: the
+    factorisation kind, ``fst[F_H]``: its step)."""
+    effective_lower(ab, mlb, c_a, lb)
     kind = band_factorize(lb, fac, lu, piv)
     ist[I_KIND] = kind
     fst[F_H] = h
@@ -201,20 +200,13 @@ def _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i):
         lam[k] = lam_i[k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _ga_finish(h, t1, energy, pot, q, v, lam, par, fst, S, W):
-    """After an accepted step: velocity projection if asked, the carried force state, the
-    energies and the drives' work over the step (trapezoidal rule, Phi_t at the end)."""
-    if par[P_PROJ] != 0.0 and S[5].shape[0] > 0:
-        flags = W[21]
-        if not (S[9] and flags[0] == 1):
-            core.schur_prepare(1, S[1], W[17], W[18], W[12], W[3], W[4], W[5], W[8], W[9], W[10])
-            flags[0] = 1
-        core.project_velocity(q, v, t1, S, W)
-    core.update_force_state(q, v, t1, S, W[20])
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_book(h, energy, pot, lam, phit, fst):
+    """After an accepted step: the energies and the drives' work over the step (trapezoidal
+    rule, ``Phi_t`` at the end)."""
     fst[F_ENERGY] = energy
     fst[F_POT] = pot
-    power = drive_power(lam, W[7])
+    power = drive_power(lam, phit)
     fst[F_WORK] += 0.5 * h * (fst[F_POWER] + power)
     fst[F_POWER] = power
 
@@ -224,18 +216,17 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     """One Newton-solved index-3 step of size ``h`` ending at ``t1`` (``L``: the low-rank part
     of the force elements outside the band, None without them: the band path alone). On
     success the state is overwritten and (True, iterations) returned; on failure it is left
-    untouched and the failure described in ``ist``/``fst``."""
+    untouched and the failure described in ``ist``/``fst``. (The helpers take arrays: a tuple
+    passed to one costs a reference count of every array in it per call.)"""
     mlb, ei, m = S[0], S[5], S[5].shape[0]
     f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
     pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
     d, e, vp, ap, qi, vi, ai, r, ma, lam_i = G[:10]
     ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk = G[10:]
-    beta = par[P_BETA]
-    af = par[P_AF]
+    beta, af = par[P_BETA], par[P_AF]
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
     c_v = par[P_GAMMA] / (beta * h)
-    tol = par[P_TOL]
-    floor = par[P_FLOOR]
+    tol, floor = par[P_TOL], par[P_FLOOR]
     # constraint residual measured as the inertial force it leaves: c_a m_ref |Phi| (Arnold &
     # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
     phi_scale = c_a * par[P_MREF]
@@ -270,7 +261,8 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
         if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
             refactor = True
         if refactor:
-            if not _ga_refactor(h, t1, c_v, c_a, S, W, G, L, ist, fst):
+            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
+            if not _ga_refactor(h, c_a, mlb, ab, lb, fac, lu, piv, ist, fst):
                 break
             if not _ga_schur(m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
                 break
@@ -289,7 +281,13 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
             ist[I_KIND] = NO_FACTOR
         return False, it
     _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i)
-    _ga_finish(h, t1, energy, pot, q, v, lam, par, fst, S, W)
+    if par[P_PROJ] != 0.0 and m > 0:  # velocity projection
+        if not (S[9] and W[21][0] == 1):
+            core.schur_prepare(1, S[1], W[17], W[18], W[12], jc, jv, jn, W[8], W[9], W[10])
+            W[21][0] = 1
+        core.project_velocity(q, v, t1, S, W)
+    core.update_force_state(q, v, t1, S, fstate)
+    _ga_book(h, energy, pot, lam, phit, fst)
     return True, it
 
 
