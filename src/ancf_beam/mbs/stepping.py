@@ -397,22 +397,12 @@ def _rewind(run, save, w_save, p_save):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_try(h, t1, run, cnt):
-    """:func:`ga_step` of size ``h`` to ``t1`` on the run tuple, its iterations counted."""
-    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
-    ok, it = ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L)
-    cnt[_C_ITERS] += it
-    return ok
-
-
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gaps, ctl):
+def _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl):
     """The step from ``t`` (module docstring; gaps at ``t`` into ``gaps[0]``): with the error
     rule the proposal ``ctl[0]``, with step control ``dt_contact`` when a gap is below the
     margin now or after a free step, else ``h_free``; then fitted to ``t_stop``. Returns
     ``(h, h_plan, land)``: the step, the size before the fit, whether it ends on ``t_stop``."""
     h_free, h_small, control, margin = ctrl[0], ctrl[1], ctrl[2], ctrl[3]
-    gap0, gap1, qp = gaps[0], gaps[1], gaps[2]
     core.contact_gaps(q, S, gap0)
     h = h_free
     small = False
@@ -449,18 +439,12 @@ def _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gaps, ctl):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _step_halving(h, t, t_stop, land, max_halvings, run, cnt):
-    """The step ``h`` from ``t`` (ending on ``t_stop`` exactly if ``land``), halved after a
-    failed Newton iteration, at most ``max_halvings`` times. Returns ``(ok, h, land)``."""
-    ok = False
-    for _k in range(max_halvings + 1):
-        ok = _ga_try(h, t_stop if land else t + h, run, cnt)
-        if ok:
-            break
-        cnt[_C_HALVE] += 1
-        h *= 0.5
-        land = False
-    return ok, h, land
+def _ga_try(h, t1, run, cnt):
+    """:func:`ga_step` of size ``h`` to ``t1`` on the run tuple, its iterations counted."""
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
+    ok, it = ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L)
+    cnt[_C_ITERS] += it
+    return ok
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -519,18 +503,24 @@ def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _error_control(h, h_plan, located, rejected, ctrl, run, save, gaps, cnt, ctl, w_save, p_save):
+def _error_control(h, h_plan, located, rejected, ctrl, q, at, sat, S, gap1, qp, gerr, cnt, ctl):
     """Error rule after the step ``h`` (module docstring): the next proposal into ``ctl[0]``
     (``dt_contact`` after a located onset), the step into ``ctl[1]``. Returns True when the
-    step is rejected: state restored at its start, ``ctl[0]`` the smaller step to retry."""
+    step is rejected (the caller restores the state at its start), ``ctl[0]`` the smaller step
+    to retry.
+
+    ``rule`` 1: the step proposed in ``ctl[0]`` (carried from chunk to chunk), at most
+    ``h_free``; a step whose local error estimate (:func:`local_error`, constant ``c_err``;
+    rule 2: :func:`gap_error`) exceeds ``step_tol`` is rejected and retried smaller, at most
+    ``_MAX_REJECT`` times and never below ``h_min`` (then it is taken, counted in
+    ``cnt[_C_FORCED]``)."""
     h_free, h_small, rule = ctrl[0], ctrl[1], ctrl[6]
     step_tol, h_min, c_err = ctrl[7], ctrl[8], ctrl[9]
     if located:  # an impact begins: its first steps are dt_contact, then the estimate
         ctl[0] = h_small
     else:
-        at, S, sat = run[3], run[8], save[3]
         if rule == 2:
-            err = gap_error(h, run[0], at, sat, c_err, S, gaps[2], gaps[1], gaps[3])
+            err = gap_error(h, q, at, sat, c_err, S, qp, gap1, gerr)
         else:
             err = local_error(h, at, sat, c_err)
         ratio = err / step_tol
@@ -538,7 +528,6 @@ def _error_control(h, h_plan, located, rejected, ctrl, run, save, gaps, cnt, ctl
         if ratio > 1.0:
             if h > h_min * (1.0 + 1e-9) and rejected < _MAX_REJECT:
                 cnt[_C_REJECT] += 1
-                _rewind(run, save, w_save, p_save)
                 ctl[0] = max(h_min, h * max(_F_MIN, min(raw, 0.9)))
                 return True
             cnt[_C_FORCED] += 1
@@ -553,16 +542,12 @@ def _error_control(h, h_plan, located, rejected, ctrl, run, save, gaps, cnt, ctl
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _book_step(t, h, p0, diss, run, save, gaps, rec, w_save, p_save):
+def _book_step(t, h, p0, diss, q, v, ist, fst, S, fs, pp, pq, gap0, gap1, sfs, diag, ep, cnt):
     """Book the accepted step ``[t, t + h]``: the contact record (:func:`update_record`), the
     damage it released and the work the contacts dissipated (trapezoidal rule from ``p0``,
     second order as the integrator). Returns ``(ok, diss)``; not ok when the episode table
-    is full (state restored at ``t``, nothing booked)."""
-    q, v, ist, fst, S, W = run[0], run[1], run[6], run[7], run[8], run[9]
-    fs, pp, pq = W[20], W[13], W[14]
-    diag, ep, cnt = rec
-    if not update_record(t, h, gaps[0], gaps[1], save[5], q, v, S, fs, diag, ep, cnt, pp, pq):
-        _rewind(run, save, w_save, p_save)
+    is full (nothing booked; the caller restores the state at ``t``)."""
+    if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
         return False, diss
     released = release_damage(q, S)
     if released != 0.0:
@@ -574,14 +559,14 @@ def _book_step(t, h, p0, diss, run, save, gaps, rec, w_save, p_save):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _count_step(h, h_free, h_small, erule, gaps, cnt, hist):
+def _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist):
     """Count an accepted step (a contact step when ``h`` is ``h_small`` or below; with the error
     rule its size in ``hist``, row 1 when a gap is closed at either end)."""
     cnt[_C_STEPS] += 1
     if h <= h_small * (1.0 + 1e-9) and h_small < h_free:
         cnt[_C_SMALL] += 1
     if erule:
-        row = 1 if min(_min_contact_gap(gaps[0]), _min_contact_gap(gaps[1])) < 0.0 else 0
+        row = 1 if min(_min_contact_gap(gap0), _min_contact_gap(gap1)) < 0.0 else 0
         b = int(math.floor(math.log2(h / h_small))) - _H_LO
         hist[row, min(max(b, 0), _H_BINS - 1)] += 1
 
@@ -596,25 +581,18 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
     when the episode table needs room (state consistent at ``t``); ``STALL`` after
     ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``).
-
-    The onset search (:func:`_locate_onset`, ``_MAX_LOCATE`` trials) ends when the end gap is
-    in ``[-onset_tol, 0]``, or when its bracket of step sizes is down to round-off of ``t``
-    (``4 eps t``: ``onset_tol`` below what the time axis resolves), or after the last trial;
-    in the last two cases the smallest size found that penetrates is taken (counted in
-    ``cnt[_C_ROUNDOFF]``).
-
-    ``rule`` 1 (with ``control``): the error rule (:func:`_error_control`): the step proposed in
-    ``ctl[0]`` (carried from chunk to chunk), at most ``h_free``; a step whose local error
-    estimate (:func:`local_error`, constant ``c_err``) exceeds ``step_tol`` is rejected and
-    retried smaller, at most ``_MAX_REJECT`` times and never below ``h_min`` (then it is taken,
-    counted in ``cnt[_C_FORCED]``); ``hist`` (2 x ``_H_BINS``) counts the accepted steps by
-    size (rows: free flight, a gap closed at either end)."""
+    The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with ``control``): the error rule
+    (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting the accepted steps by size
+    (rows: free flight, a gap closed at either end). The tuples are unpacked here once: the
+    helpers of the step take arrays (a tuple bound to a helper's argument costs a reference
+    count of every array in it per call)."""
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
-    q, v, a, at, lam, fst, S, W = run[0], run[1], run[2], run[3], run[4], run[7], run[8], run[9]
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     fs, pp, pq = W[20], W[13], W[14]
     sq, sv, sa, sat, slam, sfs = save
-    cnt = rec[2]
+    gap0, gap1, qp, gerr = gaps
+    diag, ep, cnt = rec
     h = h_free
     taken = 0
     rejected = 0  # rejections of the step from t (error rule)
@@ -622,19 +600,29 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     while t < t_stop:
         if taken >= max_steps:
             return t, STALL, h, diss
-        h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gaps, ctl)
+        h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl)
         h_land = h
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
         w_save = fst[F_WORK]  # the drives' work and power, booked by every ga_step
         p_save = fst[F_POWER]
         p0 = core.contact_dissipation(q, v, S, fs, pp, pq)  # W, at the start of the step
-        ok, h, land = _step_halving(h, t, t_stop, land, max_halvings, run, cnt)
+        ok = False
+        for _k in range(max_halvings + 1):  # the step, halved after a failed Newton iteration
+            ok, it = ga_step(
+                h, t_stop if land else t + h, q, v, a, at, lam, par, ist, fst, S, W, G, L
+            )
+            cnt[_C_ITERS] += it
+            if ok:
+                break
+            cnt[_C_HALVE] += 1
+            h *= 0.5
+            land = False
         if not ok:
             return t, FAIL, h, diss
         if h < h_plan * 0.5 * (1.0 + 1e-9):  # halved: the controller starts from the step taken
             h_plan = h
-        core.contact_gaps(q, S, gaps[1])
-        g_end = _onset_gap(gaps[0], gaps[1])
+        core.contact_gaps(q, S, gap1)
+        g_end = _onset_gap(gap0, gap1)
         located = control and g_end < -onset_tol
         if located:
             ok, h = _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save)
@@ -644,19 +632,23 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
             if land and h != h_land:
                 land = False
             if _error_control(
-                h, h_plan, located, rejected, ctrl, run, save, gaps, cnt, ctl, w_save, p_save
+                h, h_plan, located, rejected, ctrl, q, at, sat, S, gap1, qp, gerr, cnt, ctl
             ):
+                _rewind(run, save, w_save, p_save)
                 rejected += 1
                 continue
             rejected = 0
-        ok, diss = _book_step(t, h, p0, diss, run, save, gaps, rec, w_save, p_save)
+        ok, diss = _book_step(
+            t, h, p0, diss, q, v, ist, fst, S, fs, pp, pq, gap0, gap1, sfs, diag, ep, cnt
+        )
         if not ok:
+            _rewind(run, save, w_save, p_save)
             return t, EP_FULL, h, diss
         if t + h <= t:  # the step no longer advances time (state at t + h == t)
             return t, STALL, h, diss
         t = t_stop if land else t + h
         taken += 1
-        _count_step(h, h_free, h_small, erule, gaps, cnt, hist)
+        _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist)
     return t, OK, h, diss
 
 
