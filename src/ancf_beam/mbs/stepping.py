@@ -386,12 +386,11 @@ def _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _rewind(run, save, w_save, p_save):
+def _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save):
     """Back to the start of the step: the state saved in ``save`` and the drives' work and
-    power (``w_save``, ``p_save``) into the run tuple ``run`` (:meth:`Index3Run.args`)."""
+    power (``w_save``, ``p_save``)."""
     sq, sv, sa, sat, slam, sfs = save
-    _restore(run[0], run[1], run[2], run[3], run[4], run[9][20], sq, sv, sa, sat, slam, sfs)
-    fst = run[7]
+    _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
     fst[F_WORK] = w_save
     fst[F_POWER] = p_save
 
@@ -439,21 +438,12 @@ def _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_try(h, t1, run, cnt):
-    """:func:`ga_step` of size ``h`` to ``t1`` on the run tuple, its iterations counted."""
-    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
-    ok, it = ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L)
-    cnt[_C_ITERS] += it
-    return ok
-
-
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
     """The step ``h`` from ``t`` overshot an onset (smallest end gap ``g_end`` < -onset_tol):
     safeguarded secant (Illinois) on the step size for the gap reaching zero (:func:`sc_chunk`).
     Returns ``(ok, h)``: the step taken (state at ``t + h``, end gaps in ``gaps[1]``), or on a
     failed trial step the state restored at ``t`` and ``h`` the size tried."""
-    q, S = run[0], run[8]
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     gap0, gap1 = gaps[0], gaps[1]
     lo = 0.0
     flo = _min_contact_gap(gap0)
@@ -466,11 +456,12 @@ def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
         s = lo + (hi - lo) * flo / (flo - fhi)
         w = hi - lo
         s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
-        _rewind(run, save, w_save, p_save)
-        ok = _ga_try(s, t + s, run, cnt)
+        _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
+        ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G, L)
+        cnt[_C_ITERS] += it
         cnt[_C_LOCATE] += 1
         if not ok:
-            _rewind(run, save, w_save, p_save)
+            _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
             return False, s
         core.contact_gaps(q, S, gap1)
         g = _onset_gap(gap0, gap1)
@@ -492,10 +483,11 @@ def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
     # not found: take the smallest penetrating size found (the state at hi)
     cnt[_C_ROUNDOFF] += 1
     if h != hi:
-        _rewind(run, save, w_save, p_save)
-        ok = _ga_try(hi, t + hi, run, cnt)
+        _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
+        ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G, L)
+        cnt[_C_ITERS] += it
         if not ok:
-            _rewind(run, save, w_save, p_save)
+            _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
             return False, hi
         core.contact_gaps(q, S, gap1)
         h = hi
@@ -572,10 +564,13 @@ def _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
+def sc_chunk(
+    t, t_stop, ctrl, q, v, a, at, lam, par, ist, fst, S, W, G, L,
+    save, gaps, rec, diss, max_steps, ctl, hist,
+):  # fmt: skip
     """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). ``ctrl``: ``(h_free,
-    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``run``:
-    :meth:`Index3Run.args`; ``save``: the state at the start of a step; ``gaps``: ``(gap0,
+    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``q`` to
+    ``L``: :meth:`Index3Run.args`; ``save``: the state at the start of a step; ``gaps``: ``(gap0,
     gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact record. Returns
     ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
     after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
@@ -583,19 +578,16 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``).
     The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with ``control``): the error rule
     (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting the accepted steps by size
-    (rows: free flight, a gap closed at either end). The tuples are unpacked here once: the
-    helpers of the step take arrays (a tuple bound to a helper's argument costs a reference
-    count of every array in it per call)."""
+    (rows: free flight, a gap closed at either end). The helpers of the step take arrays: a
+    tuple bound to an argument costs a reference count of every array in it per call."""
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
-    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     fs, pp, pq = W[20], W[13], W[14]
     sq, sv, sa, sat, slam, sfs = save
     gap0, gap1, qp, gerr = gaps
     diag, ep, cnt = rec
     h = h_free
-    taken = 0
-    rejected = 0  # rejections of the step from t (error rule)
+    taken, rejected = 0, 0  # steps taken; rejections of the step from t (error rule)
     erule = control and rule != 0
     while t < t_stop:
         if taken >= max_steps:
@@ -603,8 +595,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
         h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl)
         h_land = h
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-        w_save = fst[F_WORK]  # the drives' work and power, booked by every ga_step
-        p_save = fst[F_POWER]
+        w_save, p_save = fst[F_WORK], fst[F_POWER]  # the drives' work, power (every ga_step)
         p0 = core.contact_dissipation(q, v, S, fs, pp, pq)  # W, at the start of the step
         ok = False
         for _k in range(max_halvings + 1):  # the step, halved after a failed Newton iteration
@@ -625,6 +616,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
         g_end = _onset_gap(gap0, gap1)
         located = control and g_end < -onset_tol
         if located:
+            run = (q, v, a, at, lam, par, ist, fst, S, W, G, L)
             ok, h = _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save)
             if not ok:
                 return t, FAIL, h, diss
@@ -634,7 +626,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
             if _error_control(
                 h, h_plan, located, rejected, ctrl, q, at, sat, S, gap1, qp, gerr, cnt, ctl
             ):
-                _rewind(run, save, w_save, p_save)
+                _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)
                 rejected += 1
                 continue
             rejected = 0
@@ -642,7 +634,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
             t, h, p0, diss, q, v, ist, fst, S, fs, pp, pq, gap0, gap1, sfs, diag, ep, cnt
         )
         if not ok:
-            _rewind(run, save, w_save, p_save)
+            _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)
             return t, EP_FULL, h, diss
         if t + h <= t:  # the step no longer advances time (state at t + h == t)
             return t, STALL, h, diss
@@ -706,13 +698,16 @@ def sc_samples(ts, k, t, ctrl, run, save, gaps, rec, diss, h_guard, ctl, hist, q
     h, diss)``: ``k = len(ts)`` when done, else the sample not reached and ``sc_chunk``'s
     status (not ``OK``) with its ``t``, ``h``, ``diss``."""
     out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
-    q, v, a, lam, fst, S, W = run[0], run[1], run[2], run[4], run[7], run[8], run[9]
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h = ctrl[0]
     status = OK
     while k < ts.shape[0]:
         span = max(ts[k] - t, 0.0)
         guard = _STEP_GUARD_FACTOR * math.ceil(span / h_guard) + _STEP_GUARD_EXTRA
-        t, status, h, diss = sc_chunk(t, ts[k], ctrl, run, save, gaps, rec, diss, guard, ctl, hist)
+        t, status, h, diss = sc_chunk(
+            t, ts[k], ctrl, q, v, a, at, lam, par, ist, fst, S, W, G, L,
+            save, gaps, rec, diss, guard, ctl, hist,
+        )  # fmt: skip
         if status != OK:
             return k, t, status, h, diss
         t = ts[k]  # exact sample time (the loop lands on it)
