@@ -495,7 +495,7 @@ def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _error_control(h, h_plan, located, rejected, ctrl, q, at, sat, S, gap1, qp, gerr, cnt, ctl):
+def _error_control(h, h_plan, located, rejected, ctrl, at, sat, g_err, cnt, ctl):
     """Error rule after the step ``h`` (module docstring): the next proposal into ``ctl[0]``
     (``dt_contact`` after a located onset), the step into ``ctl[1]``. Returns True when the
     step is rejected (the caller restores the state at its start), ``ctl[0]`` the smaller step
@@ -503,18 +503,15 @@ def _error_control(h, h_plan, located, rejected, ctrl, q, at, sat, S, gap1, qp, 
 
     ``rule`` 1: the step proposed in ``ctl[0]`` (carried from chunk to chunk), at most
     ``h_free``; a step whose local error estimate (:func:`local_error`, constant ``c_err``;
-    rule 2: :func:`gap_error`) exceeds ``step_tol`` is rejected and retried smaller, at most
-    ``_MAX_REJECT`` times and never below ``h_min`` (then it is taken, counted in
-    ``cnt[_C_FORCED]``)."""
+    rule 2: ``g_err``, computed by the caller with :func:`gap_error`) exceeds ``step_tol`` is
+    rejected and retried smaller, at most ``_MAX_REJECT`` times and never below ``h_min`` (then
+    it is taken, counted in ``cnt[_C_FORCED]``)."""
     h_free, h_small, rule = ctrl[0], ctrl[1], ctrl[6]
     step_tol, h_min, c_err = ctrl[7], ctrl[8], ctrl[9]
     if located:  # an impact begins: its first steps are dt_contact, then the estimate
         ctl[0] = h_small
     else:
-        if rule == 2:
-            err = gap_error(h, q, at, sat, c_err, S, qp, gap1, gerr)
-        else:
-            err = local_error(h, at, sat, c_err)
+        err = g_err if rule == 2 else local_error(h, at, sat, c_err)
         ratio = err / step_tol
         raw = _F_MAX if ratio <= 0.0 else _SAFETY * ratio ** (-1.0 / 3.0)
         if ratio > 1.0:
@@ -623,9 +620,8 @@ def sc_chunk(
         if erule:
             if land and h != h_land:
                 land = False
-            if _error_control(
-                h, h_plan, located, rejected, ctrl, q, at, sat, S, gap1, qp, gerr, cnt, ctl
-            ):
+            g_err = gap_error(h, q, at, sat, ctrl[9], S, qp, gap1, gerr) if rule == 2 else 0.0
+            if _error_control(h, h_plan, located, rejected, ctrl, at, sat, g_err, cnt, ctl):
                 _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)
                 rejected += 1
                 continue
