@@ -396,13 +396,25 @@ def _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl):
-    """The step from ``t`` (module docstring; gaps at ``t`` into ``gaps[0]``): with the error
-    rule the proposal ``ctl[0]``, with step control ``dt_contact`` when a gap is below the
-    margin now or after a free step, else ``h_free``; then fitted to ``t_stop``. Returns
-    ``(h, h_plan, land)``: the step, the size before the fit, whether it ends on ``t_stop``."""
+def _free_predict(ctrl, erule, q, v, a, gap0, qp):
+    """Whether the step control needs the gaps after a free step (no gap at ``t``, ``gap0``,
+    below the margin); then ``qp``: the coordinates predicted after it."""
+    h_free, control, margin = ctrl[0], ctrl[2], ctrl[3]
+    if erule or not control or _min_contact_gap(gap0) < margin:
+        return False
+    for i in range(q.shape[0]):
+        qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl):
+    """The step from ``t`` (module docstring; ``gap0``: the gaps at ``t``, ``gap1``: after a
+    free step, when :func:`_free_predict` asked for them): with the error rule the proposal
+    ``ctl[0]``, with step control ``dt_contact`` when a gap is below the margin now or after a
+    free step, else ``h_free``; then fitted to ``t_stop``. Returns ``(h, h_plan, land)``: the
+    step, the size before the fit, whether it ends on ``t_stop``."""
     h_free, h_small, control, margin = ctrl[0], ctrl[1], ctrl[2], ctrl[3]
-    core.contact_gaps(q, S, gap0)
     h = h_free
     small = False
     if erule:
@@ -410,12 +422,8 @@ def _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl):
     elif control:
         if _min_contact_gap(gap0) < margin:
             small = True
-        else:
-            for i in range(q.shape[0]):
-                qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
-            core.contact_gaps(qp, S, gap1)
-            if _min_contact_gap(gap1) < margin:
-                small = True
+        elif _min_contact_gap(gap1) < margin:
+            small = True
         if small:
             h = h_small
     h_plan = h
@@ -531,20 +539,16 @@ def _error_control(h, h_plan, located, rejected, ctrl, at, sat, g_err, cnt, ctl)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _book_step(t, h, p0, diss, q, v, ist, fst, S, fs, pp, pq, gap0, gap1, sfs, diag, ep, cnt):
-    """Book the accepted step ``[t, t + h]``: the contact record (:func:`update_record`), the
-    damage it released and the work the contacts dissipated (trapezoidal rule from ``p0``,
-    second order as the integrator). Returns ``(ok, diss)``; not ok when the episode table
-    is full (nothing booked; the caller restores the state at ``t``)."""
-    if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
-        return False, diss
-    released = release_damage(q, S)
+def _book_step(h, p0, p1, released, diss, ist, fst):
+    """Book the accepted step of size ``h``: the damage it released (``released``) and the work
+    the contacts dissipated (trapezoidal rule from ``p0`` to ``p1``, second order as the
+    integrator). Returns ``diss`` with both added."""
     if released != 0.0:
         diss += released
         fst[F_ENERGY] -= released
         ist[I_KIND] = NO_FACTOR  # the stiffness changed
-    diss += 0.5 * h * (p0 + core.contact_dissipation(q, v, S, fs, pp, pq))
-    return True, diss
+    diss += 0.5 * h * (p0 + p1)
+    return diss
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -589,7 +593,10 @@ def sc_chunk(
     while t < t_stop:
         if taken >= max_steps:
             return t, STALL, h, diss
-        h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, q, v, a, S, gap0, gap1, qp, ctl)
+        core.contact_gaps(q, S, gap0)
+        if _free_predict(ctrl, erule, q, v, a, gap0, qp):
+            core.contact_gaps(qp, S, gap1)
+        h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl)
         h_land = h
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
         w_save, p_save = fst[F_WORK], fst[F_POWER]  # the drives' work, power (every ga_step)
@@ -626,12 +633,11 @@ def sc_chunk(
                 rejected += 1
                 continue
             rejected = 0
-        ok, diss = _book_step(
-            t, h, p0, diss, q, v, ist, fst, S, fs, pp, pq, gap0, gap1, sfs, diag, ep, cnt
-        )
-        if not ok:
-            _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)
+        if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
+            _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)  # nothing booked
             return t, EP_FULL, h, diss
+        released, p1 = release_damage(q, S), core.contact_dissipation(q, v, S, fs, pp, pq)
+        diss = _book_step(h, p0, p1, released, diss, ist, fst)
         if t + h <= t:  # the step no longer advances time (state at t + h == t)
             return t, STALL, h, diss
         t = t_stop if land else t + h
