@@ -221,8 +221,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     mlb, ei, m = S[0], S[5], S[5].shape[0]
     f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
     pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
-    d, e, vp, ap, qi, vi, ai, r, ma, lam_i = G[:10]
-    ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk = G[10:]
+    d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk = G
     beta, af = par[P_BETA], par[P_AF]
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
     c_v = par[P_GAMMA] / (beta * h)
