@@ -70,198 +70,223 @@ def effective_lower(ab, mlb, c_a, out):
             out[k, j] = ab[_BW + k, j] + c_a * mlb[k, j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
-    """One Newton-solved index-3 step of size ``h`` ending at ``t1`` (``L``: the low-rank part
-    of the force elements outside the band, None without them: the band path alone). On
-    success the state is overwritten and (True, iterations) returned; on failure it is left
-    untouched and the failure described in ``ist``/``fst``."""
-    n = q.shape[0]
-    mlb = S[0]
-    ei = S[5]
-    ef = S[6]
-    m = ei.shape[0]
-    (
-        f,
-        phi,
-        dphi,
-        jc,
-        jv,
-        jn,
-        gam,
-        phit,
-        y,
-        smat,
-        spiv,
-        bm,
-        xp,
-        pp,
-        pq,
-        cols,
-        vals,
-        lu_d,
-        piv_d,
-        dext,
-        fstate,
-        flags,
-    ) = W
-    (d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk) = G
-    beta = par[P_BETA]
-    af = par[P_AF]
-    c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
-    c_v = par[P_GAMMA] / (beta * h)
-    tol = par[P_TOL]
-    loose = par[P_LOOSE]
-    floor = par[P_FLOOR]
-    # constraint residual measured as the inertial force it leaves: c_a m_ref |Phi| (Arnold &
-    # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
-    phi_scale = c_a * par[P_MREF]
-    max_iter = int(par[P_MAXIT])
-    modified = par[P_MODIFIED] != 0.0
-    for i in range(n):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_predict(h, af, m, v, a, at, lam, d, e, vp, ap, lam_i):
+    """Start of the Newton iteration of a step ``h``: the increment ``d`` of the positions and
+    the velocities ``vp`` and accelerations ``ap`` predicted from ``at``, the correction ``e``
+    zero, the multipliers ``lam_i`` those of the start."""
+    for i in range(v.shape[0]):
         d[i] = h * v[i] + (0.5 * h * h) * at[i]
         vp[i] = v[i] + h * at[i]
         ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
         e[i] = 0.0
     for k in range(m):
         lam_i[k] = lam[k]
-    it = 0
-    prev = np.inf
-    dnorm = np.inf
-    dtot = 0.0
-    rn = np.inf
-    pmax = np.inf
-    energy = 0.0
-    pot = 0.0
-    refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
-    converged = False
-    ist[I_REASON] = NEWTON_FAIL
-    while True:
-        qn = 0.0
-        for i in range(n):
-            qi[i] = q[i] + d[i]
-            vi[i] = vp[i] + c_v * e[i]
-            ai[i] = ap[i] + c_a * e[i]
-            qn += qi[i] * qi[i]
-        energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
-        core.eval_constraints(qi, vi, t1, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq)
-        sym_band_matvec(mlb, ai, ma)
-        fn = 0.0
-        mn = 0.0
-        for i in range(n):
-            fn += f[i] * f[i]
-            mn += ma[i] * ma[i]
-            r[i] = f[i] - ma[i]
-        core.jac_tmul_add(jc, jv, jn, lam_i, r, -1.0)
-        rn = 0.0
-        ln = 0.0
-        for i in range(n):
-            rn += r[i] * r[i]
-            x = f[i] - ma[i] - r[i]
-            ln += x * x
-        rn = np.sqrt(rn)
-        pmax = 0.0
-        for k in range(m):
-            pmax = max(pmax, abs(phi[k]))
-        if not (np.isfinite(rn) and np.isfinite(pmax)):
-            ist[I_REASON] = NONFINITE
-            break
-        f_ref = max(par[P_FMIN], np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
-        tol_r = max(tol * f_ref, floor)
-        phi_tol = max(tol * f_ref / phi_scale, par[P_PHIFLOOR])
-        if rn <= tol_r and pmax <= phi_tol:
-            converged = True
-            break
-        if it > 0 and rn <= max(loose * f_ref, floor) and pmax <= phi_tol:
-            if dnorm <= max(par[P_INC] * dtot, _ROUNDOFF * np.sqrt(qn)):
-                ist[I_INCR] += 1
-                converged = True
-                break
-        if it >= max_iter:
-            break
-        if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
-            refactor = True
-        if refactor:
-            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
-            effective_lower(ab, mlb, c_a, lb)
-            kind = band_factorize(lb, fac, lu, piv)
-            ist[I_KIND] = kind
-            fst[F_H] = h
-            if kind == NO_FACTOR:
-                break
-            ist[I_FACT] += 1
-            if L is not None:  # (numba prunes the branches on L for L = None at compile time)
-                if core.lowrank_prepare(kind, fac, lu, piv, xpk, L) == 0.0:
-                    ist[I_KIND] = NO_FACTOR  # the iteration matrix is singular
-                    break
-            if m > 0:
-                if L is not None:
-                    ratio = core.schur_prepare_lr(
-                        kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk
-                    )
-                else:
-                    ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
-                if ratio == 0.0:
-                    ist[I_KIND] = NO_FACTOR
-                    ist[I_REASON] = SINGULAR
-                    break
-            refactor = not modified
-        band_factor_solve(ist[I_KIND], fac, lu, piv, xpk, r)  # r <- K^-1 r
-        if L is not None:
-            core.lowrank_solve(L, r)
-        if m > 0:
-            core.jac_mul(jc, jv, jn, r, bk)
-            for k in range(m):
-                bk[k] += phi[k]
-            core.lu_solve(sk, spk, bk)
-            for k in range(m):
-                lam_i[k] += bk[k]
-                yr = yk[k]
-                lk = bk[k]
-                for i in range(n):
-                    r[i] -= lk * yr[i]
-        dn = 0.0
-        dt2 = 0.0
-        for i in range(n):
-            x = r[i]
-            dn += x * x
-            e[i] += x
-            d[i] += x
-            dt2 += d[i] * d[i]
-        dnorm = np.sqrt(dn)
-        dtot = np.sqrt(dt2)
-        if not np.isfinite(dnorm):
-            ist[I_REASON] = NONFINITE
-            break
-        prev = rn
-        it += 1
-    if not converged:
-        ist[I_FAIL_IT] = it
-        fst[F_FAIL_R] = rn
-        fst[F_FAIL_PHI] = pmax
-        if modified:
-            ist[I_KIND] = NO_FACTOR
-        return False, it
-    inv_bh2 = 1.0 / (beta * h * h)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_iterate(c_v, c_a, q, d, e, vp, ap, qi, vi, ai):
+    """The iterate ``qi = q + d``, ``vi = vp + c_v e``, ``ai = ap + c_a e``; returns |qi|^2."""
+    qn = 0.0
+    for i in range(q.shape[0]):
+        qi[i] = q[i] + d[i]
+        vi[i] = vp[i] + c_v * e[i]
+        ai[i] = ap[i] + c_a * e[i]
+        qn += qi[i] * qi[i]
+    return qn
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_norms(m, f_min, f, ma, r, phi, jc, jv, jn, lam_i):
+    """The residual ``r = f - M a - C^T lam_i`` (``ma = M a``); returns ``(|r|, max|Phi|,
+    f_ref)``: ``f_ref`` the force scale of the tolerances, the largest of ``f_min``, ``|f|``,
+    ``|M a|`` and ``|C^T lam_i|``."""
+    n = f.shape[0]
+    fn = 0.0
+    mn = 0.0
     for i in range(n):
+        fn += f[i] * f[i]
+        mn += ma[i] * ma[i]
+        r[i] = f[i] - ma[i]
+    core.jac_tmul_add(jc, jv, jn, lam_i, r, -1.0)
+    rn = 0.0
+    ln = 0.0
+    for i in range(n):
+        rn += r[i] * r[i]
+        x = f[i] - ma[i] - r[i]
+        ln += x * x
+    rn = np.sqrt(rn)
+    pmax = 0.0
+    for k in range(m):
+        pmax = max(pmax, abs(phi[k]))
+    return rn, pmax, max(f_min, np.sqrt(fn), np.sqrt(mn), np.sqrt(ln))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_refactor(h, c_a, mlb, ab, lb, fac, lu, piv, ist, fst):
+    """Factorise the band of the iteration matrix (``ab``: the tangent band assembled at the
+    iterate, ``mlb``: the mass band); False when it is singular (``ist[I_KIND]``: the
+    factorisation kind, ``fst[F_H]``: its step)."""
+    effective_lower(ab, mlb, c_a, lb)
+    kind = band_factorize(lb, fac, lu, piv)
+    ist[I_KIND] = kind
+    fst[F_H] = h
+    if kind == NO_FACTOR:
+        return False
+    ist[I_FACT] += 1
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_schur(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
+    """Low-rank part and Schur complement of the constraint rows of the factorised band;
+    False when the iteration matrix or the complement is singular (``ist`` says so)."""
+    if L is not None:  # (numba prunes the branches on L for L = None at compile time)
+        if core.lowrank_prepare(kind, fac, lu, piv, xpk, L) == 0.0:
+            ist[I_KIND] = NO_FACTOR  # the iteration matrix is singular
+            return False
+    if m > 0:
+        if L is not None:
+            ratio = core.schur_prepare_lr(kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk)
+        else:
+            ratio = core.schur_prepare(kind, fac, lu, piv, xpk, jc, jv, jn, yk, sk, spk)
+        if ratio == 0.0:
+            ist[I_KIND] = NO_FACTOR
+            ist[I_REASON] = SINGULAR
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i):
+    """Newton correction with the factorised matrix: ``r <- K^-1 r``, the multipliers by the
+    Schur complement, then ``e`` and ``d`` advanced by it. Returns ``(|dr|, |d|)``."""
+    n = r.shape[0]
+    band_factor_solve(kind, fac, lu, piv, xpk, r)  # r <- K^-1 r
+    if L is not None:
+        core.lowrank_solve(L, r)
+    if m > 0:
+        core.jac_mul(jc, jv, jn, r, bk)
+        for k in range(m):
+            bk[k] += phi[k]
+        core.lu_solve(sk, spk, bk)
+        for k in range(m):
+            lam_i[k] += bk[k]
+            yr = yk[k]
+            lk = bk[k]
+            for i in range(n):
+                r[i] -= lk * yr[i]
+    dn = 0.0
+    dt2 = 0.0
+    for i in range(n):
+        x = r[i]
+        dn += x * x
+        e[i] += x
+        d[i] += x
+        dt2 += d[i] * d[i]
+    return np.sqrt(dn), np.sqrt(dt2)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i):
+    """Take the converged iterate as the state at the end of the step."""
+    inv_bh2 = 1.0 / (beta * h * h)
+    for i in range(q.shape[0]):
         q[i] = qi[i]
         v[i] = vi[i]
         at[i] += e[i] * inv_bh2
         a[i] = ai[i]
     for k in range(m):
         lam[k] = lam_i[k]
-    if par[P_PROJ] != 0.0 and m > 0:
-        if not (S[9] and flags[0] == 1):
-            core.schur_prepare(1, S[1], lu_d, piv_d, xp, jc, jv, jn, y, smat, spiv)
-            flags[0] = 1
-        core.project_velocity(q, v, t1, S, W)
-    core.update_force_state(q, v, t1, S, fstate)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ga_book(h, energy, pot, lam, phit, fst):
+    """After an accepted step: the energies and the drives' work over the step (trapezoidal
+    rule, ``Phi_t`` at the end)."""
     fst[F_ENERGY] = energy
     fst[F_POT] = pot
-    # work of the drives over the step (trapezoidal rule; Phi_t at the converged state)
     power = drive_power(lam, phit)
     fst[F_WORK] += 0.5 * h * (fst[F_POWER] + power)
     fst[F_POWER] = power
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
+    """One Newton-solved index-3 step of size ``h`` ending at ``t1`` (``L``: the low-rank part
+    of the force elements outside the band, None without them: the band path alone). On
+    success the state is overwritten and (True, iterations) returned; on failure it is left
+    untouched and the failure described in ``ist``/``fst``. (The helpers take arrays: a tuple
+    passed to one costs a reference count of every array in it per call.)"""
+    mlb, ei, m = S[0], S[5], S[5].shape[0]
+    f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
+    pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
+    d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk = G
+    beta, af = par[P_BETA], par[P_AF]
+    c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
+    c_v = par[P_GAMMA] / (beta * h)
+    tol, floor = par[P_TOL], par[P_FLOOR]
+    # constraint residual measured as the inertial force it leaves: c_a m_ref |Phi| (Arnold &
+    # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
+    phi_scale = c_a * par[P_MREF]
+    modified = par[P_MODIFIED] != 0.0
+    _ga_predict(h, af, m, v, a, at, lam, d, e, vp, ap, lam_i)
+    it, prev, dnorm, dtot = 0, np.inf, np.inf, 0.0
+    rn, pmax, energy, pot = np.inf, np.inf, 0.0, 0.0
+    refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
+    converged = False
+    ist[I_REASON] = NEWTON_FAIL
+    while True:
+        qn = _ga_iterate(c_v, c_a, q, d, e, vp, ap, qi, vi, ai)
+        energy, pot = core.system_forces(qi, vi, t1, S, fstate, f, pp, pq, cols, vals)
+        core.eval_constraints(qi, vi, t1, ei, S[6], dext, phi, jc, jv, jn, gam, phit, pp, pq)
+        sym_band_matvec(mlb, ai, ma)
+        rn, pmax, f_ref = _ga_norms(m, par[P_FMIN], f, ma, r, phi, jc, jv, jn, lam_i)
+        if not (np.isfinite(rn) and np.isfinite(pmax)):
+            ist[I_REASON] = NONFINITE
+            break
+        tol_r = max(tol * f_ref, floor)
+        phi_tol = max(tol * f_ref / phi_scale, par[P_PHIFLOOR])
+        if rn <= tol_r and pmax <= phi_tol:
+            converged = True
+            break
+        if it > 0 and rn <= max(par[P_LOOSE] * f_ref, floor) and pmax <= phi_tol:
+            if dnorm <= max(par[P_INC] * dtot, _ROUNDOFF * np.sqrt(qn)):
+                ist[I_INCR] += 1
+                converged = True
+                break
+        if it >= int(par[P_MAXIT]):
+            break
+        if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
+            refactor = True
+        if refactor:
+            core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
+            if not _ga_refactor(h, c_a, mlb, ab, lb, fac, lu, piv, ist, fst):
+                break
+            if not _ga_schur(m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
+                break
+            refactor = not modified
+        dnorm, dtot = _ga_correct(
+            m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i
+        )
+        if not np.isfinite(dnorm):
+            ist[I_REASON] = NONFINITE
+            break
+        prev = rn
+        it += 1
+    if not converged:
+        ist[I_FAIL_IT], fst[F_FAIL_R], fst[F_FAIL_PHI] = it, rn, pmax
+        if modified:
+            ist[I_KIND] = NO_FACTOR
+        return False, it
+    _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i)
+    if par[P_PROJ] != 0.0 and m > 0:  # velocity projection
+        if not (S[9] and W[21][0] == 1):
+            core.schur_prepare(1, S[1], W[17], W[18], W[12], jc, jv, jn, W[8], W[9], W[10])
+            W[21][0] = 1
+        core.project_velocity(q, v, t1, S, W)
+    core.update_force_state(q, v, t1, S, fstate)
+    _ga_book(h, energy, pot, lam, phit, fst)
     return True, it
 
 

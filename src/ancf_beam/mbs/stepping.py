@@ -386,115 +386,224 @@ def _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs):
     _save(sq, sv, sa, sat, slam, sfs, q, v, a, at, lam, fs)  # the copy the other way
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save):
+    """Back to the start of the step: the state saved in ``save`` and the drives' work and
+    power (``w_save``, ``p_save``)."""
+    sq, sv, sa, sat, slam, sfs = save
+    _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
+    fst[F_WORK] = w_save
+    fst[F_POWER] = p_save
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _free_predict(ctrl, erule, q, v, a, gap0, qp):
+    """Whether the step control needs the gaps after a free step (no gap at ``t``, ``gap0``,
+    below the margin); then ``qp``: the coordinates predicted after it."""
+    h_free, control, margin = ctrl[0], ctrl[2], ctrl[3]
+    if erule or not control or _min_contact_gap(gap0) < margin:
+        return False
+    for i in range(q.shape[0]):
+        qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl):
+    """The step from ``t`` (module docstring; ``gap0``: the gaps at ``t``, ``gap1``: after a
+    free step, when :func:`_free_predict` asked for them): with the error rule the proposal
+    ``ctl[0]``, with step control ``dt_contact`` when a gap is below the margin now or after a
+    free step, else ``h_free``; then fitted to ``t_stop``. Returns ``(h, h_plan, land)``: the
+    step, the size before the fit, whether it ends on ``t_stop``."""
+    h_free, h_small, control, margin = ctrl[0], ctrl[1], ctrl[2], ctrl[3]
+    h = h_free
+    small = False
+    if erule:
+        h = min(ctl[0], h_free)
+    elif control:
+        if _min_contact_gap(gap0) < margin:
+            small = True
+        elif _min_contact_gap(gap1) < margin:
+            small = True
+        if small:
+            h = h_small
+    h_plan = h
+    rest = t_stop - t
+    land = False
+    if erule:
+        # equal steps to t_stop, none above the proposal; the same size as the last step
+        # while the proposal stands (the iteration matrix is reused); the last one ends on
+        # t_stop exactly
+        kk = max(math.ceil(rest / h * (1.0 - 1e-9)), 1)
+        h = rest / kk
+        if abs(h - ctl[1]) <= 1e-9 * ctl[1]:
+            h = ctl[1]
+        land = kk == 1
+    elif rest <= h * (1.0 + 1e-9):  # land on t_stop, never above the chosen size
+        h = rest
+    elif rest < 2.0 * h:  # two equal steps rather than a sliver
+        h = 0.5 * rest
+    return h, h_plan, land
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
+    """The step ``h`` from ``t`` overshot an onset (smallest end gap ``g_end`` < -onset_tol):
+    safeguarded secant (Illinois) on the step size for the gap reaching zero (:func:`sc_chunk`).
+    Returns ``(ok, h)``: the step taken (state at ``t + h``, end gaps in ``gaps[1]``), or on a
+    failed trial step the state restored at ``t`` and ``h`` the size tried."""
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
+    gap0, gap1 = gaps[0], gaps[1]
+    lo = 0.0
+    flo = _min_contact_gap(gap0)
+    hi = h
+    fhi = g_end
+    side = 0
+    for _k in range(_MAX_LOCATE):
+        if hi - lo <= 4.0 * _EPS * (t + hi):  # bracket at round-off of the time axis
+            break
+        s = lo + (hi - lo) * flo / (flo - fhi)
+        w = hi - lo
+        s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
+        _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
+        ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G, L)
+        cnt[_C_ITERS] += it
+        cnt[_C_LOCATE] += 1
+        if not ok:
+            _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
+            return False, s
+        core.contact_gaps(q, S, gap1)
+        g = _onset_gap(gap0, gap1)
+        h = s
+        if -onset_tol <= g <= 0.0:
+            return True, h
+        if g > 0.0:
+            lo = s
+            flo = g
+            if side == 1:
+                fhi *= 0.5
+            side = 1
+        else:
+            hi = s
+            fhi = g
+            if side == -1:
+                flo *= 0.5
+            side = -1
+    # not found: take the smallest penetrating size found (the state at hi)
+    cnt[_C_ROUNDOFF] += 1
+    if h != hi:
+        _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
+        ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G, L)
+        cnt[_C_ITERS] += it
+        if not ok:
+            _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
+            return False, hi
+        core.contact_gaps(q, S, gap1)
+        h = hi
+    return True, h
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _error_control(h, h_plan, located, rejected, ctrl, at, sat, g_err, cnt, ctl):
+    """Error rule after the step ``h`` (module docstring): the next proposal into ``ctl[0]``
+    (``dt_contact`` after a located onset), the step into ``ctl[1]``. Returns True when the
+    step is rejected (the caller restores the state at its start), ``ctl[0]`` the smaller step
+    to retry.
+
+    ``rule`` 1: the step proposed in ``ctl[0]`` (carried from chunk to chunk), at most
+    ``h_free``; a step whose local error estimate (:func:`local_error`, constant ``c_err``;
+    rule 2: ``g_err``, computed by the caller with :func:`gap_error`) exceeds ``step_tol`` is
+    rejected and retried smaller, at most ``_MAX_REJECT`` times and never below ``h_min`` (then
+    it is taken, counted in ``cnt[_C_FORCED]``)."""
+    h_free, h_small, rule = ctrl[0], ctrl[1], ctrl[6]
+    step_tol, h_min, c_err = ctrl[7], ctrl[8], ctrl[9]
+    if located:  # an impact begins: its first steps are dt_contact, then the estimate
+        ctl[0] = h_small
+    else:
+        err = g_err if rule == 2 else local_error(h, at, sat, c_err)
+        ratio = err / step_tol
+        raw = _F_MAX if ratio <= 0.0 else _SAFETY * ratio ** (-1.0 / 3.0)
+        if ratio > 1.0:
+            if h > h_min * (1.0 + 1e-9) and rejected < _MAX_REJECT:
+                cnt[_C_REJECT] += 1
+                ctl[0] = max(h_min, h * max(_F_MIN, min(raw, 0.9)))
+                return True
+            cnt[_C_FORCED] += 1
+        # the proposal is independent of h (ratio ~ h^3); limited around the planned
+        # step (a landing step is shorter than planned)
+        hn = min(max(h * raw, _F_MIN * h_plan), _F_MAX * h_plan)
+        if h_plan <= hn < _KEEP * h_plan:
+            hn = h_plan
+        ctl[0] = min(max(hn, h_min), h_free)
+    ctl[1] = h
+    return False
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _book_step(h, p0, p1, released, diss, ist, fst):
+    """Book the accepted step of size ``h``: the damage it released (``released``) and the work
+    the contacts dissipated (trapezoidal rule from ``p0`` to ``p1``, second order as the
+    integrator). Returns ``diss`` with both added."""
+    if released != 0.0:
+        diss += released
+        fst[F_ENERGY] -= released
+        ist[I_KIND] = NO_FACTOR  # the stiffness changed
+    diss += 0.5 * h * (p0 + p1)
+    return diss
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist):
+    """Count an accepted step (a contact step when ``h`` is ``h_small`` or below; with the error
+    rule its size in ``hist``, row 1 when a gap is closed at either end)."""
+    cnt[_C_STEPS] += 1
+    if h <= h_small * (1.0 + 1e-9) and h_small < h_free:
+        cnt[_C_SMALL] += 1
+    if erule:
+        row = 1 if min(_min_contact_gap(gap0), _min_contact_gap(gap1)) < 0.0 else 0
+        b = int(math.floor(math.log2(h / h_small))) - _H_LO
+        hist[row, min(max(b, 0), _H_BINS - 1)] += 1
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def sc_chunk(
-    t,
-    t_stop,
-    h_free,
-    h_small,
-    control,
-    margin,
-    onset_tol,
-    max_halvings,
-    q,
-    v,
-    a,
-    at,
-    lam,
-    par,
-    ist,
-    fst,
-    S,
-    W,
-    G,
-    L,
-    save,
-    gap0,
-    gap1,
-    qp,
-    diag,
-    ep,
-    cnt,
-    diss,
-    max_steps,
-    rule,
-    step_tol,
-    h_min,
-    c_err,
-    ctl,
-    hist,
-):
-    """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). Returns
+    t, t_stop, ctrl, q, v, a, at, lam, par, ist, fst, S, W, G, L,
+    save, gaps, rec, diss, max_steps, ctl, hist,
+):  # fmt: skip
+    """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). ``ctrl``: ``(h_free,
+    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``q`` to
+    ``L``: :meth:`Index3Run.args`; ``save``: the state at the start of a step; ``gaps``: ``(gap0,
+    gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact record. Returns
     ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
     after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
     when the episode table needs room (state consistent at ``t``); ``STALL`` after
     ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``).
-
-    The onset search (safeguarded secant, ``_MAX_LOCATE`` trials) ends when the end gap is in
-    ``[-onset_tol, 0]``, or when its bracket of step sizes is down to round-off of ``t``
-    (``4 eps t``: ``onset_tol`` below what the time axis resolves), or after the last trial;
-    in the last two cases the smallest size found that penetrates is taken (counted in
-    ``cnt[_C_ROUNDOFF]``).
-
-    ``rule`` 1 (with ``control``): the error rule (module docstring): the step proposed in
-    ``ctl[0]`` (carried from chunk to chunk), at most ``h_free``; a step whose local error
-    estimate (:func:`local_error`, constant ``c_err``) exceeds ``step_tol`` is rejected and
-    retried smaller, at most ``_MAX_REJECT`` times and never below ``h_min`` (then it is taken,
-    counted in ``cnt[_C_FORCED]``); ``hist`` (2 x ``_H_BINS``) counts the accepted steps by
-    size (rows: free flight, a gap closed at either end)."""
-    fs = W[20]
-    pp = W[13]
-    pq = W[14]
+    The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with ``control``): the error rule
+    (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting the accepted steps by size
+    (rows: free flight, a gap closed at either end). The helpers of the step take arrays: a
+    tuple bound to an argument costs a reference count of every array in it per call."""
+    h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
+    onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
+    fs, pp, pq = W[20], W[13], W[14]
     sq, sv, sa, sat, slam, sfs = save
-    n = q.shape[0]
+    gap0, gap1, qp, gerr = gaps
+    diag, ep, cnt = rec
     h = h_free
-    taken = 0
-    rejected = 0  # rejections of the step from t (error rule)
+    taken, rejected = 0, 0  # steps taken; rejections of the step from t (error rule)
     erule = control and rule != 0
-    gerr = np.empty_like(gap1)
     while t < t_stop:
         if taken >= max_steps:
             return t, STALL, h, diss
         core.contact_gaps(q, S, gap0)
-        h = h_free
-        small = False
-        if erule:
-            h = min(ctl[0], h_free)
-        elif control:
-            if _min_contact_gap(gap0) < margin:
-                small = True
-            else:
-                for i in range(n):
-                    qp[i] = q[i] + h_free * v[i] + (0.5 * h_free * h_free) * a[i]
-                core.contact_gaps(qp, S, gap1)
-                if _min_contact_gap(gap1) < margin:
-                    small = True
-            if small:
-                h = h_small
-        h_plan = h
-        rest = t_stop - t
-        land = False
-        if erule:
-            # equal steps to t_stop, none above the proposal; the same size as the last step
-            # while the proposal stands (the iteration matrix is reused); the last one ends on
-            # t_stop exactly
-            kk = max(math.ceil(rest / h * (1.0 - 1e-9)), 1)
-            h = rest / kk
-            if abs(h - ctl[1]) <= 1e-9 * ctl[1]:
-                h = ctl[1]
-            land = kk == 1
-            h_land = h
-        elif rest <= h * (1.0 + 1e-9):  # land on t_stop, never above the chosen size
-            h = rest
-        elif rest < 2.0 * h:  # two equal steps rather than a sliver
-            h = 0.5 * rest
+        if _free_predict(ctrl, erule, q, v, a, gap0, qp):
+            core.contact_gaps(qp, S, gap1)
+        h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl)
+        h_land = h
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-        w_save = fst[F_WORK]  # the drives' work and power, booked by every ga_step
-        p_save = fst[F_POWER]
+        w_save, p_save = fst[F_WORK], fst[F_POWER]  # the drives' work, power (every ga_step)
         p0 = core.contact_dissipation(q, v, S, fs, pp, pq)  # W, at the start of the step
         ok = False
-        it = 0
-        for _k in range(max_halvings + 1):
+        for _k in range(max_halvings + 1):  # the step, halved after a failed Newton iteration
             ok, it = ga_step(
                 h, t_stop if land else t + h, q, v, a, at, lam, par, ist, fst, S, W, G, L
             )
@@ -510,123 +619,31 @@ def sc_chunk(
             h_plan = h
         core.contact_gaps(q, S, gap1)
         g_end = _onset_gap(gap0, gap1)
-        located = False
-        if control and g_end < -onset_tol:
-            located = True
-            # onset overshoot: secant (Illinois) on the step size for the gap reaching zero
-            lo = 0.0
-            flo = _min_contact_gap(gap0)
-            hi = h
-            fhi = g_end
-            side = 0
-            found = False
-            for _k in range(_MAX_LOCATE):
-                if hi - lo <= 4.0 * _EPS * (t + hi):  # bracket at round-off of the time axis
-                    break
-                s = lo + (hi - lo) * flo / (flo - fhi)
-                w = hi - lo
-                s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
-                _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                fst[F_WORK] = w_save
-                fst[F_POWER] = p_save
-                ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G, L)
-                cnt[_C_ITERS] += it
-                cnt[_C_LOCATE] += 1
-                if not ok:
-                    _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                    fst[F_WORK] = w_save
-                    fst[F_POWER] = p_save
-                    return t, FAIL, s, diss
-                core.contact_gaps(q, S, gap1)
-                g = _onset_gap(gap0, gap1)
-                h = s
-                if -onset_tol <= g <= 0.0:
-                    found = True
-                    break
-                if g > 0.0:
-                    lo = s
-                    flo = g
-                    if side == 1:
-                        fhi *= 0.5
-                    side = 1
-                else:
-                    hi = s
-                    fhi = g
-                    if side == -1:
-                        flo *= 0.5
-                    side = -1
-            if not found:  # take the smallest penetrating size found (the state at hi)
-                cnt[_C_ROUNDOFF] += 1
-                if h != hi:
-                    _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                    fst[F_WORK] = w_save
-                    fst[F_POWER] = p_save
-                    ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G, L)
-                    cnt[_C_ITERS] += it
-                    if not ok:
-                        _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                        fst[F_WORK] = w_save
-                        fst[F_POWER] = p_save
-                        return t, FAIL, hi, diss
-                    core.contact_gaps(q, S, gap1)
-                    h = hi
+        located = control and g_end < -onset_tol
+        if located:
+            run = (q, v, a, at, lam, par, ist, fst, S, W, G, L)
+            ok, h = _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save)
+            if not ok:
+                return t, FAIL, h, diss
         if erule:
             if land and h != h_land:
                 land = False
-            if located:  # an impact begins: its first steps are dt_contact, then the estimate
-                ctl[0] = h_small
-            else:
-                if rule == 2:
-                    err = gap_error(h, q, at, sat, c_err, S, qp, gap1, gerr)
-                else:
-                    err = local_error(h, at, sat, c_err)
-                ratio = err / step_tol
-                raw = _F_MAX if ratio <= 0.0 else _SAFETY * ratio ** (-1.0 / 3.0)
-                if ratio > 1.0:
-                    if h > h_min * (1.0 + 1e-9) and rejected < _MAX_REJECT:
-                        rejected += 1
-                        cnt[_C_REJECT] += 1
-                        _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-                        fst[F_WORK] = w_save
-                        fst[F_POWER] = p_save
-                        ctl[0] = max(h_min, h * max(_F_MIN, min(raw, 0.9)))
-                        continue
-                    cnt[_C_FORCED] += 1
-                # the proposal is independent of h (ratio ~ h^3); limited around the planned
-                # step (a landing step is shorter than planned)
-                hn = min(max(h * raw, _F_MIN * h_plan), _F_MAX * h_plan)
-                if h_plan <= hn < _KEEP * h_plan:
-                    hn = h_plan
-                ctl[0] = min(max(hn, h_min), h_free)
-            ctl[1] = h
+            g_err = gap_error(h, q, at, sat, ctrl[9], S, qp, gap1, gerr) if rule == 2 else 0.0
+            if _error_control(h, h_plan, located, rejected, ctrl, at, sat, g_err, cnt, ctl):
+                _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)
+                rejected += 1
+                continue
             rejected = 0
         if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
-            _restore(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
-            fst[F_WORK] = w_save
-            fst[F_POWER] = p_save
+            _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)  # nothing booked
             return t, EP_FULL, h, diss
-        released = release_damage(q, S)
-        if released != 0.0:
-            diss += released
-            fst[F_ENERGY] -= released
-            ist[I_KIND] = NO_FACTOR  # the stiffness changed
-        # work dissipated by the contacts over the step (trapezoidal rule, second order as the
-        # integrator)
-        diss += 0.5 * h * (p0 + core.contact_dissipation(q, v, S, fs, pp, pq))
+        released, p1 = release_damage(q, S), core.contact_dissipation(q, v, S, fs, pp, pq)
+        diss = _book_step(h, p0, p1, released, diss, ist, fst)
         if t + h <= t:  # the step no longer advances time (state at t + h == t)
             return t, STALL, h, diss
-        if land:
-            t = t_stop
-        else:
-            t += h
+        t = t_stop if land else t + h
         taken += 1
-        cnt[_C_STEPS] += 1
-        if h <= h_small * (1.0 + 1e-9) and h_small < h_free:
-            cnt[_C_SMALL] += 1
-        if erule:
-            row = 1 if min(_min_contact_gap(gap0), _min_contact_gap(gap1)) < 0.0 else 0
-            b = int(math.floor(math.log2(h / h_small))) - _H_LO
-            hist[row, min(max(b, 0), _H_BINS - 1)] += 1
+        _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist)
     return t, OK, h, diss
 
 
@@ -677,61 +694,22 @@ _STEP_GUARD_EXTRA = 10000
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sc_samples(
-    ts,
-    k,
-    t,
-    h_free,
-    h_small,
-    control,
-    margin,
-    onset_tol,
-    max_halvings,
-    q,
-    v,
-    a,
-    at,
-    lam,
-    par,
-    ist,
-    fst,
-    S,
-    W,
-    G,
-    L,
-    save,
-    gap0,
-    gap1,
-    qp,
-    diag,
-    ep,
-    cnt,
-    diss,
-    h_guard,
-    rule,
-    step_tol,
-    h_min,
-    c_err,
-    ctl,
-    hist,
-    q_ref,
-    bufs,
-):
+def sc_samples(ts, k, t, ctrl, run, save, gaps, rec, diss, h_guard, ctl, hist, q_ref, bufs):
     """:func:`sc_chunk` to every sample time ``ts[k], ts[k + 1], ...`` in turn, each sample
     recorded (:func:`~ancf_beam.mbs.timeloop.record_sample` into the buffers ``bufs``), the
     steps of each chunk capped by :func:`_max_steps` of ``h_guard``. Returns ``(k, t, status,
     h, diss)``: ``k = len(ts)`` when done, else the sample not reached and ``sc_chunk``'s
     status (not ``OK``) with its ``t``, ``h``, ``diss``."""
     out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
-    h = h_free
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
+    h = ctrl[0]
     status = OK
     while k < ts.shape[0]:
         span = max(ts[k] - t, 0.0)
         guard = _STEP_GUARD_FACTOR * math.ceil(span / h_guard) + _STEP_GUARD_EXTRA
         t, status, h, diss = sc_chunk(
-            t, ts[k], h_free, h_small, control, margin, onset_tol, max_halvings, q, v, a, at,
-            lam, par, ist, fst, S, W, G, L, save, gap0, gap1, qp, diag, ep, cnt, diss, guard,
-            rule, step_tol, h_min, c_err, ctl, hist,
+            t, ts[k], ctrl, q, v, a, at, lam, par, ist, fst, S, W, G, L,
+            save, gaps, rec, diss, guard, ctl, hist,
         )  # fmt: skip
         if status != OK:
             return k, t, status, h, diss
@@ -796,11 +774,10 @@ def _check_drivers(system) -> None:
         )
 
 
-def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
-    """Generalized-alpha / Newmark run of a system with contact elements (module docstring)."""
-    from ancf_beam.resources import check_mechanism
-
-    _check_drivers(system)
+def _contact_steps(system, st) -> tuple[float, float, int, float]:
+    """``(dt, h_small, rule, h_min)`` of a contact run: the step in free flight and near a
+    contact, the step rule's index in ``STEP_RULES`` (0 without step control) and the
+    smallest step of the error rule."""
     # without step control: dt or the fixed-step default (which resolves contacts); with it,
     # dt (default sample_dt) in free flight and dt_contact (default: the fixed-step default)
     contact_dt = default_dt(system, st)
@@ -815,110 +792,35 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     rule = STEP_RULES.index(st.step_rule) if st.step_control else 0
     h_min = st.dt_min if st.dt_min is not None else h_small / 16.0
     h_min = min(h_min, h_small)
-    beta, gamma = st.scheme()[:2]
-    c_err = error_constant(beta, gamma)
-    # the proposal (first: dt_contact, then the estimate takes over) and the last step taken
-    ctl = np.array([h_small, 0.0])
-    hist = np.zeros((2, _H_BINS), dtype=np.int64)
-    # at least t_end / dt steps (dt_contact ones in contact come on top)
-    check_mechanism(
-        system, st, n_sample_times(st.t_end, st.sample_dt), max(1, math.ceil(st.t_end / dt - 1e-9))
-    )
-    ts = sample_times(st.t_end, st.sample_dt)  # t = 0, every sample_dt, t_end
-    n_samples = len(ts)
-    buf = SampleBuffers(n_samples, system.n, system.m, system.fst.size)
-    W = system.work()
-    data = system.data
-    q_ref = system.q0.copy()
-    _, u, p = system.forces_at(q, v, 0.0)
-    system.update_drivers(0.0, W)
-    core.eval_constraints(
-        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
-    )
-    core.update_force_state(q, v, 0.0, data, W[20])
-    record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
-    run = Index3Run(system, st, W, q, v, a, lam)
-    run.fst[F_ENERGY] = u
-    run.fst[F_POT] = p
-    n_fe = system.fst.shape[0]
-    save = (q.copy(), v.copy(), a.copy(), a.copy(), lam.copy(), W[20].copy())
-    gap0, gap1, qp = np.zeros(n_fe), np.zeros(n_fe), np.zeros(system.n)
-    diag, ep, cnt = new_record_arrays(n_fe)
-    open_initial_episodes(system, q, v, diag, ep, cnt)
-    t = 0.0
-    diss = 0.0
-    t_start = run_clock()
-    c_start = time.process_time()
-    k = 1
-    h_guard = h_small if rule == 0 else h_min
-    while k < n_samples:
-        k, t, status, h, diss = sc_samples(
-            ts,
-            k,
-            t,
-            dt,
-            h_small,
-            st.step_control,
-            st.contact_margin,
-            st.onset_tol,
-            st.max_halvings,
-            q,
-            v,
-            a,
-            run.at,
-            lam,
-            run.par,
-            run.ist,
-            run.fst,
-            data,
-            W,
-            run.G,
-            run.L,
-            save,
-            gap0,
-            gap1,
-            qp,
-            diag,
-            ep,
-            cnt,
-            diss,
-            h_guard,
-            rule,
-            st.step_tol,
-            h_min,
-            c_err,
-            ctl,
-            hist,
-            q_ref,
-            buf.args(),
+    return dt, h_small, rule, h_min
+
+
+def _raise_failure(system, st, status, t, t_next, h, cnt, run) -> None:
+    """The error of a run that ended at ``t`` short of the sample at ``t_next`` with the
+    :func:`sc_chunk` status ``STALL`` or ``FAIL``."""
+    if status == STALL:
+        raise InstabilityError(
+            f"{st.integrator}, system '{system.name}': contact stepping stalled at "
+            f"t = {t:.9g} s on the way to the sample at {t_next:.9g} s (step {h:.3e} s, "
+            f"{int(cnt[_C_STEPS])} steps so far); reduce dt_contact or onset_tol"
         )
-        if k >= n_samples:
-            break
-        if status == EP_FULL:
-            ep = np.concatenate([ep, np.full_like(ep, np.nan)])
-            continue
-        if status == STALL:
-            raise InstabilityError(
-                f"{st.integrator}, system '{system.name}': contact stepping stalled at "
-                f"t = {t:.9g} s on the way to the sample at {ts[k]:.9g} s (step {h:.3e} s, "
-                f"{int(cnt[_C_STEPS])} steps so far); reduce dt_contact or onset_tol"
-            )
-        if status == FAIL:
-            rn = float(run.fst[F_FAIL_R])
-            raise NewtonConvergenceError(
-                f"{st.integrator}: Newton did not converge in the step from t = {t:.6g} s "
-                f"(dt = {h:.4e} s after {st.max_halvings} halvings): residual {rn:.3e} N; "
-                "reduce dt / dt_contact or raise max_iter / max_halvings",
-                t=t,
-                step=int(cnt[_C_STEPS]) + 1,
-                dt=h,
-                iterations=int(run.ist[I_FAIL_IT]),
-                residual=rn,
-                tolerance=st.tol,
-            )
-    wall = run_clock() - t_start
-    cpu = time.process_time() - c_start
-    rec = record_from_arrays(system, diag, ep, cnt)
+    if status == FAIL:
+        rn = float(run.fst[F_FAIL_R])
+        raise NewtonConvergenceError(
+            f"{st.integrator}: Newton did not converge in the step from t = {t:.6g} s "
+            f"(dt = {h:.4e} s after {st.max_halvings} halvings): residual {rn:.3e} N; "
+            "reduce dt / dt_contact or raise max_iter / max_halvings",
+            t=t,
+            step=int(cnt[_C_STEPS]) + 1,
+            dt=h,
+            iterations=int(run.ist[I_FAIL_IT]),
+            residual=rn,
+            tolerance=st.tol,
+        )
+
+
+def _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist) -> dict:
+    """The ``stats`` of a contact run (counters of :func:`sc_chunk`)."""
     steps = int(cnt[_C_STEPS])
     stats = {
         "dt": dt,
@@ -945,12 +847,74 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
             step_hist_free=hist[0].tolist(),
             step_hist_contact=hist[1].tolist(),
         )
+    return stats
+
+
+def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
+    """Generalized-alpha / Newmark run of a system with contact elements (module docstring)."""
+    from ancf_beam.resources import check_mechanism
+
+    _check_drivers(system)
+    dt, h_small, rule, h_min = _contact_steps(system, st)
+    beta, gamma = st.scheme()[:2]
+    c_err = error_constant(beta, gamma)
+    ctrl = (dt, h_small, st.step_control, st.contact_margin, st.onset_tol, st.max_halvings)
+    ctrl += (rule, st.step_tol, h_min, c_err)  # sc_chunk's step control
+    # the proposal (first: dt_contact, then the estimate takes over) and the last step taken
+    ctl = np.array([h_small, 0.0])
+    hist = np.zeros((2, _H_BINS), dtype=np.int64)
+    # at least t_end / dt steps (dt_contact ones in contact come on top)
+    check_mechanism(
+        system, st, n_sample_times(st.t_end, st.sample_dt), max(1, math.ceil(st.t_end / dt - 1e-9))
+    )
+    ts = sample_times(st.t_end, st.sample_dt)  # t = 0, every sample_dt, t_end
+    n_samples = len(ts)
+    buf = SampleBuffers(n_samples, system.n, system.m, system.fst.size)
+    W = system.work()
+    data = system.data
+    q_ref = system.q0.copy()
+    _, u, p = system.forces_at(q, v, 0.0)
+    system.update_drivers(0.0, W)
+    core.eval_constraints(
+        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
+    )
+    core.update_force_state(q, v, 0.0, data, W[20])
+    record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
+    run = Index3Run(system, st, W, q, v, a, lam)
+    run.fst[F_ENERGY] = u
+    run.fst[F_POT] = p
+    n_fe = system.fst.shape[0]
+    save = (q.copy(), v.copy(), a.copy(), a.copy(), lam.copy(), W[20].copy())
+    gaps = (np.zeros(n_fe), np.zeros(n_fe), np.zeros(system.n), np.zeros(n_fe))
+    diag, ep, cnt = new_record_arrays(n_fe)
+    open_initial_episodes(system, q, v, diag, ep, cnt)
+    t = 0.0
+    diss = 0.0
+    t_start = run_clock()
+    c_start = time.process_time()
+    k = 1
+    h_guard = h_small if rule == 0 else h_min
+    args, bufs = run.args(), buf.args()
+    while k < n_samples:
+        k, t, status, h, diss = sc_samples(
+            ts, k, t, ctrl, args, save, gaps, (diag, ep, cnt), diss, h_guard, ctl, hist, q_ref, bufs
+        )
+        if k >= n_samples:
+            break
+        if status == EP_FULL:
+            ep = np.concatenate([ep, np.full_like(ep, np.nan)])
+            continue
+        _raise_failure(system, st, status, t, ts[k], h, cnt, run)
+    wall = run_clock() - t_start
+    cpu = time.process_time() - c_start
+    rec = record_from_arrays(system, diag, ep, cnt)
+    stats = _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist)
     return buf.result(
         ts,
         n_samples,
         integrator=st.integrator,
         dt=dt,
-        steps=steps,
+        steps=int(cnt[_C_STEPS]),
         wall_s=wall,
         cpu_s=cpu,
         stats=stats,
