@@ -354,9 +354,7 @@ def run_simulate_batch(cases, dt_critical, t_end=None) -> list[tuple[dict, xr.Da
     t_end = [None] * len(cases) if t_end is None else list(t_end)
     settings = [DynamicsSettings.from_case(c, t_end=t) for c, t in zip(cases, t_end, strict=True)]
     models = [BeamModel(c) for c in cases]
-    steps = [
-        s.time_step(m, d) for s, m, d in zip(settings, models, dt_critical, strict=True)
-    ]  # fmt: skip
+    steps = [s.time_step(m, d) for s, m, d in zip(settings, models, dt_critical, strict=True)]
     for s, m, (dt, _) in zip(settings, models, steps, strict=True):
         plan = step_plan(s.t_end, dt, s.sample_dt, s.snapshot_dt)
         check_dynamics(m, s, plan, dt, implicit=False)

@@ -80,9 +80,14 @@ def _steps(case, integrator: str, newton: str | None = None):
     dtc = critical_step(BeamModel(case))
     dt = (0.5 if newton is None else 20.0) * dtc
     return run_simulate(  # t_end not a multiple of dt: the shortened last step runs too
-        case, dt=dt, dt_critical=dtc, t_end=(BEAM_STEPS + 0.5) * dt, progress=False,
-        integrator=integrator, newton=newton,
-    )  # fmt: skip
+        case,
+        dt=dt,
+        dt_critical=dtc,
+        t_end=(BEAM_STEPS + 0.5) * dt,
+        progress=False,
+        integrator=integrator,
+        newton=newton,
+    )
 
 
 def _size_class(n: int) -> int:
@@ -273,22 +278,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default=None, help="config file (default config/config.yaml)")
     ap.add_argument("--out", default=None, help="write the record (JSON) to this file")
     ap.add_argument(
-        "--group", action="append", choices=GROUPS, default=None,
+        "--group",
+        action="append",
+        choices=GROUPS,
+        default=None,
         help="compile this group of kernels only (repeatable; default: all, in order)",
-    )  # fmt: skip
+    )
     ap.add_argument(
-        "--all", action="store_true", dest="everything",
+        "--all",
+        action="store_true",
+        dest="everything",
         help="every mesh size class, implicit integrator and Newton variant, whatever the "
         "config runs (default: the ones the config's cases and studies use)",
-    )  # fmt: skip
+    )
     args = ap.parse_args(argv)
     from ancf_beam.errors import ConfigError
 
     try:
         record = warm_kernels(
-            args.config, log=lambda m: print(m, file=sys.stderr),
-            groups=args.group or GROUPS, everything=args.everything,
-        )  # fmt: skip
+            args.config,
+            log=lambda m: print(m, file=sys.stderr),
+            groups=args.group or GROUPS,
+            everything=args.everything,
+        )
     except ConfigError as exc:
         print(f"python -m ancf_beam.warmup: error: {exc}", file=sys.stderr)
         return 2

@@ -185,13 +185,29 @@ def _pass(k0, n, first, el, ng, spb, sppb, tab, q, acc, nl):
     step = _R[4]  # the next point's rows
     for b in range(nl):
         i = qo + b
-        e = (q[i], q[i + _R[1]], q[i + _R[2]], q[i + _R[3]], q[i + _R[4]], q[i + _R[5]],
-             q[i + _R[6]], q[i + _R[7]])  # fmt: skip
+        e = (
+            q[i],
+            q[i + _R[1]],
+            q[i + _R[2]],
+            q[i + _R[3]],
+            q[i + _R[4]],
+            q[i + _R[5]],
+            q[i + _R[6]],
+            q[i + _R[7]],
+        )
         if first:
             a = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         else:
-            a = (acc[b], acc[_R[1] + b], acc[_R[2] + b], acc[_R[3] + b], acc[_R[4] + b],
-                 acc[_R[5] + b], acc[_R[6] + b], acc[_R[7] + b])  # fmt: skip
+            a = (
+                acc[b],
+                acc[_R[1] + b],
+                acc[_R[2] + b],
+                acc[_R[3] + b],
+                acc[_R[4] + b],
+                acc[_R[5] + b],
+                acc[_R[6] + b],
+                acc[_R[7] + b],
+            )
         t = to + b
         a, s = _point(k0, t, spb, sppb, tab, e, a, 0.0)
         if n > 1:
@@ -640,14 +656,19 @@ def run_explicit_batch(
     _check_models(models)
     nb = len(models)
     given = dict(
-        t_end=t_end, dt=dt, damping=damping, sample_dt=sample_dt, snapshot_dt=snapshot_dt,
-        energy_growth_limit=energy_growth_limit, q0=q0, v0=v0, dt_critical=dt_critical,
-    )  # fmt: skip
+        t_end=t_end,
+        dt=dt,
+        damping=damping,
+        sample_dt=sample_dt,
+        snapshot_dt=snapshot_dt,
+        energy_growth_limit=energy_growth_limit,
+        q0=q0,
+        v0=v0,
+        dt_critical=dt_critical,
+    )
     per = {k: _per_model(v, nb, k) for k, v in given.items()}
     runs = [_setup(m, {k: v[b] for k, v in per.items()}) for b, m in enumerate(models)]
-    regular = [
-        p.n_steps if p.last_dt == cd.dt else p.n_steps - 1 for _, p, cd, _ in runs
-    ]  # fmt: skip
+    regular = [p.n_steps if p.last_dt == cd.dt else p.n_steps - 1 for _, p, cd, _ in runs]
     loop = np.zeros(2)  # wall and CPU time of the time loops
     results = []
     for start in range(0, nb, LANES):

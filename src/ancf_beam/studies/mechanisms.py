@@ -1017,8 +1017,10 @@ def run_flagship(
     long_over, stride = long_run_settings(spec, revolutions)
     phases = np.radians(np.asarray(phases_deg, float))
     t_check = None if check_revolutions is None else check_revolutions * revolution_period(spec)
-    jobs = [(spec, over, long_over, stride, skip_revolutions, phases, t_check)
-            for _l, over, _lam, _d in variants]  # fmt: skip
+    jobs = [
+        (spec, over, long_over, stride, skip_revolutions, phases, t_check)
+        for _l, over, _lam, _d in variants
+    ]
     if workers > 1 and len(jobs) > 1:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
@@ -1253,9 +1255,11 @@ def flagship_statistics(
             row = {"variant": name, "quantity": label, "units": ds[key].attrs.get("units", "")}
             row.update(distribution(x))
             if i == 0:
-                row.update(dict.fromkeys(
-                    ("shift", "low", "high", "rel", "rel_low", "rel_high", "resolved"), np.nan
-                ))  # fmt: skip
+                row.update(
+                    dict.fromkeys(
+                        ("shift", "low", "high", "rel", "rel_low", "rel_high", "resolved"), np.nan
+                    )
+                )
             else:
                 row.update(median_shift(ref, x, confidence, n_resamples, seed))
             rows.append(row)
