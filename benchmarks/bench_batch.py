@@ -42,7 +42,7 @@ def _cases(grid: int, n_el: int) -> list:
     return [
         resolve_case(
             {}, None, {"mesh.n_elements": n_el, "defect.lam": float(lam), "defect.n": float(n)}
-        )  # fmt: skip
+        )
         for lam, n in itertools.product(lams, ns)
     ]
 
@@ -60,7 +60,7 @@ def _soa_cases(count: int, n_el: int) -> list:
     return [
         resolve_case(
             {}, None, {"mesh.n_elements": n_el, "defect.lam": float(lam), "defect.n": float(n)}
-        )  # fmt: skip
+        )
         for lam, n in pts[:count]
     ]
 
@@ -73,8 +73,10 @@ def soa_section(elements, batches, steps: int, repeat: int) -> None:
     print(f"Many beams stepped together (structure of arrays); {machine_note()}")
     print(f"   {steps} steps per model, process CPU per element-step, median of {repeat}")
     print(f"{'':>10} {'whole call [ns]':^28} {'time loop [ns]':^28}")
-    print(f"{'n_el':>5} {'B':>4} {'one/time':>9} {'batch':>9} {'ratio':>8} {'one/time':>9} "
-          f"{'batch':>9} {'ratio':>8} {'max tip diff [m]':>17}")  # fmt: skip
+    print(
+        f"{'n_el':>5} {'B':>4} {'one/time':>9} {'batch':>9} {'ratio':>8} {'one/time':>9} "
+        f"{'batch':>9} {'ratio':>8} {'max tip diff [m]':>17}"
+    )
     warm = [BeamModel(c) for c in _soa_cases(2, 4)]
     batch.explicit_batch(warm, 1e-5, 1e-7)  # load the kernels before timing
     simulate_explicit(warm[0], 1e-5, 1e-7, progress=False)
@@ -103,8 +105,10 @@ def soa_section(elements, batches, steps: int, repeat: int) -> None:
             )
             one, bat = 1e9 * one_best / work, 1e9 * bat_best / work
             o_l, b_l = 1e9 * one_loop / work, 1e9 * bat_loop / work
-            print(f"{n_el:>5} {nb:>4} {one:>9.1f} {bat:>9.1f} {one / bat:>7.2f}x {o_l:>9.1f} "
-                  f"{b_l:>9.1f} {o_l / b_l:>7.2f}x {diff:>17.1e}")  # fmt: skip
+            print(
+                f"{n_el:>5} {nb:>4} {one:>9.1f} {bat:>9.1f} {one / bat:>7.2f}x {o_l:>9.1f} "
+                f"{b_l:>9.1f} {o_l / b_l:>7.2f}x {diff:>17.1e}"
+            )
     print("   ratio = one at a time / batch; the tip difference is round-off (summation order).")
 
 
@@ -160,8 +164,12 @@ def profile_section(n_el: int, nb: int, calls: int = 3000) -> None:
     nf = model.n_free
     x1 = np.ones(nf)
     s_force = best(single_force, q, kargs, sa, f) / n_el
-    s_solve = best(single_solve, row_factor(cbx), row_factor(cby), x1, np.zeros(nf // 2),
-                   np.zeros(nf // 2)) / n_el  # fmt: skip
+    s_solve = (
+        best(
+            single_solve, row_factor(cbx), row_factor(cby), x1, np.zeros(nf // 2), np.zeros(nf // 2)
+        )
+        / n_el
+    )
     lanes = min(nb, eb.LANES)
     cap = {}
     orig = eb.batch_chunk
@@ -182,8 +190,10 @@ def profile_section(n_el: int, nb: int, calls: int = 3000) -> None:
     b_solve /= n_el * lanes
     print(f"Profile at {n_el} elements, {lanes} lanes (ns per element-step and model):")
     kind = "one shared factor" if bd.shared_rf else "a factor per model"
-    print(f"   force: single {1e9 * s_force:.1f}, batch {1e9 * b_force:.1f}; mass solve: "
-          f"single {1e9 * s_solve:.1f}, batch {1e9 * b_solve:.1f} ({kind})")  # fmt: skip
+    print(
+        f"   force: single {1e9 * s_force:.1f}, batch {1e9 * b_force:.1f}; mass solve: "
+        f"single {1e9 * s_solve:.1f}, batch {1e9 * b_solve:.1f} ({kind})"
+    )
 
 
 def _ints(text: str) -> list[int]:
@@ -214,8 +224,10 @@ def main() -> None:
 def pool_section(args) -> None:
     cases = _cases(args.grid, args.elements)
     workers = args.workers or batch.default_workers()
-    print(f"Batch sweep: {len(cases)} cases ({args.grid} x {args.grid} in (lam, n)), "
-          f"{args.elements} elements; {machine_note()}")  # fmt: skip
+    print(
+        f"Batch sweep: {len(cases)} cases ({args.grid} x {args.grid} in (lam, n)), "
+        f"{args.elements} elements; {machine_note()}"
+    )
     print(f"   {workers} workers; wall time, best of {args.repeat}")
     jobs = {
         "modal (3 frequencies)": lambda w: batch.modal_sweep(cases, 3, workers=w),
@@ -225,8 +237,9 @@ def pool_section(args) -> None:
     batch.modal_sweep(cases[:1], 3, workers=1)  # load the numba kernels before timing
     batch.static_sweep(cases[:1], workers=1)
     batch.explicit_sweep(cases[:1], 1e-4, workers=1)
-    print(f"{'task':<22} {'one at a time [s]':>18} {'batch [s]':>10} {'speed-up':>9} "
-          f"{'max diff':>9}")  # fmt: skip
+    print(
+        f"{'task':<22} {'one at a time [s]':>18} {'batch [s]':>10} {'speed-up':>9} {'max diff':>9}"
+    )
     for name, job in jobs.items():
         best = {}
         res = {}
@@ -237,8 +250,10 @@ def pool_section(args) -> None:
                 res[w] = job(w)
                 t_best = min(t_best, time.perf_counter() - t0)
             best[w] = t_best
-        print(f"{name:<22} {best[1]:>18.3f} {best[workers]:>10.3f} "
-              f"{best[1] / best[workers]:>8.2f}x {_diff(res[1], res[workers]):>9.1e}")  # fmt: skip
+        print(
+            f"{name:<22} {best[1]:>18.3f} {best[workers]:>10.3f} "
+            f"{best[1] / best[workers]:>8.2f}x {_diff(res[1], res[workers]):>9.1e}"
+        )
     print(
         "   speed-up = one at a time / batch (wall); max diff: largest absolute difference "
         "between the two result sets (0: identical)."

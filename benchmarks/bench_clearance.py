@@ -96,17 +96,28 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dt", type=float, default=1e-5, help="free-flight step, largest step (s)")
     ap.add_argument("--dt-contact", type=float, default=1e-6, help="contact step (s)")
-    ap.add_argument("--dt-ancf", type=float, default=2e-6,
-                    help="free-flight step of the fixed rule with the ANCF rod (s; it must "
-                         "follow the rod's vibration: 1e-5 s misses the first impact force by "
-                         "2.5 %%)")  # fmt: skip
-    ap.add_argument("--tol", type=float, nargs="+", default=[1e-9, 5e-10],
-                    help="step_tol of the error rule (m)")  # fmt: skip
-    ap.add_argument("--rules", nargs="+", default=["error", "gap-error"],
-                    choices=["error", "gap-error"])  # fmt: skip
+    ap.add_argument(
+        "--dt-ancf",
+        type=float,
+        default=2e-6,
+        help="free-flight step of the fixed rule with the ANCF rod (s; it must "
+        "follow the rod's vibration: 1e-5 s misses the first impact force by "
+        "2.5 %%)",
+    )
+    ap.add_argument(
+        "--tol", type=float, nargs="+", default=[1e-9, 5e-10], help="step_tol of the error rule (m)"
+    )
+    ap.add_argument(
+        "--rules", nargs="+", default=["error", "gap-error"], choices=["error", "gap-error"]
+    )
     ap.add_argument("--dt-ref", type=float, default=5e-8, help="reference step (s)")
-    ap.add_argument("--fixed-extra", type=float, nargs="*", default=[],
-                    help="more fixed-step runs at these steps (s), for equal accuracy")  # fmt: skip
+    ap.add_argument(
+        "--fixed-extra",
+        type=float,
+        nargs="*",
+        default=[],
+        help="more fixed-step runs at these steps (s), for equal accuracy",
+    )
     ap.add_argument("--impacts", type=int, default=3, help="first impacts compared")
     ap.add_argument("--rod", nargs="+", default=["rigid", "ancf"], choices=["rigid", "ancf"])
     args = ap.parse_args()
@@ -124,56 +135,76 @@ def main() -> None:
             runs[f"fixed {h:.0e}"] = {"dt": h, "step_control": False}
         for rule in args.rules:
             for tol in args.tol:
-                runs[f"{rule} {tol:.0e}"] = {"dt": args.dt, "dt_contact": args.dt_contact,
-                                             "step_control": True, "step_rule": rule,
-                                             "step_tol": tol}  # fmt: skip
+                runs[f"{rule} {tol:.0e}"] = {
+                    "dt": args.dt,
+                    "dt_contact": args.dt_contact,
+                    "step_control": True,
+                    "step_rule": rule,
+                    "step_tol": tol,
+                }
         # reference: onsets located, fixed steps of dt_ref; its error from twice the step
         refs = {}
         for f in (2.0, 1.0):
             h = args.dt_ref * f
-            res, s = run(spec, t_end=t_end, dt=h, dt_contact=h, step_control=True,
-                         onset_tol=1e-10)  # fmt: skip
+            res, s = run(spec, t_end=t_end, dt=h, dt_contact=h, step_control=True, onset_tol=1e-10)
             refs[f] = metrics(res, s, args.impacts)
         ref = refs[1.0]
         ref_err = rel_err(refs[2.0], ref)
-        print(f"\n{rod} rod, {args.revolutions:g} revolutions ({t_end:.4g} s); reference: "
-              f"generalized-alpha, fixed step {args.dt_ref:.0e} s with onsets located")  # fmt: skip
-        print("reference: first impacts (t_on s, v0 m/s, F_peak N): "
-              + "; ".join(f"{a:.7e} {b:.5f} {c:.2f}" for a, b, c in
-                          zip(ref["t_on"], ref["v0"], ref["fn_peak"], strict=True))
-              + f"; e_max/c - 1 = {ref['ecc'][0]:.6f}")  # fmt: skip
+        print(
+            f"\n{rod} rod, {args.revolutions:g} revolutions ({t_end:.4g} s); reference: "
+            f"generalized-alpha, fixed step {args.dt_ref:.0e} s with onsets located"
+        )
+        print(
+            "reference: first impacts (t_on s, v0 m/s, F_peak N): "
+            + "; ".join(
+                f"{a:.7e} {b:.5f} {c:.2f}"
+                for a, b, c in zip(ref["t_on"], ref["v0"], ref["fn_peak"], strict=True)
+            )
+            + f"; e_max/c - 1 = {ref['ecc'][0]:.6f}"
+        )
         hdr = "".join(f"{k:>10}" for k in METRICS)
-        print(f"accuracy (largest relative error of the first {args.impacts} impacts' metric; "
-              f"ecc: of e_max/c - 1)\n{'run':16}{hdr}")  # fmt: skip
+        print(
+            f"accuracy (largest relative error of the first {args.impacts} impacts' metric; "
+            f"ecc: of e_max/c - 1)\n{'run':16}{hdr}"
+        )
         print(f"{'ref at 2 dt_ref':16}" + "".join(f"{ref_err[k]:10.1e}" for k in METRICS))
         out = {}
         run(spec, t_end=min(t_end, 2e-4), **runs[f"{args.rules[0]} {args.tol[0]:.0e}"])
         run(spec, t_end=min(t_end, 2e-4), **runs["fixed small"])
         for name, kw in runs.items():
-            tm = best_of(lambda kw=kw, sp=spec, te=t_end: run(sp, t_end=te, **kw),
-                         repeat=args.repeat)  # fmt: skip
+            tm = best_of(
+                lambda kw=kw, sp=spec, te=t_end: run(sp, t_end=te, **kw), repeat=args.repeat
+            )
             res, s = tm.result
             out[name] = (tm, res)
             err = rel_err(metrics(res, s, args.impacts), ref)
             print(f"{name:16}" + "".join(f"{err[k]:10.1e}" for k in METRICS))
-        print(f"cost per revolution\n{'run':16}{'steps':>9}{'small':>8}{'rejected':>9}"
-              f"{'factor.':>9}{'iters':>7}{'cpu s':>9}{'us/step':>9}{'gain':>7}")  # fmt: skip
+        print(
+            f"cost per revolution\n{'run':16}{'steps':>9}{'small':>8}{'rejected':>9}"
+            f"{'factor.':>9}{'iters':>7}{'cpu s':>9}{'us/step':>9}{'gain':>7}"
+        )
         cpu_fixed = out["fixed small"][0].cpu
         for name, (tm, res) in out.items():
             st = res.stats
             r = args.revolutions
-            print(f"{name:16}{res.steps / r:9.0f}{st['steps_small'] / r:8.0f}"
-                  f"{st.get('rejected', 0) / r:9.0f}{st['factorizations'] / r:9.0f}"
-                  f"{st['mean_iterations']:7.2f}{tm.cpu / r:9.4f}"
-                  f"{1e6 * tm.cpu / max(res.steps, 1):9.2f}{cpu_fixed / tm.cpu:7.2f}")  # fmt: skip
+            print(
+                f"{name:16}{res.steps / r:9.0f}{st['steps_small'] / r:8.0f}"
+                f"{st.get('rejected', 0) / r:9.0f}{st['factorizations'] / r:9.0f}"
+                f"{st['mean_iterations']:7.2f}{tm.cpu / r:9.4f}"
+                f"{1e6 * tm.cpu / max(res.steps, 1):9.2f}{cpu_fixed / tm.cpu:7.2f}"
+            )
         for name, (_tm, res) in out.items():
             st = res.stats
             if st.get("step_rule", "fixed") != "fixed":
                 lo = st["step_hist_lo"]
-                print(f"{name} steps by size over the run (s:count), free flight:  "
-                      + hist_line(st["step_hist_free"], lo, args.dt_contact))  # fmt: skip
-                print(f"{name} steps by size over the run (s:count), contact closed: "
-                      + hist_line(st["step_hist_contact"], lo, args.dt_contact))  # fmt: skip
+                print(
+                    f"{name} steps by size over the run (s:count), free flight:  "
+                    + hist_line(st["step_hist_free"], lo, args.dt_contact)
+                )
+                print(
+                    f"{name} steps by size over the run (s:count), contact closed: "
+                    + hist_line(st["step_hist_contact"], lo, args.dt_contact)
+                )
 
 
 if __name__ == "__main__":

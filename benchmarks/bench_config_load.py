@@ -47,8 +47,10 @@ def write_config(path: Path, n_cases: int) -> None:
     lines = []
     for i in range(n_cases):
         lam, n = (i % 90) / 100, 1.0 + (i % 7) * 0.5
-        block = (f"{{defect: {{lam: {lam:.2f}, n: {n:.1f}, mapping: gauss}}, "
-                 f"mesh: {{n_elements: {4 + i % 5}}}, load: {{g: 9.81}}}}")  # fmt: skip
+        block = (
+            f"{{defect: {{lam: {lam:.2f}, n: {n:.1f}, mapping: gauss}}, "
+            f"mesh: {{n_elements: {4 + i % 5}}}, load: {{g: 9.81}}}}"
+        )
         lines.append(f"  generated_{i:06d}_lam{lam:.2f}_n{n:.1f}: {block}  # case {i}\n")
     path.write_text(head.rstrip("\n") + "\n" + "".join(lines) + "\nmechanisms:" + tail)
 
@@ -107,16 +109,21 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=70_000, help="generated cases")
     ap.add_argument("--repeat", type=int, default=3, help="loader timings: best of N")
     ap.add_argument("--skip-pipeline", action="store_true", help="no snakemake runs")
-    ap.add_argument("--bound-run", action="store_true",
-                    help="also the dry run of a config with exactly MAX_CASES cases")  # fmt: skip
+    ap.add_argument(
+        "--bound-run",
+        action="store_true",
+        help="also the dry run of a config with exactly MAX_CASES cases",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_config_load_"))
     try:
         cfg = tmp / "cases.yaml"
         write_config(cfg, args.cases)
         text = cfg.read_text()
-        print(f"machine: {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}; "
-              f"PyYAML {yaml.__version__}, libyaml: {yaml.__with_libyaml__}")  # fmt: skip
+        print(
+            f"machine: {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}; "
+            f"PyYAML {yaml.__version__}, libyaml: {yaml.__with_libyaml__}"
+        )
         print(f"{cfg.name}: {args.cases} generated cases, {len(text) / 1e6:.2f} MB\n")
         print(f"{'loader':<44s} {'CPU s':>8s} {'wall s':>8s}")
         loaders = {
@@ -133,27 +140,48 @@ def main() -> None:
         read_yaml(cfg)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        print(f"read_yaml: {expanded_values(cfg):,} values, peak {peak / 1e6:.0f} MB allocated "
-              "while parsing")  # fmt: skip
+        print(
+            f"read_yaml: {expanded_values(cfg):,} values, peak {peak / 1e6:.0f} MB allocated "
+            "while parsing"
+        )
 
         last = f"generated_{args.cases - 1:06d}"
         case = next(k for k in read_yaml(cfg)["cases"] if k.startswith(last))
-        cli = [sys.executable, "-m", "ancf_beam.cli", "static", "--config", str(cfg), "--case",
-               case, "--set", "mesh.n_elements=4", "--json", "-q"]  # fmt: skip
+        cli = [
+            sys.executable,
+            "-m",
+            "ancf_beam.cli",
+            "static",
+            "--config",
+            str(cfg),
+            "--case",
+            case,
+            "--set",
+            "mesh.n_elements=4",
+            "--json",
+            "-q",
+        ]
         wall, cpu, peak, out = timed(cli, tmp)
         ok = '"tip_y"' in out
-        print(f"\none CLI run (static, case {case}): {wall:.1f} s wall, {cpu:.1f} s CPU, peak "
-              f"{peak:.0f} MB, {'ok' if ok else 'FAILED: ' + out[-500:]}")  # fmt: skip
+        print(
+            f"\none CLI run (static, case {case}): {wall:.1f} s wall, {cpu:.1f} s CPU, peak "
+            f"{peak:.0f} MB, {'ok' if ok else 'FAILED: ' + out[-500:]}"
+        )
         if args.skip_pipeline:
             return
         work = copy_workflow(Path(tempfile.mkdtemp(prefix="wf_", dir=tmp)))
-        reader = ("import time, sys; t = time.perf_counter(); "
-                  "from snakemake.common.configfile import load_configfile; "
-                  "load_configfile(sys.argv[1]); print(time.perf_counter() - t)")  # fmt: skip
-        res = subprocess.run([sys.executable, "-c", reader, str(cfg)], capture_output=True,
-                             text=True, check=True)  # fmt: skip
-        print(f"Snakemake's own reading of the file (before the Snakefile runs): "
-              f"{float(res.stdout):.1f} s")  # fmt: skip
+        reader = (
+            "import time, sys; t = time.perf_counter(); "
+            "from snakemake.common.configfile import load_configfile; "
+            "load_configfile(sys.argv[1]); print(time.perf_counter() - t)"
+        )
+        res = subprocess.run(
+            [sys.executable, "-c", reader, str(cfg)], capture_output=True, text=True, check=True
+        )
+        print(
+            f"Snakemake's own reading of the file (before the Snakefile runs): "
+            f"{float(res.stdout):.1f} s"
+        )
         cmd = [sys.executable, "-m", "snakemake", "-n", "--configfile", str(cfg)]
         wall, cpu, peak, out = timed(cmd, work)
         refused = "takes at most" in out
@@ -169,9 +197,11 @@ def main() -> None:
             cmd = [sys.executable, "-m", "snakemake", "-n", "--configfile", str(cfg_b)]
             wall, cpu, peak, out = timed(cmd, work)
             jobs = re.search(r"^total\s+(\d+)", out, re.M)
-            print(f"snakemake -n at the bound ({bound} cases): {wall:.1f} s wall, {cpu:.1f} s "
-                  f"CPU, peak {peak:.0f} MB, {jobs.group(1) if jobs else '?'} jobs"
-                  f"{'' if jobs else ': ' + out[-800:]}")  # fmt: skip
+            print(
+                f"snakemake -n at the bound ({bound} cases): {wall:.1f} s wall, {cpu:.1f} s "
+                f"CPU, peak {peak:.0f} MB, {jobs.group(1) if jobs else '?'} jobs"
+                f"{'' if jobs else ': ' + out[-800:]}"
+            )
         print(f"\nload average {os.getloadavg()[0]:.2f} after the runs")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -98,9 +98,14 @@ def main() -> None:
 
         def run(n_per: float, newton: str = "full", m=m, t1=t1):
             return simulate_implicit(
-                m, t_end, t1 / n_per, "generalized-alpha", rho_inf=args.rho_inf,
-                newton=newton, progress=False,
-            )  # fmt: skip
+                m,
+                t_end,
+                t1 / n_per,
+                "generalized-alpha",
+                rho_inf=args.rho_inf,
+                newton=newton,
+                progress=False,
+            )
 
         # largest dt on the grid N = n_start 2^(k/2) meeting the target, starting one grid point
         # coarser than the previous mesh's choice (the requirement is nearly mesh independent)

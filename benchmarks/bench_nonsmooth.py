@@ -107,8 +107,10 @@ def part_mechanism(args) -> None:
         "MJ 1e-4": lambda: nonsmooth(1e-4),
     }
     print(f"slider_crank_clearance, {args.revolutions:g} revolution(s) ({t_end:.4g} s)")
-    print(f"{'run':16} {'steps':>7} {'cpu/step us':>12} {'cpu/rev s':>10} {'impacts':>8} "
-          f"{'t_first s':>12}")  # fmt: skip
+    print(
+        f"{'run':16} {'steps':>7} {'cpu/step us':>12} {'cpu/rev s':>10} {'impacts':>8} "
+        f"{'t_first s':>12}"
+    )
     out = {}
     for name, fn in runs.items():
         tm = best_of(fn, repeat=args.repeat)
@@ -121,8 +123,10 @@ def part_mechanism(args) -> None:
             i = next(iter(_contact_index(res)))
             impacts, t_first = int(fs[-1, i, 2]), _first_onset(fs, res.t, i)
         out[name] = tm.cpu
-        print(f"{name:16} {res.steps:7d} {1e6 * tm.cpu / res.steps:12.2f} "
-              f"{tm.cpu / args.revolutions:10.4f} {impacts:8d} {t_first:12.6e}")  # fmt: skip
+        print(
+            f"{name:16} {res.steps:7d} {1e6 * tm.cpu / res.steps:12.2f} "
+            f"{tm.cpu / args.revolutions:10.4f} {impacts:8d} {t_first:12.6e}"
+        )
     ref = out["GA step control"]
     for name in ("MJ 1e-5", "MJ 1e-4"):
         print(f"cost per revolution, GA step control / {name}: {ref / out[name]:.2f}")
@@ -168,17 +172,25 @@ def part_accuracy(args, k) -> None:
     def run(model, dt):
         if model == "nonsmooth":
             st = IntegratorSettings(
-                integrator="moreau-jean", dt=dt, t_end=t_end, sample_dt=t_end, tol=1e-12,
+                integrator="moreau-jean",
+                dt=dt,
+                t_end=t_end,
+                sample_dt=t_end,
+                tol=1e-12,
                 max_iter=500,
-            )  # fmt: skip
+            )
             return integrate(_drop(), st)
         st = IntegratorSettings(integrator="generalized-alpha", dt=dt, t_end=t_end, sample_dt=t_end)
         return integrate(_drop(law), st)
 
-    print(f"\nfirst impact of a dropped ball to {args.rel:g} (impulse, and time centre / t_0); "
-          f"compliant K = {k:g} N/m (T_c = {t_c:.3g} s)")  # fmt: skip
-    print(f"{'model':10} {'dt s':>9} {'steps':>7} {'cpu s':>8} {'impulse err':>12} "
-          f"{'centre err s':>12}")  # fmt: skip
+    print(
+        f"\nfirst impact of a dropped ball to {args.rel:g} (impulse, and time centre / t_0); "
+        f"compliant K = {k:g} N/m (T_c = {t_c:.3g} s)"
+    )
+    print(
+        f"{'model':10} {'dt s':>9} {'steps':>7} {'cpu s':>8} {'impulse err':>12} "
+        f"{'centre err s':>12}"
+    )
     best = {}
     for model in ("nonsmooth", "compliant"):
         dt = 1e-3 if model == "nonsmooth" else t_c / 5
@@ -264,8 +276,10 @@ def part_mechanism_accuracy(args) -> None:
                 break
     if len(result) == 2:
         ratio = result["compliant"][1] / result["nonsmooth"][1]
-        print(f"cost per revolution at equal first-impact accuracy, compliant / nonsmooth: "
-              f"{ratio:.2f}")  # fmt: skip
+        print(
+            f"cost per revolution at equal first-impact accuracy, compliant / nonsmooth: "
+            f"{ratio:.2f}"
+        )
     else:
         print("a model did not reach the accuracy on its ladder:", result)
 

@@ -71,8 +71,10 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
     args = ap.parse_args()
 
-    print(f"machine: {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} "
-          f"(1 min) before the runs")  # fmt: skip
+    print(
+        f"machine: {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} "
+        f"(1 min) before the runs"
+    )
     subprocess.run([sys.executable, "-c", WARM], check=True)
     times: dict[int, list[float]] = {1: [], 2: []}
     tmp = Path(tempfile.mkdtemp(prefix="bench_pipeline_"))
@@ -89,9 +91,11 @@ def main() -> None:
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     t1, t2 = min(times[1]), min(times[2])
-    print(f"\n{args.configfile}: --cores 1 {t1:.1f} s, --cores 2 {t2:.1f} s, "
-          f"speed-up {t1 / t2:.2f}x (goal >= 1.8x); "
-          f"load average {os.getloadavg()[0]:.2f} after the runs")  # fmt: skip
+    print(
+        f"\n{args.configfile}: --cores 1 {t1:.1f} s, --cores 2 {t2:.1f} s, "
+        f"speed-up {t1 / t2:.2f}x (goal >= 1.8x); "
+        f"load average {os.getloadavg()[0]:.2f} after the runs"
+    )
 
 
 if __name__ == "__main__":

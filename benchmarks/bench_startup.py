@@ -126,8 +126,10 @@ def main() -> None:
         cli_main([sys.executable, *args.python], args.repeat)
         return
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
-    print("Start-up of a pipeline job in a fresh process (seed case, 20 elements), best of "
-          f"{args.repeat}")  # fmt: skip
+    print(
+        "Start-up of a pipeline job in a fresh process (seed case, 20 elements), best of "
+        f"{args.repeat}"
+    )
     base = min(python_baseline() for _ in range(args.repeat))
     print(f"   bare 'python -c pass': {base * 1e3:.0f} ms")
     print(

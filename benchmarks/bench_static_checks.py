@@ -49,10 +49,12 @@ def _row(name: str, over: dict, n_el: int, repeat: int, min_time: float) -> str:
     q = t_after.result.q
     t_stab = best_of(lambda: real(model, q), repeat=repeat, min_time=min_time)
     t_strain = best_of(lambda: static.check_strain(model, q), repeat=repeat, min_time=min_time)
-    return (f"{name:28s} {n_el:6d} {t_after.result.newton_iterations:3d} "
-            f"{t_before.cpu * 1e3:10.3f} {t_after.cpu * 1e3:10.3f} "
-            f"{t_after.cpu / t_before.cpu:6.2f} {t_stab.cpu * 1e3:13.3f} "
-            f"{t_strain.cpu * 1e3:10.3f}")  # fmt: skip
+    return (
+        f"{name:28s} {n_el:6d} {t_after.result.newton_iterations:3d} "
+        f"{t_before.cpu * 1e3:10.3f} {t_after.cpu * 1e3:10.3f} "
+        f"{t_after.cpu / t_before.cpu:6.2f} {t_stab.cpu * 1e3:13.3f} "
+        f"{t_strain.cpu * 1e3:10.3f}"
+    )
 
 
 def main() -> None:

@@ -118,9 +118,17 @@ def count_force(n_el: int, gauss: tuple[int, int]) -> Counter:
     q[3::4] = -2e-3 * m.x_nodes
     c = Flops()
     args = [
-        _wrap(q, c), m.n_el, _wrap(m.spa, c), _wrap(m.spb, c), _wrap(m.sppb, c),
-        _wrap(m.ea_w, c), _wrap(m.ei_w, c), _wrap(m.eps0, c), _wrap(m.kap0, c), m.linear,
-    ]  # fmt: skip
+        _wrap(q, c),
+        m.n_el,
+        _wrap(m.spa, c),
+        _wrap(m.spb, c),
+        _wrap(m.sppb, c),
+        _wrap(m.ea_w, c),
+        _wrap(m.ei_w, c),
+        _wrap(m.eps0, c),
+        _wrap(m.kap0, c),
+        m.linear,
+    ]
     c.ops.clear()  # wrapping does not count
     f = np.empty(m.n_dof, dtype=object)
     helpers = ("_axial_element", "_bending_element")
@@ -186,8 +194,10 @@ def per_point_counts(gauss_list) -> dict:
     c33 = count_force(ne, (3, 3))
     c43 = count_force(ne, (4, 3))
     c34 = count_force(ne, (3, 4))
-    tot = {k: sum(v for kk, v in d.items() if kk != "neg") for k, d in
-           (("33", c33), ("43", c43), ("34", c34))}  # fmt: skip
+    tot = {
+        k: sum(v for kk, v in d.items() if kk != "neg")
+        for k, d in (("33", c33), ("43", c43), ("34", c34))
+    }
     ax = {k: (c43[k] - c33[k]) / ne for k in ("add", "mul", "div", "sqrt")}
     be = {k: (c34[k] - c33[k]) / ne for k in ("add", "mul", "div", "sqrt")}
     per_ax = (tot["43"] - tot["33"]) / ne
@@ -319,17 +329,19 @@ def _force_loop(q, n, kargs, sa, f):
     s = 0.0
     for _ in range(n):
         if soa and xs.shape[0] == 1:
-            s += kernels.soa_force_fixed(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t,
-                                         kap0_t, xs, gs, f)  # fmt: skip
+            s += kernels.soa_force_fixed(
+                q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs, gs, f
+            )
         elif soa and len(gb) > 0:
-            s += kernels.soa_force_same(q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs,
-                                        gs, gb, f)  # fmt: skip
+            s += kernels.soa_force_same(
+                q, n_el, le, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs, gs, gb, f
+            )
         elif soa:
-            s += kernels.soa_force_split(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t,
-                                         kap0_t, xs, gs, f)  # fmt: skip
+            s += kernels.soa_force_split(
+                q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, xs, gs, f
+            )
         else:
-            s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear,
-                                       f)  # fmt: skip
+            s += kernels.elastic_force(q, n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear, f)
     return s
 
 
@@ -478,8 +490,9 @@ def main() -> None:
     for note in pk["notes"]:
         print(f"   assumption: {note}")
 
-    print("\n== 3. Where the time goes (ns per element-step, process CPU, best of "
-          f"{args.repeat}) ==")  # fmt: skip
+    print(
+        f"\n== 3. Where the time goes (ns per element-step, process CPU, best of {args.repeat}) =="
+    )
     print(
         f"{'gauss':>5} {'n_el':>4} {'force':>7} {'solve':>7} {'update':>7} {'output':>7} "
         f"{'loop':>6} {'step':>7} {'Mel-st/s':>9} {'flops/el-st':>11} {'GFLOP/s':>8} "
@@ -504,8 +517,9 @@ def main() -> None:
         "only at the ends; loop: the rest of a quiet step (bookkeeping, calls); step: a full "
         "simulate_explicit step with default output. GFLOP/s = counted flops / step time."
     )
-    print(f"   (numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}; kernels are "
-          "serial)")  # fmt: skip
+    print(
+        f"   (numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}; kernels are serial)"
+    )
 
 
 if __name__ == "__main__":

@@ -72,8 +72,11 @@ def cpu_flags() -> set[str]:
 
 def copy_checkout(dest: Path) -> None:
     """Tracked files of the working tree (uncommitted edits included) into ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")  # fmt: skip
+    files = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True)
+        .stdout.decode()
+        .split("\0")
+    )
     for f in filter(None, files):
         src = ROOT / f
         if src.is_file():
@@ -82,8 +85,7 @@ def copy_checkout(dest: Path) -> None:
 
 
 def environment(extra: dict[str, str], copy: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CPU_NAME",
-                                                              "OPENBLAS_CORETYPE")}  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CPU_NAME", "OPENBLAS_CORETYPE")}
     env.update(extra)
     env["PYTHONPATH"] = str(copy / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env["NUMBA_CACHE_DIR"] = str(copy / ".numba_cache")
@@ -123,8 +125,9 @@ def check_rows(checks_dir: Path) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--conditions", default=",".join(DEFAULT),
-                    help=f"comma list of {', '.join(CONDITIONS)}")  # fmt: skip
+    ap.add_argument(
+        "--conditions", default=",".join(DEFAULT), help=f"comma list of {', '.join(CONDITIONS)}"
+    )
     ap.add_argument("--only", choices=("tests", "pipeline"), help="run only one of the two")
     ap.add_argument("-k", dest="keyword", help="pytest -k expression (a subset of the tests)")
     ap.add_argument("--cores", type=int, default=2, help="snakemake --cores")
@@ -155,23 +158,42 @@ def main(argv: list[str] | None = None) -> int:
         env = environment(CONDITIONS[c][0], copy)
         set_vars = " ".join(f"{k}={v}" for k, v in CONDITIONS[c][0].items()) or "(nothing set)"
         if args.only != "pipeline":
-            cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                   f"--junitxml={copy / 'junit.xml'}"] + (["-k", args.keyword]
-                                                          if args.keyword else [])  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--junitxml={copy / 'junit.xml'}",
+            ] + (["-k", args.keyword] if args.keyword else [])
             rc, wall = run(cmd, copy, env, copy / "pytest.log")
             tests[c] = test_outcomes(copy / "junit.xml")
             n_pass = sum(s == "passed" for s in tests[c].values())
-            print(f"{c:16s} tests: exit {rc}, {n_pass} passed of {len(tests[c])}, "
-                  f"{wall / 60:.1f} min  [{set_vars}]", flush=True)  # fmt: skip
+            print(
+                f"{c:16s} tests: exit {rc}, {n_pass} passed of {len(tests[c])}, "
+                f"{wall / 60:.1f} min  [{set_vars}]",
+                flush=True,
+            )
         if args.only != "tests":
-            cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--configfile",
-                   "config/quick.yaml"]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--cores",
+                str(args.cores),
+                "--configfile",
+                "config/quick.yaml",
+            ]
             rc, wall = run(cmd, copy, env, copy / "snakemake.log")
             checks[c] = check_rows(copy / "reports" / "checks")
             n = len(checks[c])
             n_pass = int((checks[c]["status"] == "PASS").sum()) if n else 0
-            print(f"{c:16s} pipeline: exit {rc}, {n_pass} PASS of {n} check rows, "
-                  f"{wall / 60:.1f} min  [{set_vars}]", flush=True)  # fmt: skip
+            print(
+                f"{c:16s} pipeline: exit {rc}, {n_pass} PASS of {n} check rows, "
+                f"{wall / 60:.1f} min  [{set_vars}]",
+                flush=True,
+            )
     return report(names, tests, checks)
 
 
@@ -180,8 +202,11 @@ def report(names, tests, checks) -> int:
     if tests:
         ids = sorted(set().union(*(t.keys() for t in tests.values())))
         rows = [(i, [tests[c].get(i, "absent") for c in names]) for i in ids]
-        odd = [(i, s) for i, s in rows if any(x not in ("passed", "skipped") for x in s)
-               or len(set(s)) > 1]  # fmt: skip
+        odd = [
+            (i, s)
+            for i, s in rows
+            if any(x not in ("passed", "skipped") for x in s) or len(set(s)) > 1
+        ]
         print(f"\ntests: {len(ids)}; not passed alike under every condition: {len(odd)}")
         if odd:
             print("  " + " | ".join(names))
@@ -192,9 +217,11 @@ def report(names, tests, checks) -> int:
         keys = ["table", "row", "case", "check"]
         frames = [
             df[keys + ["status", "computed", "err/tol"]].rename(
-                columns={"status": f"status:{c}", "computed": f"c:{c}", "err/tol": f"e:{c}"})
-            for c, df in checks.items() if len(df)
-        ]  # fmt: skip
+                columns={"status": f"status:{c}", "computed": f"c:{c}", "err/tol": f"e:{c}"}
+            )
+            for c, df in checks.items()
+            if len(df)
+        ]
         if frames:
             merged = frames[0]
             for f in frames[1:]:

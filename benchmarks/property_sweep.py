@@ -26,8 +26,13 @@ def main() -> int:
     failures = []
 
     @seed(args.seed)
-    @settings(max_examples=args.draws, deadline=None, database=None,
-              phases=(Phase.generate,), suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=args.draws,
+        deadline=None,
+        database=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
     @given(prop.beam_cases())
     def sweep(over):
         try:

@@ -35,9 +35,17 @@ def main(figure: str | None = None) -> dict:
     ideal = slider_crank_kinematics(t, r, l, spec.omega)  # closed form
     numbers = {
         key: summary[key]
-        for key in ("first_contact_time", "first_impact_force", "max_contact_force", "impacts",
-                    "contact_fraction", "max_eccentricity_ratio", "max_penetration", "steps")
-    }  # fmt: skip
+        for key in (
+            "first_contact_time",
+            "first_impact_force",
+            "max_contact_force",
+            "impacts",
+            "contact_fraction",
+            "max_eccentricity_ratio",
+            "max_penetration",
+            "steps",
+        )
+    }
     numbers["clearance"] = spec.clearance.radial_clearance  # m
     numbers["slider_deviation_max"] = float(np.abs(hist.slider_x.values - ideal["x"]).max())
     a_ratio = np.abs(hist.slider_a).max() / np.abs(ideal["a"]).max()

@@ -25,8 +25,12 @@ log = logging.getLogger("mkdocs.gallery")
 
 def run(script: Path, figure: Path) -> str:
     """Run one example as a script; its stdout (the numbers it prints)."""
-    proc = subprocess.run([sys.executable, str(script), str(figure)], cwd=figure.parent,
-                          capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(script), str(figure)],
+        cwd=figure.parent,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"examples/{script.name} failed:\n{proc.stderr}")
     return proc.stdout
@@ -53,8 +57,10 @@ def without_docstring(source: str) -> str:
 def page(name: str, source: str, output: str, has_figure: bool) -> str:
     title, body = docstring_markdown(ast.get_docstring(ast.parse(source)) or name)
     parts = [f"# {title}\n", body + "\n"]
-    parts.append(f"Run it: `python examples/{name}.py` (saves `{name}.png`), or import it and "
-                 "call `main()`, which returns the numbers below as a dict.\n")  # fmt: skip
+    parts.append(
+        f"Run it: `python examples/{name}.py` (saves `{name}.png`), or import it and "
+        "call `main()`, which returns the numbers below as a dict.\n"
+    )
     if has_figure:
         parts.append(f"![{title}]({name}.png)\n")
     parts.append(f"## Output\n\n```text\n{output}```\n")
@@ -76,10 +82,13 @@ def build() -> None:
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=2) as pool:
         figures = {s.stem: Path(tmp) / f"{s.stem}.png" for s in scripts}
         outputs = dict(zip(figures, pool.map(run, scripts, figures.values()), strict=True))
-        index = ["# Gallery\n", "Short scripts of `examples/`, each through the front door "
-                 "(`import ancf_beam as ab`). Every page is built by running its script; the "
-                 "tests (`tests/test_examples.py`) import each one and check its numbers "
-                 "against independent references.\n"]  # fmt: skip
+        index = [
+            "# Gallery\n",
+            "Short scripts of `examples/`, each through the front door "
+            "(`import ancf_beam as ab`). Every page is built by running its script; the "
+            "tests (`tests/test_examples.py`) import each one and check its numbers "
+            "against independent references.\n",
+        ]
         for script in scripts:
             name, fig = script.stem, figures[script.stem]
             source = script.read_text()
