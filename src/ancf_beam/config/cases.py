@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.errors import ConfigError
 from ancf_beam.yamlio import parse_yaml_text, read_yaml
 

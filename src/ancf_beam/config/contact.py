@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.laws import (
     ContactLaw,

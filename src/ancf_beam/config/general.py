@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.config.cases import (
     BEAM_CASE_SECTIONS,
     DEFAULTS,

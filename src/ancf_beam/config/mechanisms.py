@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.config.cases import (
     BEAM_CASE_SECTIONS,
     DEFAULTS,

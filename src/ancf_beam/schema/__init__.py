@@ -1,6 +1,8 @@
-"""The configuration schema (package data ``ancf_beam/schema/config.schema.yaml``) as the
-library uses it: defaults read from it, values validated with :mod:`jsonschema`, and the
-allowed values of a key written out in words for error messages and the CLI.
+"""The configuration schema (``config.schema.yaml`` beside this module, package data) as the
+library uses it: defaults read from it, values validated with :mod:`jsonschema`, the allowed
+values of a key written out in words for error messages and the CLI, and frozen dataclasses
+whose fields are a definition's keys. Nothing here knows what a key means: the configuration
+is parsed by :mod:`ancf_beam.config`.
 
 The schema is the one home of every key, type, range, default and description. Besides the
 standard keywords the library reads the annotation ``unit`` (SI unit of a number).
