@@ -27,14 +27,10 @@ __all__ = [
     "DEFAULTS",
     "EXPLICIT_INTEGRATOR",
     "IMPLICIT_INTEGRATORS",
-    "IMPLICIT_STEPS_PER_PERIOD",
     "INTEGRATORS",
     "MAX_ELEMENTS",
     "MAX_KAPPA0_L",
     "MAX_SEGMENTS",
-    "NEWTON_DEFAULTS",
-    "NEWTON_PREDICTORS",
-    "NEWTON_VARIANTS",
     "N_GAUSS_RANGE",
     "PIPELINE_DEFAULTS",
     "RULES",
@@ -73,19 +69,6 @@ N_GAUSS_RANGE = (_GAUSS["minimum"], _GAUSS["maximum"])
 #: (uniform) and 1.5 rad (linear), the range over which the reference tip height grows with
 #: kappa0, so a ``tip_offset`` maps onto exactly one kappa0 inside the same bound.
 MAX_KAPPA0_L = {"uniform": 2.0, "linear": 3.0}
-#: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
-#: arguments of ancf_beam.solvers.settings.DynamicsSettings.from_case), not case keys.
-NEWTON_DEFAULTS: dict[str, Any] = {
-    "max_iter": 20,
-    "tol": 1e-8,
-    "increment_tol": 1e-10,
-    "max_halvings": 4,
-    "newton": "modified",
-    "predictor": "auto",
-}
-NEWTON_VARIANTS = ("full", "modified")
-NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
-IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
 
 
 @dataclass(frozen=True)
