@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ancf_beam import schema
+from ancf_beam.beam.imperfection import MAX_KAPPA0_L, tip_reach
 from ancf_beam.errors import ConfigError
 from ancf_beam.yamlio import parse_yaml_text, read_yaml
 
@@ -29,7 +28,6 @@ __all__ = [
     "IMPLICIT_INTEGRATORS",
     "INTEGRATORS",
     "MAX_ELEMENTS",
-    "MAX_KAPPA0_L",
     "MAX_SEGMENTS",
     "N_GAUSS_RANGE",
     "PIPELINE_DEFAULTS",
@@ -65,10 +63,6 @@ MAX_ELEMENTS = schema.node("mesh_count")["maximum"]
 MAX_SEGMENTS = schema.node("stepped")["properties"]["segments"]["maximum"]
 _GAUSS = schema.node("mesh")["properties"]["n_gauss_axial"]
 N_GAUSS_RANGE = (_GAUSS["minimum"], _GAUSS["maximum"])
-#: Bound of ``|kappa0| * beam.length`` per imperfection profile: reference tip angles up to 2 rad
-#: (uniform) and 1.5 rad (linear), the range over which the reference tip height grows with
-#: kappa0, so a ``tip_offset`` maps onto exactly one kappa0 inside the same bound.
-MAX_KAPPA0_L = {"uniform": 2.0, "linear": 3.0}
 
 
 @dataclass(frozen=True)
@@ -408,10 +402,7 @@ def _check_reference_shape(resolved: Mapping[str, Any]) -> None:
         )
     offset = imp["tip_offset"]
     if offset not in (None, 0, 0.0):
-        n = 4000  # midpoint rule for the tip height of the reference curved to the bound
-        s = (np.arange(n) + 0.5) / n * length
-        th = kmax * (s if imp["profile"] == "uniform" else s - 0.5 * s**2 / length)
-        reach = float(np.sum(np.sin(th)) * length / n)
+        reach = tip_reach(imp["profile"], length)
         if not abs(offset) < reach:
             raise ConfigError(
                 f"config key 'imperfection.tip_offset' = {offset!r} is invalid: expected "
