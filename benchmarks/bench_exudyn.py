@@ -229,8 +229,8 @@ def section_explicit(
 # implicit
 # ------------------------------------------------------------------------------------------
 def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
-    from ancf_beam.config import NEWTON_DEFAULTS
     from ancf_beam.solvers.implicit import simulate_implicit
+    from ancf_beam.solvers.schemes import NEWTON_DEFAULTS
 
     exu = import_exudyn()
     n_steps = int(round(t_end / dt))

@@ -9,11 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from ancf_beam.config import INTEGRATORS, NEWTON_DEFAULTS
+from ancf_beam.config import INTEGRATORS
 from ancf_beam.solvers import DynamicsSettings, SettingsError, simulate
 from ancf_beam.solvers.explicit import simulate_explicit
 from ancf_beam.solvers.implicit import simulate_implicit
 from ancf_beam.solvers.modal import modal_analysis, omega_max
+from ancf_beam.solvers.schemes import NEWTON_DEFAULTS
 from ancf_beam.studies.bounds import EPS
 from conftest import case_with, make_model
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from ancf_beam import schema
 from ancf_beam.cli import main
 from ancf_beam.config import (
     BEAM_CASE_SECTIONS,
@@ -22,11 +23,10 @@ from ancf_beam.config import (
     mechanism_names,
     resolve_case,
     resolve_mechanism,
-    schema,
     validate_config,
 )
 from ancf_beam.config.mechanisms import KIND_NODES
-from ancf_beam.config.schema import SCHEMA
+from ancf_beam.schema import SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = [ROOT / "config" / "config.yaml", ROOT / "config" / "quick.yaml"]

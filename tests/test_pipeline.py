@@ -340,7 +340,7 @@ def test_schema_defaults_are_valid_and_every_key_is_described():
 #: the keywords a schema node may hold: JSON schema's (those used) and the ``unit`` annotation
 SCHEMA_WORDS = set(
     "$schema $defs $ref description type additionalProperties required properties propertyNames "
-    "minProperties pattern oneOf anyOf allOf if then else const enum default minimum maximum "
+    "minProperties pattern oneOf anyOf allOf if then else not const enum default minimum maximum "
     "exclusiveMinimum exclusiveMaximum items prefixItems minItems maxItems uniqueItems unit".split()
 )
 

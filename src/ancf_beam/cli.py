@@ -29,12 +29,11 @@ from ancf_beam.config import (
     IMPLICIT_INTEGRATORS,
     INTEGRATORS,
     MECHANISM_INTEGRATORS,
-    NEWTON_DEFAULTS,
-    NEWTON_VARIANTS,
     CaseSpec,
     ConfigError,
     case_from_file,
 )
+from ancf_beam.solvers.schemes import NEWTON_DEFAULTS, NEWTON_VARIANTS
 
 __all__ = [
     "COMMANDS",

@@ -141,10 +141,9 @@ def _beam_runs(
     from ancf_beam.config import (
         EXPLICIT_INTEGRATOR,
         IMPLICIT_INTEGRATORS,
-        NEWTON_DEFAULTS,
-        NEWTON_VARIANTS,
         resolve_case,
     )
+    from ancf_beam.solvers.schemes import NEWTON_DEFAULTS, NEWTON_VARIANTS
 
     names = [None, *(config.get("cases") or {})]  # the defaults and every case
     full = [resolve_case(config, name) for name in names]

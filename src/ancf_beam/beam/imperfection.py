@@ -10,17 +10,25 @@ element uses ``eps - eps0`` and ``kappa - kappa0`` (see :mod:`ancf_beam.beam.ker
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
-from ancf_beam.config import MAX_KAPPA0_L, ImperfectionSpec
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ancf_beam.config import ImperfectionSpec
 
 __all__ = [
+    "MAX_KAPPA0_L",
     "centre_line",
     "kappa0_for_tip_offset",
     "reference_coordinates",
     "resolved_kappa0",
     "tangent_angle",
+    "tip_reach",
 ]
+
+#: Bound of ``|kappa0| * L`` per profile: reference tip angles up to 2 rad (uniform) and 1.5 rad
+#: (linear), the range over which the reference tip height grows with kappa0, so a
+#: ``tip_offset`` maps onto exactly one kappa0 inside the same bound.
+MAX_KAPPA0_L = {"uniform": 2.0, "linear": 3.0}
 
 
 def tangent_angle(kappa0: float, profile: str, x: np.ndarray, length: float) -> np.ndarray:
@@ -47,15 +55,26 @@ def centre_line(kappa0: float, profile: str, x_nodes: np.ndarray, n_gauss: int =
     return pos
 
 
+def tip_reach(profile: str, length: float) -> float:
+    """Reference tip height (m) at the bound ``|kappa0| L =`` :data:`MAX_KAPPA0_L`: a
+    ``tip_offset`` below it in size maps onto a kappa0 inside the bound (midpoint rule)."""
+    n = 4000
+    s = (np.arange(n) + 0.5) / n * length
+    th = tangent_angle(MAX_KAPPA0_L[profile] / length, profile, s, length)
+    return float(np.sum(np.sin(th)) * length / n)
+
+
 def kappa0_for_tip_offset(offset: float, profile: str, length: float) -> float:
     """Clamp curvature (1/m) whose reference tip lies ``offset`` (m) from the x axis."""
+    from scipy import optimize  # here: the configuration imports this module (scipy: ~1 s)
+
     if offset == 0.0:
         return 0.0
 
     def tip_y(k):
         return centre_line(k, profile, np.linspace(0.0, length, 65))[-1, 1] - offset
 
-    kmax = MAX_KAPPA0_L[profile] / length  # the config's bound on |kappa0| L
+    kmax = MAX_KAPPA0_L[profile] / length  # the bound on |kappa0| L the config checks
     lo, hi = (0.0, kmax) if offset > 0 else (-kmax, 0.0)
     if np.sign(tip_y(lo)) == np.sign(tip_y(hi)):
         raise ValueError(f"imperfection.tip_offset = {offset} m is too large for L = {length} m")

@@ -1,7 +1,7 @@
 """Configuration: YAML -> validated, frozen case and mechanism specifications.
 
 The schema (package data ``ancf_beam/schema/config.schema.yaml``, read by
-:mod:`~ancf_beam.config.schema`) holds every key, type, range, default and description; the
+:mod:`ancf_beam.schema`) holds every key, type, range, default and description; the
 submodules resolve beam cases (:mod:`~ancf_beam.config.cases`), mechanisms
 (:mod:`~ancf_beam.config.mechanisms`, :mod:`~ancf_beam.config.general`) and contact blocks
 (:mod:`~ancf_beam.config.contact`). Bad values raise :class:`~ancf_beam.errors.ConfigError`.
@@ -12,8 +12,8 @@ from ancf_beam.config import cases, contact, mechanisms
 from ancf_beam.config.cases import *  # noqa: F403
 from ancf_beam.config.contact import *  # noqa: F403
 from ancf_beam.config.mechanisms import *  # noqa: F403
-from ancf_beam.config.schema import SCHEMA_PATH
 from ancf_beam.errors import ConfigError
+from ancf_beam.schema import SCHEMA_PATH
 from ancf_beam.yamlio import *  # noqa: F403
 
 __all__ = [

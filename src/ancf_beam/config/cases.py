@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ancf_beam.config import schema
+from ancf_beam import schema
+from ancf_beam.beam.imperfection import MAX_KAPPA0_L, tip_reach
 from ancf_beam.errors import ConfigError
 from ancf_beam.yamlio import parse_yaml_text, read_yaml
 
@@ -27,14 +26,9 @@ __all__ = [
     "DEFAULTS",
     "EXPLICIT_INTEGRATOR",
     "IMPLICIT_INTEGRATORS",
-    "IMPLICIT_STEPS_PER_PERIOD",
     "INTEGRATORS",
     "MAX_ELEMENTS",
-    "MAX_KAPPA0_L",
     "MAX_SEGMENTS",
-    "NEWTON_DEFAULTS",
-    "NEWTON_PREDICTORS",
-    "NEWTON_VARIANTS",
     "N_GAUSS_RANGE",
     "PIPELINE_DEFAULTS",
     "RULES",
@@ -69,23 +63,6 @@ MAX_ELEMENTS = schema.node("mesh_count")["maximum"]
 MAX_SEGMENTS = schema.node("stepped")["properties"]["segments"]["maximum"]
 _GAUSS = schema.node("mesh")["properties"]["n_gauss_axial"]
 N_GAUSS_RANGE = (_GAUSS["minimum"], _GAUSS["maximum"])
-#: Bound of ``|kappa0| * beam.length`` per imperfection profile: reference tip angles up to 2 rad
-#: (uniform) and 1.5 rad (linear), the range over which the reference tip height grows with
-#: kappa0, so a ``tip_offset`` maps onto exactly one kappa0 inside the same bound.
-MAX_KAPPA0_L = {"uniform": 2.0, "linear": 3.0}
-#: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
-#: arguments of ancf_beam.solvers.settings.DynamicsSettings.from_case), not case keys.
-NEWTON_DEFAULTS: dict[str, Any] = {
-    "max_iter": 20,
-    "tol": 1e-8,
-    "increment_tol": 1e-10,
-    "max_halvings": 4,
-    "newton": "modified",
-    "predictor": "auto",
-}
-NEWTON_VARIANTS = ("full", "modified")
-NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
-IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
 
 
 @dataclass(frozen=True)
@@ -253,10 +230,7 @@ def _check_table(key: str, table: Any) -> None:
     if not (
         xs[0] == 0.0 and xs[-1] == 1.0 and all(b > a for a, b in zip(xs, xs[1:], strict=False))
     ):
-        raise ConfigError(
-            f"config key '{key}' = {table!r} is invalid: expected "
-            f"{schema.describe(schema.node('table'))}"
-        )
+        raise schema.invalid(key, table, schema.describe(schema.node("table")))
 
 
 def validate(resolved: dict[str, Any]) -> dict[str, Any]:
@@ -381,10 +355,10 @@ def _check_case(resolved: Mapping[str, Any]) -> None:
     _check_reference_shape(resolved)
     mesh = resolved["mesh"]
     if resolved["modal"]["n_modes"] > 4 * mesh["n_elements"]:
-        raise ConfigError(
-            f"config key 'modal.n_modes' = {resolved['modal']['n_modes']} is invalid: expected "
+        expected = (
             f"an integer in [1, {4 * mesh['n_elements']}] (4 x mesh.n_elements, the free DOFs)"
         )
+        raise schema.invalid("modal.n_modes", resolved["modal"]["n_modes"], expected)
     if resolved["damage"]["enabled"] and mesh["n_gauss_axial"] != mesh["n_gauss_bending"]:
         raise ConfigError(
             "config key 'damage.enabled' = true needs mesh.n_gauss_axial == mesh.n_gauss_bending "
@@ -412,29 +386,37 @@ def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
     )
 
 
+def beam_case(sections: Mapping[str, Any], name: str, where: str, g: float | None = None):
+    """The beam case ``name`` of an ANCF beam in a mechanism (``where``: its dotted key, which
+    prefixes its errors): its :data:`BEAM_CASE_SECTIONS` over the schema's defaults, gravity
+    ``g`` (the mechanism's) when given."""
+    full = copy.deepcopy(DEFAULTS)
+    try:
+        deep_merge(full, {k: sections[k] for k in BEAM_CASE_SECTIONS}, "")
+        if g is not None:
+            full["load"]["g"] = g
+        return build_case(full, name)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
 def _check_reference_shape(resolved: Mapping[str, Any]) -> None:
     """Plausibility of the initially curved reference: ``|kappa0| L <=`` :data:`MAX_KAPPA0_L`,
     and a ``tip_offset`` that a kappa0 inside that bound reaches."""
     imp, length = resolved["imperfection"], float(resolved["beam"]["length"])
-    kmax = MAX_KAPPA0_L[imp["profile"]] / length
+    bound = MAX_KAPPA0_L[imp["profile"]]
+    kmax = bound / length
     where = f"beam.length = {length:g} m, imperfection.profile = {imp['profile']}"
     if abs(imp["kappa0"]) > kmax:
-        raise ConfigError(
-            f"config key 'imperfection.kappa0' = {imp['kappa0']!r} is invalid: expected |kappa0| "
-            f"<= {kmax:.6g} 1/m (|kappa0| L <= {MAX_KAPPA0_L[imp['profile']]:g} for {where})"
-        )
+        expected = f"|kappa0| <= {kmax:.6g} 1/m (|kappa0| L <= {bound:g} for {where})"
+        raise schema.invalid("imperfection.kappa0", imp["kappa0"], expected)
     offset = imp["tip_offset"]
     if offset not in (None, 0, 0.0):
-        n = 4000  # midpoint rule for the tip height of the reference curved to the bound
-        s = (np.arange(n) + 0.5) / n * length
-        th = kmax * (s if imp["profile"] == "uniform" else s - 0.5 * s**2 / length)
-        reach = float(np.sum(np.sin(th)) * length / n)
+        reach = tip_reach(imp["profile"], length)
         if not abs(offset) < reach:
-            raise ConfigError(
-                f"config key 'imperfection.tip_offset' = {offset!r} is invalid: expected "
-                f"|tip_offset| < {reach:.6g} m (the tip height at |kappa0| L = "
-                f"{MAX_KAPPA0_L[imp['profile']]:g} for {where})"
-            )
+            tip = f"the tip height at |kappa0| L = {bound:g} for {where}"
+            expected = f"|tip_offset| < {reach:.6g} m ({tip})"
+            raise schema.invalid("imperfection.tip_offset", offset, expected)
 
 
 def case_from_file(

@@ -1,8 +1,9 @@
 """``contact:`` and ``friction:`` blocks -> the laws of :mod:`ancf_beam.mbs.laws`.
 
-Keys, ranges and defaults are the schema's (``contact_law``, ``friction_law``, ``clearance``);
-here are the rules that span keys: which keys a law takes and needs, ``c`` or ``zeta``,
-``v_dynamic`` above ``v_static``, a journal inside its bearing, E and nu for a law without K.
+Keys, ranges and defaults, and which keys each law takes and needs, are the schema's
+(``contact_law``, ``friction_law``, ``clearance``); here are the rules that span keys: ``c`` or
+``zeta``, ``v_dynamic`` above ``v_static``, a journal inside its bearing, E and nu for a law
+without K, no friction block beside a nonsmooth contact.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.laws import (
     ContactLaw,
@@ -23,16 +24,11 @@ from ancf_beam.mbs.laws import (
 
 __all__ = ["NonsmoothLaw", "contact_law", "contact_spec", "friction_law"]
 
-#: keys each normal law takes besides ``law`` and ``v0_min`` (the others: the hysteresis keys)
-_LAW_KEYS = {"kelvin-voigt": ("k", "c", "zeta"), "hertz": ("K", "exponent")}
-_HYSTERESIS_KEYS = ("K", "exponent", "restitution")
-
 
 def _checked(block: Any, name: str, where: str) -> dict[str, Any]:
     """The block validated by the schema's definition ``name``, its defaults filled in."""
     if not isinstance(block, Mapping):
-        desc = schema.describe(schema.node(name))
-        raise ConfigError(f"config key '{where}' = {block!r} is invalid: expected {desc}")
+        raise schema.invalid(where, block, schema.describe(schema.node(name)))
     given = schema.check(dict(block), schema.node(name), where)
     return {**schema.defaults(schema.node(name), given), **given}
 
@@ -50,30 +46,16 @@ def contact_law(
     if b.get("model") == "nonsmooth":
         return NonsmoothLaw(float(b["restitution"]), float(b["mu"]))
     law = b["law"]
-    allowed = _LAW_KEYS.get(law, _HYSTERESIS_KEYS)
-    for key in ("k", "c", "zeta", "K", "exponent", "restitution"):
-        if key in block and key not in allowed:
-            raise ConfigError(
-                f"config key '{where}.{key}' does not apply to law {law!r} "
-                f"(it takes {', '.join(allowed)})"
-            )
     if law == "kelvin-voigt":
         return _kelvin_voigt(b, where, m_eff)
     K = b.get("K", K_default)
     if K is None:
         raise ConfigError(f"config key '{where}.K' is missing: law {law!r} needs a stiffness")
     ce = b.get("restitution")
-    if law != "hertz" and ce is None:
-        raise ConfigError(
-            f"config key '{where}.restitution' is missing: law {law!r} needs "
-            "a coefficient of restitution in (0, 1]"
-        )
     return ContactLaw(law, float(K), float(b["exponent"]), 0.0, ce, float(b["v0_min"]))
 
 
 def _kelvin_voigt(b: dict[str, Any], where: str, m_eff: float | None) -> ContactLaw:
-    if "k" not in b:
-        raise ConfigError(f"config key '{where}.k' is missing: kelvin-voigt needs k (N/m)")
     c, zeta = b.get("c"), b.get("zeta")
     if c is not None and zeta is not None:
         raise ConfigError(f"config keys '{where}.c' and '{where}.zeta' are both given: give one")
@@ -95,8 +77,6 @@ def friction_law(block: Mapping[str, Any] | None, where: str) -> FrictionLaw:
     law = b["law"]
     if law == "none":
         return FrictionLaw()
-    if "mu" not in b:
-        raise ConfigError(f"config key '{where}.mu' is missing: law {law!r} needs mu")
     if law == "coulomb-transition" and not b["v_dynamic"] > b["v_static"]:
         raise ConfigError(
             f"config key '{where}.v_dynamic' = {b['v_dynamic']!r} is invalid: "
@@ -126,18 +106,15 @@ def contact_spec(
     if radii is not None:
         r_b, r_j = float(radii[0]), float(radii[1])
         if not r_j < r_b:
-            raise ConfigError(
-                f"config key '{where}.journal_radius' = {r_j!r} is invalid: expected "
-                f"a number in (0, bearing_radius = {r_b}) (m)"
-            )
+            expected = f"a number in (0, bearing_radius = {r_b}) (m)"
+            raise schema.invalid(f"{where}.journal_radius", r_j, expected)
         if not nonsmooth and contact.get("law") != "kelvin-voigt" and contact.get("K") is None:
             props = schema.properties(schema.node("clearance"))
             for k in ("E", "nu"):
                 if block.get(k) is None:
                     expected = schema.describe(props[k]).removeprefix("null or ")
-                    raise ConfigError(
-                        f"config key '{where}.{k}' = None is invalid: expected {expected} "
-                        "(the contact law has no K)"
+                    raise schema.invalid(
+                        f"{where}.{k}", None, f"{expected} (the contact law has no K)"
                     )
             e_mod, nu = block["E"], block["nu"]
             k_hertz = hertz_conformal_stiffness(e_mod, nu, e_mod, nu, r_b, r_j)

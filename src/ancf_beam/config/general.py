@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.config.cases import (
     BEAM_CASE_SECTIONS,
-    DEFAULTS,
     CaseSpec,
-    build_case,
+    beam_case,
     deep_merge,
     set_dotted,
 )
@@ -105,10 +104,6 @@ def markers_of(body: Mapping[str, Any]) -> tuple[str, ...]:
     return BUILTIN_MARKERS[body["type"]] + tuple(body.get("markers", {}))
 
 
-def _bad(key: str, value: Any, expected: str) -> ConfigError:
-    return ConfigError(f"config key '{key}' = {value!r} is invalid: expected {expected}")
-
-
 class _Refs:
     """Checks the references between items (points, bodies, journals)."""
 
@@ -118,23 +113,25 @@ class _Refs:
     def point(self, key: str, value: Any, ground: bool = True) -> None:
         if isinstance(value, list):
             if not ground:
-                raise _bad(f"{self.where}.{key}", value, 'a point "body.marker"')
+                raise schema.invalid(f"{self.where}.{key}", value, 'a point "body.marker"')
             return
         body, marker = value.split(".")
         if body not in self.bodies:
-            raise _bad(
+            raise schema.invalid(
                 f"{self.where}.{key}",
                 value,
                 f'a point "body.marker" of the bodies ({", ".join(self.bodies)})',
             )
         allowed = markers_of(self.bodies[body])
         if marker not in allowed:
-            raise _bad(f"{self.where}.{key}", value, f"a marker of '{body}' ({', '.join(allowed)})")
+            raise schema.invalid(
+                f"{self.where}.{key}", value, f"a marker of '{body}' ({', '.join(allowed)})"
+            )
 
     def body(self, key: str, value: str, types: tuple[str, ...] = ("rigid",)) -> None:
         ok = [b for b, v in self.bodies.items() if v["type"] in types]
         if value not in ok:
-            raise _bad(
+            raise schema.invalid(
                 f"{self.where}.{key}",
                 value,
                 f"one of the {'/'.join(types)} bodies ({', '.join(ok) or 'none'})",
@@ -158,7 +155,7 @@ def _check_joints(refs: _Refs, joints: Mapping[str, Any], laws: dict) -> None:
         if cl is not None:
             two = [p.split(".")[0] if isinstance(p, str) else "ground" for p in j["points"]]
             if cl["journal"] not in two:
-                raise _bad(
+                raise schema.invalid(
                     f"{refs.where}.{key}.clearance.journal",
                     cl["journal"],
                     f"one of {', '.join(two)}",
@@ -179,17 +176,19 @@ def _check_table(where: str, j: Mapping[str, Any]) -> None:
         return
     tab = j.get("table")
     if tab is None:
-        raise _bad(f"{where}.table", None, "{t: [...], theta: [...]} (profile: table)")
+        raise schema.invalid(f"{where}.table", None, "{t: [...], theta: [...]} (profile: table)")
     t = tab["t"]
     if len(t) != len(tab["theta"]) or any(b <= a for a, b in zip(t, t[1:], strict=False)):
-        raise _bad(f"{where}.table.t", t, "times rising strictly, as many as theta")
+        raise schema.invalid(f"{where}.table.t", t, "times rising strictly, as many as theta")
 
 
 def _check_forces(refs: _Refs, forces: Mapping[str, Any]) -> float:
     g = [f for f in forces.values() if f["type"] == "gravity"]
     if len(g) > 1:
         names = [n for n, f in forces.items() if f["type"] == "gravity"]
-        raise _bad(f"{refs.where}.forces.{names[1]}", "gravity", "at most one gravity force")
+        raise schema.invalid(
+            f"{refs.where}.forces.{names[1]}", "gravity", "at most one gravity force"
+        )
     for fn, f in forces.items():
         for i, p in enumerate(f.get("points", [])):
             refs.point(f"forces.{fn}.points.{i}", p, ground=i > 0)
@@ -228,12 +227,7 @@ def general_spec(name: str, merged: Mapping[str, Any]) -> GeneralSpec:
         if b["attach"] is not None:
             refs.point(f"bodies.{bn}.attach", b["attach"], ground=False)
             refs.body(f"bodies.{bn}.attach", b["attach"].split(".")[0])
-        try:
-            beams[bn] = build_case(
-                {**copy.deepcopy(DEFAULTS), **{k: b[k] for k in BEAM_CASE_SECTIONS}}, f"{name}.{bn}"
-            )
-        except ConfigError as exc:
-            raise ConfigError(f"{where}.bodies.{bn}: {exc}") from exc
+        beams[bn] = beam_case(b, f"{name}.{bn}", f"{where}.bodies.{bn}")
     laws: dict[str, ContactSpec] = {}
     _check_joints(refs, merged["joints"], laws)
     g = _check_forces(refs, merged["forces"])

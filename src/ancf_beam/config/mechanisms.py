@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ancf_beam.config import schema
+from ancf_beam import schema
 from ancf_beam.config.cases import (
     BEAM_CASE_SECTIONS,
-    DEFAULTS,
     CaseSpec,
     ResolvedSpec,
-    build_case,
+    beam_case,
     deep_merge,
     load_config,
     parse_set,
@@ -148,11 +147,6 @@ def mechanism_names(config: Mapping[str, Any]) -> list[str]:
     return list(config.get("mechanisms") or {})
 
 
-def _key_error(name: str, key: str, value: Any, desc: str) -> ConfigError:
-    where = f"mechanisms.{name}.{key}"
-    return ConfigError(f"config key '{where}' = {value!r} is invalid: expected {desc}")
-
-
 def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
     """A slider-crank's ``clearance:`` block (checked by the schema) -> :class:`ClearanceSpec`;
     the journal is one of the bodies of its joint."""
@@ -164,7 +158,7 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
     allowed = ("crank", "rod") if b["joint"] == "crank_pin" else ("rod", "slider")
     if b["journal"] is not None and b["journal"] not in allowed:
         desc = f"null or one of {', '.join(allowed)} (the bodies of the {b['joint']})"
-        raise _key_error(name, "clearance.journal", b["journal"], desc)
+        raise schema.invalid(f"mechanisms.{name}.clearance.journal", b["journal"], desc)
     return ClearanceSpec(
         b["joint"],
         float(b["bearing_radius"]),
@@ -177,22 +171,11 @@ def _clearance_spec(name: str, block: dict[str, Any]) -> ClearanceSpec:
     )
 
 
-def _beam_case(name: str, where: str, sections: Mapping[str, Any], g: float) -> CaseSpec:
-    """A beam case from the mechanism block's beam sections (over the schema's defaults)."""
-    full = copy.deepcopy(DEFAULTS)
-    try:
-        deep_merge(full, {k: sections[k] for k in BEAM_CASE_SECTIONS}, "")
-        full["load"]["g"] = g
-        return build_case(full, f"{name}{where}")
-    except ConfigError as exc:
-        raise ConfigError(f"mechanisms.{name}{where}: {exc}") from exc
-
-
 def _kind_defaults(name: str, kind: Any, block: Mapping[str, Any], overrides: dict) -> dict:
     """The defaults of the mechanism's kind (a slider-crank's rod those of its model)."""
     if kind not in MECHANISM_KINDS:
         desc = schema.describe(schema.properties(schema.node("mechanism"))["kind"])
-        raise _key_error(name, "kind", kind, desc)
+        raise schema.invalid(f"mechanisms.{name}.kind", kind, desc)
     merged = {"kind": kind, **schema.defaults(schema.node(KIND_NODES[kind]))}
     if kind == "slider-crank":
         rod_block = block.get("rod") or {}
@@ -200,7 +183,9 @@ def _kind_defaults(name: str, kind: Any, block: Mapping[str, Any], overrides: di
             raise ConfigError(f"config key 'mechanisms.{name}.rod' must be a mapping")
         model = overrides.get("rod.model", rod_block.get("model", "rigid"))
         if model not in ROD_MODELS:
-            raise _key_error(name, "rod.model", model, f"one of {', '.join(ROD_MODELS)}")
+            raise schema.invalid(
+                f"mechanisms.{name}.rod.model", model, f"one of {', '.join(ROD_MODELS)}"
+            )
         merged["rod"] = {"model": model, **schema.defaults(schema.node(f"rod_{model}"))}
     return merged
 
@@ -278,7 +263,7 @@ def resolve_mechanism(
         "solver": schema.spec(MechanismSolverSpec, merged["solver"]),
     }
     if kind == "pendulum":
-        beam = _beam_case(name, "", merged, common["g"])
+        beam = beam_case(merged, name, f"mechanisms.{name}", common["g"])
         resolved = {k: merged[k] for k in merged if k not in BEAM_CASE_SECTIONS}
         resolved.update({k: beam.resolved[k] for k in BEAM_CASE_SECTIONS})
         return MechanismSpec(**common, beam=beam, resolved=resolved)
@@ -303,7 +288,7 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
     rod = merged["rod"]
     beam = rigid = None
     if rod["model"] == "ancf":
-        beam = _beam_case(name, ".rod", rod, common["g"])
+        beam = beam_case(rod, f"{name}.rod", f"mechanisms.{name}.rod", common["g"])
         chord, rod_key = beam.beam.length, "rod.beam.length"
         merged["rod"] = {"model": "ancf", **{k: beam.resolved[k] for k in BEAM_CASE_SECTIONS}}
     else:
@@ -311,7 +296,7 @@ def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:
         chord, rod_key = rigid.length, "rod.length"
     if not chord > crank.length:
         desc = f"a rod longer than the crank (crank.length = {crank.length} m)"
-        raise _key_error(name, rod_key, chord, desc)
+        raise schema.invalid(f"mechanisms.{name}.{rod_key}", chord, desc)
     clearance = None
     if merged["clearance"] is not None:
         clearance = _clearance_spec(name, merged["clearance"])

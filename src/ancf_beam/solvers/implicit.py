@@ -440,7 +440,7 @@ def simulate_implicit(
     ``scheme_and_newton``: ``beta``, ``gamma`` (Newmark), ``rho_inf`` (generalized-alpha),
     ``max_iter``, ``tol``, ``increment_tol``, ``max_halvings``, ``newton``, ``predictor``
     (:class:`~ancf_beam.solvers.settings.DynamicsSettings`; defaults from the case and
-    :data:`~ancf_beam.config.NEWTON_DEFAULTS`). ``stats``, when given, receives
+    :data:`~ancf_beam.solvers.schemes.NEWTON_DEFAULTS`). ``stats``, when given, receives
     ``factorizations``, ``halvings``, ``increment_converged``, ``residual_floor``, ``newton``,
     ``predictor`` and the scheme parameters.
     """

@@ -1,4 +1,5 @@
-"""Parameters of the implicit integrators: BDF1, Newmark and generalized-alpha.
+"""Parameters of the implicit integrators: BDF1, Newmark and generalized-alpha, and the
+defaults of their Newton iteration and step.
 
 A :class:`Scheme` is plain data derived from already validated settings (see
 :mod:`~ancf_beam.solvers.settings`, which builds it); the formulas are in the docstring of
@@ -8,8 +9,30 @@ A :class:`Scheme` is plain data derived from already validated settings (see
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Scheme", "generalized_alpha_parameters"]
+__all__ = [
+    "IMPLICIT_STEPS_PER_PERIOD",
+    "NEWTON_DEFAULTS",
+    "NEWTON_PREDICTORS",
+    "NEWTON_VARIANTS",
+    "Scheme",
+    "generalized_alpha_parameters",
+]
+
+#: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
+#: arguments of :meth:`ancf_beam.solvers.settings.DynamicsSettings.from_case`), not case keys.
+NEWTON_DEFAULTS: dict[str, Any] = {
+    "max_iter": 20,
+    "tol": 1e-8,
+    "increment_tol": 1e-10,
+    "max_halvings": 4,
+    "newton": "modified",
+    "predictor": "auto",
+}
+NEWTON_VARIANTS = ("full", "modified")
+NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
+IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
 
 
 @dataclass(frozen=True)

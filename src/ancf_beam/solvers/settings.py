@@ -21,14 +21,15 @@ Policy (unchanged from the first versions of the solvers):
   ``dt_safety * dt_critical`` when ``dt_safety`` is given, else ``dynamics.dt``, else the
   integrator's default: ``dynamics.dt_safety * dt_critical`` (explicit) or ``T1 / 100``
   (implicit; ``T1 = 2 pi / omega_1`` about the reference;
-  :data:`~ancf_beam.config.IMPLICIT_STEPS_PER_PERIOD`). An explicit ``dt`` above
+  :data:`~ancf_beam.solvers.schemes.IMPLICIT_STEPS_PER_PERIOD`). An explicit ``dt`` above
   ``dt_critical`` is refused unless ``force``. ``dt`` and ``dt_safety`` given together are an
   error. ``dt_critical = 2 / omega_max`` is computed when needed and
   not given.
 
 Defaults come from :mod:`ancf_beam.config`: the case's ``dynamics`` section
 (:data:`~ancf_beam.config.DEFAULTS`) and, for the per-run solver controls that are not case keys,
-:data:`~ancf_beam.config.NEWTON_DEFAULTS` and :data:`~ancf_beam.config.IMPLICIT_STEPS_PER_PERIOD`.
+from :mod:`ancf_beam.solvers.schemes` (:data:`~ancf_beam.solvers.schemes.NEWTON_DEFAULTS`,
+:data:`~ancf_beam.solvers.schemes.IMPLICIT_STEPS_PER_PERIOD`).
 """
 
 from __future__ import annotations
@@ -44,17 +45,19 @@ from ancf_beam.config import (
     DEFAULTS,
     EXPLICIT_INTEGRATOR,
     IMPLICIT_INTEGRATORS,
-    IMPLICIT_STEPS_PER_PERIOD,
     INTEGRATORS,
-    NEWTON_DEFAULTS,
-    NEWTON_PREDICTORS,
-    NEWTON_VARIANTS,
     RULES,
     CaseSpec,
 )
 from ancf_beam.errors import SettingsError
 from ancf_beam.solvers.modal import modal_analysis, omega_max
-from ancf_beam.solvers.schemes import Scheme
+from ancf_beam.solvers.schemes import (
+    IMPLICIT_STEPS_PER_PERIOD,
+    NEWTON_DEFAULTS,
+    NEWTON_PREDICTORS,
+    NEWTON_VARIANTS,
+    Scheme,
+)
 
 __all__ = [
     "APPLIES_TO",
@@ -287,8 +290,8 @@ class DynamicsSettings:
         ``scheme_and_newton``: ``beta``, ``gamma``, ``rho_inf`` (defaults:
         ``dynamics.newmark_beta``, ``newmark_gamma``, ``rho_inf``) and the Newton controls
         ``max_iter``, ``tol``, ``increment_tol``, ``max_halvings``, ``newton``, ``predictor``
-        (defaults :data:`~ancf_beam.config.NEWTON_DEFAULTS`), each only for an integrator that
-        uses it."""
+        (defaults :data:`~ancf_beam.solvers.schemes.NEWTON_DEFAULTS`), each only for an
+        integrator that uses it."""
         dyn = case.dynamics
         integ = dyn.integrator if integrator is None else integrator
         check_integrator(integ)

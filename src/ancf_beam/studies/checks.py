@@ -1042,7 +1042,7 @@ def integrators_checks(
     linear model's; every damped run's final tip against the static tip plus the linear
     model's residual; the damped explicit run's decay rate against the linear model's (``alpha / 2``
     up to the scheme); the Newton step halvings of all implicit runs."""
-    from ancf_beam.config import NEWTON_DEFAULTS
+    from ancf_beam.solvers.schemes import NEWTON_DEFAULTS
 
     tol = report_tolerances("integrators", tolerances)
     fs = float(tol["estimate_factor"])

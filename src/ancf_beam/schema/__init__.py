@@ -1,6 +1,8 @@
-"""The configuration schema (package data ``ancf_beam/schema/config.schema.yaml``) as the
-library uses it: defaults read from it, values validated with :mod:`jsonschema`, and the
-allowed values of a key written out in words for error messages and the CLI.
+"""The configuration schema (``config.schema.yaml`` beside this module, package data) as the
+library uses it: defaults read from it, values validated with :mod:`jsonschema`, the allowed
+values of a key written out in words for error messages and the CLI, and frozen dataclasses
+whose fields are a definition's keys. Nothing here knows what a key means: the configuration
+is parsed by :mod:`ancf_beam.config`.
 
 The schema is the one home of every key, type, range, default and description. Besides the
 standard keywords the library reads the annotation ``unit`` (SI unit of a number).
@@ -31,6 +33,7 @@ __all__ = [
     "defaults",
     "describe",
     "enum",
+    "invalid",
     "node",
     "rule",
     "unknown_key_message",
@@ -149,6 +152,8 @@ def describe(n: Mapping[str, Any]) -> str:
         if any(resolve(a).get("type") == "array" for a in alts) and "description" in n:
             return " ".join(n["description"].split())
         return " or ".join(describe(a) for a in alts) + unit
+    if "not" in n:  # a key that does not apply here: its description says why
+        return " ".join(n["description"].split())
     if "const" in n:
         return repr(n["const"])
     if "enum" in n:
@@ -168,6 +173,11 @@ def describe(n: Mapping[str, Any]) -> str:
     if kind == "array":
         return "a list"
     return str(kind or "a value")
+
+
+def invalid(key: str, value: Any, expected: str) -> ConfigError:
+    """The error of the value ``value`` of the dotted key ``key``, which allows ``expected``."""
+    return ConfigError(f"config key '{key}' = {value!r} is invalid: expected {expected}")
 
 
 def unknown_key_message(path: str, allowed) -> str:
@@ -206,26 +216,36 @@ def coerce(value: Any, n: Mapping[str, Any]) -> Any:
     return value
 
 
-def _key_node(root: dict[str, Any], schema_path) -> dict[str, Any]:
-    """The schema node of the key an error is about: walk the error's schema path from
-    ``root``, through ``$ref``s, and keep the last node reached as a property."""
+def _walk(root: dict[str, Any], schema_path):
+    """``(previous step, step, node)`` along an error's schema path from ``root``, through
+    ``$ref``s."""
     n: Any = root
-    key_node = root
     prev = None
     for step in schema_path:
         if isinstance(n, dict) and "$ref" in n and step not in n:
             n = resolve(n)
-        if step == "$ref":
-            n = target(n["$ref"])
-        else:
-            n = n[step]
-        key_step = prev in ("properties", "additionalProperties") or step == "additionalProperties"
-        if key_step and isinstance(n, dict):
-            key_node = n
-        if isinstance(n, dict) and prev == "items":
-            key_node = n
+        n = target(n["$ref"]) if step == "$ref" else n[step]
+        yield prev, step, n
         prev = step
+
+
+def _key_node(root: dict[str, Any], schema_path) -> dict[str, Any]:
+    """The schema node of the key an error is about: the last node on the error's schema path
+    reached as a property (or an item)."""
+    key_node = root
+    for prev, step, n in _walk(root, schema_path):
+        into = prev in ("properties", "additionalProperties", "items")
+        if isinstance(n, dict) and (into or step == "additionalProperties"):
+            key_node = n
     return key_node
+
+
+def _missing_node(root: dict[str, Any], schema_path, key: str) -> dict[str, Any]:
+    """The schema node of the required property ``key``: the property of the last node on the
+    error's schema path that has it (a ``required`` in a branch names a key of its object)."""
+    nodes = [root, *(n for _, _, n in _walk(root, schema_path))]
+    props = [resolve(n).get("properties", {}) for n in nodes if isinstance(n, dict)]
+    return resolve(next((p[key] for p in reversed(props) if key in p), {}))
 
 
 def check(value: Any, n: Mapping[str, Any], where: str = "") -> Any:
@@ -242,19 +262,13 @@ def check(value: Any, n: Mapping[str, Any], where: str = "") -> Any:
     if err.validator == "additionalProperties":
         extra = [k for k in err.instance if k not in properties(err.schema, err.instance)]
         allowed = properties(err.schema, err.instance)
-        return _raise(unknown_key_message(f"{path}.{extra[0]}" if path else extra[0], allowed))
+        raise ConfigError(unknown_key_message(f"{path}.{extra[0]}" if path else extra[0], allowed))
     if err.validator == "required":
         missing = [k for k in err.validator_value if k not in err.instance][0]
-        sub = resolve(properties(err.schema, err.instance).get(missing, {}))
+        sub = _missing_node(root, err.absolute_schema_path, missing)
         key = f"{path}.{missing}" if path else missing
-        return _raise(f"config key '{key}' is missing: expected {describe(sub)}")
-    return _raise(
-        f"config key '{path}' = {err.instance!r} is invalid: expected {describe(key_node)}"
-    )
-
-
-def _raise(message: str):
-    raise ConfigError(message)
+        raise ConfigError(f"config key '{key}' is missing: expected {describe(sub)}")
+    raise invalid(path, err.instance, describe(key_node))
 
 
 @cache
