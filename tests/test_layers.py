@@ -25,6 +25,11 @@ The rules, as the checker applies them:
   through a name bound to module ``B`` (``import ancf_beam.mbs.core as core; core._x``), for
   any other module ``B`` of the package, typing-only imports included. Importing a submodule
   is importing a module, not a name, and is not checked here.
+
+And a size rule: no function or method of the package is longer than ``MAX_FUNCTION_LINES``
+lines, counted as ``ast`` spans it (``end_lineno - lineno + 1``: the ``def`` line to the last
+line of the body, docstring included, decorators not); a nested function counts on its own
+and inside its parent.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "ancf_beam"
+#: the longest function the package may have (lines, decorators excluded)
+MAX_FUNCTION_LINES = 80
 
 
 def _is_private(name: str) -> bool:
@@ -276,6 +283,31 @@ def test_no_private_name_crosses_modules():
         )
 
 
+def long_functions(root: Path, limit: int) -> list[str]:
+    """``"path:line name: N lines"`` of every function or method below ``root`` longer than
+    ``limit`` lines (``end_lineno - lineno + 1``; decorators excluded), longest first."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    found.append((n, f"{path.relative_to(root)}:{node.lineno} {node.name}"))
+    return [f"{where}: {n} lines" for n, where in sorted(found, key=lambda x: (-x[0], x[1]))]
+
+
+def test_no_function_longer_than_the_limit():
+    assert len(list((SRC / PACKAGE).rglob("*.py"))) > 50  # the package is there to be read
+    offenders = long_functions(SRC / PACKAGE, MAX_FUNCTION_LINES)
+    if offenders:
+        pytest.fail(
+            f"functions longer than {MAX_FUNCTION_LINES} lines (split them into named helpers):\n"
+            + "\n".join(offenders),
+            pytrace=False,
+        )
+
+
 # --- negative controls: the checker finds what it is meant to find ----------------------
 
 
@@ -369,3 +401,25 @@ def test_checker_package_reexports_are_no_circle_until_imported_back(tmp_path):
     )
     circles = analyse(tmp_path, "pkg").cycles()
     assert circles == [["pkg.lazy.h_mod", "pkg.lazy.user", "pkg.lazy.h_mod"]], circles
+
+
+def test_long_functions_counts_def_to_last_line_without_decorators(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(8))  # 8 body lines: 9 with the def
+    _write(
+        tmp_path,
+        {
+            "pkg/a.py": "@decorator\n@other(1)\ndef nine():\n" + body,
+            "pkg/b.py": "class C:\n    def method(self):\n"
+            + textwrap.indent(body, "    ")
+            + "\n\ndef eight():\n"
+            + body.replace("    x7 = 7\n", ""),
+            "pkg/c.py": "async def outer():\n    def inner():\n" + textwrap.indent(body, "    "),
+        },
+    )
+    assert long_functions(tmp_path, 8) == [
+        "pkg/c.py:1 outer: 10 lines",
+        "pkg/a.py:3 nine: 9 lines",
+        "pkg/b.py:2 method: 9 lines",
+        "pkg/c.py:2 inner: 9 lines",
+    ]
+    assert long_functions(tmp_path, 10) == []

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -325,28 +326,16 @@ def _rows_dense(jc, jv, jn, out):
 # ------------------------------------------------------------------------------------------
 # the time loop
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, error_model="numpy")
-def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X, gap_k):
-    """One Moreau-Jean step from ``(q, v, t)`` to ``t1`` (the module docstring, items 1-3 and
-    the theta update of the positions, before the projection): ``X = (amat, piv, rhs, qm,
-    gmat, phit, spiv, smat, xg, vf, lb, unit, dofs, gap, wn, wt, act, hrows, xh, tg, wk, bvec,
-    um, pk, mu_act, v1, q1, pn_step, pt_step)`` work arrays and outputs (``v1``, ``q1``,
-    ``lb`` the bilateral impulses, ``pn_step``, ``pt_step`` the contact impulses, ``act[:k]``
-    the active contacts), ``U = (uei, uef, u_e, u_mu)`` the unilateral contacts, ``kmat``,
-    ``cmat`` the dense tangent stiffness and damping when ``use_k``, ``gap_k`` the gaps at
-    ``q``. Returns ``(pivot ratio,
-    solver sweeps, converged, k, work of the impulses)``; a ratio <= 1e-14 means a singular
-    iteration matrix or constraint Jacobian (nothing else is computed)."""
-    amat, piv, rhs, qm, gmat, phit, spiv, smat, xg, vf, lb = X[:11]
-    unit, dofs, gap, wn, wt, act, hrows, xh, tg, wk, bvec, um, pk, mu_act = X[11:25]
-    v1, q1, pn_step, pt_step = X[25:]
-    uei, uef, u_e, u_mu = U
-    f = W[0]
-    pp = W[13]
-    pq = W[14]
+# The pieces of a step take single arrays, never the system's tuples (S, W, U, X): numba
+# counts a reference of every array of a tuple each time the tuple is bound to a new name (a
+# function's argument, an unpacking, a slice, which builds a new tuple), and in the step loop
+# that costs 10-20 % of a step of a small system.
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _iteration_matrix(q, v, h, theta, f, mass, kmat, cmat, use_k, amat, rhs, qm):
+    """``A = M + h theta C + h^2 theta^2 K``, ``rhs = h f - h^2 theta K v`` (the forces ``f``
+    at ``(q, v, t)``) and the mid-step positions ``qm = q + h/2 v`` (module docstring, items 1
+    and 2)."""
     n = q.shape[0]
-    h = t1 - t
-    core.system_forces(q, v, t, S, W[20], f, pp, pq, W[15], W[16])
     for i in range(n):
         rhs[i] = h * f[i]
         qm[i] = q[i] + 0.5 * h * v[i]
@@ -360,67 +349,120 @@ def mj_step(q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max
                 acc += kmat[i, j] * v[j]
                 amat[i, j] += h * theta * cmat[i, j] + c2 * theta * kmat[i, j]
             rhs[i] -= c2 * acc
-    ei = S[5]
-    m = ei.shape[0]
-    if m > 0:
-        core.eval_constraints(
-            qm, v, t1, ei, S[6], W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
-        )
-        _rows_dense(W[3], W[4], W[5], gmat)
-        for r in range(m):
-            phit[r] = W[7][r]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _copy_into(src, dst):
+    """``dst[i] = src[i]`` for every entry of ``dst``."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _active_contacts(gap, gap_k, gap_tol, act):
+    """Collect in ``act`` the contacts touching at the start of the step (a resting or
+    just-projected contact, ``gap_k``) or by mid-step (``gap``); return their number."""
+    k = 0
+    for c in range(gap.shape[0]):
+        if gap[c] <= gap_tol or gap_k[c] <= gap_tol:
+            act[k] = c
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _contact_problem(v, vf, act, k, wn, wt, u_e, u_mu, hrows, mu_act, um, bvec, pk):
+    """The rows ``H = [w_n, w_t]`` of the ``k`` active contacts, their friction coefficients,
+    velocities before (``um``) and free after (``bvec``, shifted by the restitution) the step,
+    and a zero start of the impulses ``pk``."""
+    n = v.shape[0]
+    for a in range(k):
+        c = act[a]
+        for i in range(n):
+            hrows[2 * a, i] = wn[c, i]
+            hrows[2 * a + 1, i] = wt[c, i]
+        mu_act[a] = u_mu[c]
+    for r in range(2 * k):
+        um[r] = _dot(hrows[r], v)
+        bvec[r] = _dot(hrows[r], vf)
+        pk[r] = 0.0
+    for a in range(k):
+        # restitution on approach faster than the smooth forces change the normal velocity
+        # in the step; slower: a resting contact (e = 0), which ends an accumulation of
+        # impacts at the step's resolution
+        un = um[2 * a]
+        if un < 0.0 and -un > abs(bvec[2 * a] - un):
+            bvec[2 * a] += u_e[act[a]] * un
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _apply_impulses(pk, k, act, xh, tg, hrows, um, v1, lb, pn_step, pt_step):
+    """Add the velocity (``xh``) and bilateral-impulse (``tg``) responses of the contact
+    impulses ``pk`` to ``v1`` and ``lb``, store the impulses per contact; return their work
+    ``P . (u+ + u-)/2``."""
+    n = v1.shape[0]
+    m = lb.shape[0]
+    k2 = 2 * k
+    for r in range(k2):
+        for i in range(n):
+            v1[i] += pk[r] * xh[r, i]
+        for s in range(m):
+            lb[s] -= pk[r] * tg[r, s]
+    d_imp = 0.0
+    for r in range(k2):
+        d_imp -= 0.5 * pk[r] * (_dot(hrows[r], v1) + um[r])
+    for a in range(k):
+        pn_step[act[a]] = pk[2 * a]
+        pt_step[act[a]] = pk[2 * a + 1]
+    return d_imp
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def mj_step(q, v, t, t1, run, S, W, mass, kmat, cmat, U, X, gap_k):
+    """One Moreau-Jean step from ``(q, v, t)`` to ``t1`` (the module docstring, items 1-3 and
+    the theta update of the positions, before the projection): ``X = (amat, piv, rhs, qm,
+    gmat, phit, spiv, smat, xg, vf, lb, unit, dofs, gap, wn, wt, act, hrows, xh, tg, wk, bvec,
+    um, pk, mu_act, v1, q1, pn_step, pt_step)`` work arrays and outputs (``v1``, ``q1``,
+    ``lb`` the bilateral impulses, ``pn_step``, ``pt_step`` the contact impulses, ``act[:k]``
+    the active contacts), ``U = (uei, uef, u_e, u_mu)`` the unilateral contacts, ``kmat``,
+    ``cmat`` the dense tangent stiffness and damping when ``run.use_k`` (``run``:
+    :class:`MJRun`), ``gap_k`` the gaps at ``q``. Returns ``(pivot ratio, solver sweeps,
+    converged, k, work of the impulses)``; a ratio <= 1e-14 means a singular iteration matrix
+    or constraint Jacobian (nothing else is computed)."""
+    amat, piv, rhs, qm, gmat, phit = X[0], X[1], X[2], X[3], X[4], X[5]
+    spiv, smat, xg, vf, lb, unit, dofs = X[6], X[7], X[8], X[9], X[10], X[11], X[12]
+    gap, wn, wt, act, hrows, xh, tg = X[13], X[14], X[15], X[16], X[17], X[18], X[19]
+    wk, bvec, um, pk, mu_act = X[20], X[21], X[22], X[23], X[24]
+    v1, q1, pn_step, pt_step = X[25], X[26], X[27], X[28]
+    uei, uef, u_e, u_mu = U
+    f, pp, pq, cols, vals, fst = W[0], W[13], W[14], W[15], W[16], W[20]
+    dext, phi, jc, jv, jn, gam, phit_w = W[19], W[1], W[3], W[4], W[5], W[6], W[7]
+    ei, ef = S[5], S[6]
+    theta = run.theta
+    h = t1 - t
+    core.system_forces(q, v, t, S, fst, f, pp, pq, cols, vals)
+    _iteration_matrix(q, v, h, theta, f, mass, kmat, cmat, run.use_k, amat, rhs, qm)
+    if ei.shape[0] > 0:
+        core.eval_constraints(qm, v, t1, ei, ef, dext, phi, jc, jv, jn, gam, phit_w, pp, pq)
+        _rows_dense(jc, jv, jn, gmat)
+        _copy_into(phit_w, phit)
     ratio = condense(amat, piv, rhs, v, gmat, phit, spiv, smat, xg, vf, lb)
     if not ratio > 1e-14:
         return ratio, 0, True, 0, 0.0
-    for i in range(n):
-        v1[i] = vf[i]
-    nc = uei.shape[0]
-    for c in range(nc):
+    _copy_into(vf, v1)
+    for c in range(pn_step.shape[0]):
         pn_step[c] = 0.0
         pt_step[c] = 0.0
-    its = 0
-    ok = True
-    k = 0
-    d_imp = 0.0
-    if nc > 0:
+    its, ok, k, d_imp = 0, True, 0, 0.0
+    if uei.shape[0] > 0:
         contact_geometry(uei, uef, qm, unit, gap, wn, wt, pp, pq, dofs)
-        for c in range(nc):
-            # touching at the start (a resting or just-projected contact) or by mid-step
-            if gap[c] <= gap_tol or gap_k[c] <= gap_tol:
-                act[k] = c
-                k += 1
+        k = _active_contacts(gap, gap_k, run.gap_tol, act)
         if k > 0:
-            k2 = 2 * k
-            for a in range(k):
-                c = act[a]
-                for i in range(n):
-                    hrows[2 * a, i] = wn[c, i]
-                    hrows[2 * a + 1, i] = wt[c, i]
-                mu_act[a] = u_mu[c]
-            delassus(amat, piv, gmat, smat, spiv, xg, hrows, k2, xh, tg, wk)
-            for r in range(k2):
-                um[r] = _dot(hrows[r], v)
-                bvec[r] = _dot(hrows[r], vf)
-                pk[r] = 0.0
-            for a in range(k):
-                # restitution on approach faster than the smooth forces change the normal
-                # velocity in the step; slower: a resting contact (e = 0), which ends an
-                # accumulation of impacts at the step's resolution
-                un = um[2 * a]
-                if un < 0.0 and -un > abs(bvec[2 * a] - un):
-                    bvec[2 * a] += u_e[act[a]] * un
-            its, ok = pgs_solve(wk, bvec, mu_act, k, pk, tol, max_iter)
-            for r in range(k2):
-                for i in range(n):
-                    v1[i] += pk[r] * xh[r, i]
-                for s in range(m):
-                    lb[s] -= pk[r] * tg[r, s]
-            for r in range(k2):
-                d_imp -= 0.5 * pk[r] * (_dot(hrows[r], v1) + um[r])
-            for a in range(k):
-                pn_step[act[a]] = pk[2 * a]
-                pt_step[act[a]] = pk[2 * a + 1]
-    for i in range(n):
+            _contact_problem(v, vf, act, k, wn, wt, u_e, u_mu, hrows, mu_act, um, bvec, pk)
+            delassus(amat, piv, gmat, smat, spiv, xg, hrows, 2 * k, xh, tg, wk)
+            its, ok = pgs_solve(wk, bvec, mu_act, k, pk, run.tol, run.max_iter)
+            d_imp = _apply_impulses(pk, k, act, xh, tg, hrows, um, v1, lb, pn_step, pt_step)
+    for i in range(q.shape[0]):
         q1[i] = q[i] + h * (theta * v1[i] + (1.0 - theta) * v[i])
     return ratio, its, ok, k, d_imp
 
@@ -446,20 +488,19 @@ def _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def project_contacts(q1, t1, S, W, U, mlu, mpiv, unit, gap, wn, wt, pp, pq, dofs, ptol, iters,
-                     sel, rows, y, smat, spiv, r, qs):  # fmt: skip
+def project_contacts(q1, t1, S, W, U, P, unit, gap, wn, wt, dofs, ptol, iters):
     """Direct projection of the positions out of penetration (after the bilateral projection):
     mass-orthogonal Gauss-Newton onto ``Phi(q, t1) = 0`` and ``g_c(q) = 0`` for every contact
-    that penetrates (``g < -ptol``; once selected a contact stays in the set), ``mlu`` the LU
-    factors of the mass. Velocities are left alone. Returns the largest residual; when the
-    iteration does not reach ``ptol`` or the rows are singular, ``q1`` is restored and the
-    penetration is left (returns -1)."""
-    ei = S[5]
-    ef = S[6]
+    that penetrates (``g < -ptol``; once selected a contact stays in the set); ``P = (mlu,
+    mpiv, sel, rows, y, smat, spiv, r, qs)`` its work arrays, ``mlu`` the LU factors of the
+    mass. Velocities are left alone. Returns the largest residual; when the iteration does not
+    reach ``ptol`` or the rows are singular, ``q1`` is restored and the penetration is left
+    (returns -1)."""
+    mlu, mpiv, sel, rows, y, smat, spiv, r, qs = P
+    ei, ef, uei, uef, pp, pq = S[5], S[6], U[0], U[1], W[13], W[14]
+    dext, phi, jc, jv, jn, gam, phit = W[19], W[1], W[3], W[4], W[5], W[6], W[7]
     m = ei.shape[0]
     n = q1.shape[0]
-    uei = U[0]
-    uef = U[1]
     nc = uei.shape[0]
     contact_geometry(uei, uef, q1, unit, gap, wn, wt, pp, pq, dofs)
     any_pen = False
@@ -472,16 +513,14 @@ def project_contacts(q1, t1, S, W, U, mlu, mpiv, unit, gap, wn, wt, pp, pq, dofs
         qs[i] = q1[i]
     for it in range(iters + 1):
         if m > 0:
-            core.eval_constraints(
-                q1, q1, t1, ei, ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
-            )
-            _rows_dense(W[3], W[4], W[5], rows)
+            core.eval_constraints(q1, q1, t1, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq)
+            _rows_dense(jc, jv, jn, rows)
         if it > 0:
             contact_geometry(uei, uef, q1, unit, gap, wn, wt, pp, pq, dofs)
         k = m
         rmax = 0.0
         for j in range(m):
-            r[j] = W[1][j]
+            r[j] = phi[j]
             rmax = max(rmax, abs(r[j]))
         for c in range(nc):
             sel[c] = sel[c] or gap[c] < -ptol
@@ -538,170 +577,189 @@ def _tangent_dense(q, v, t, S, fst, c_v, ab, pp, pq, cols, vals, L, lam0, out):
                             out[uc[sl, c1, a], uc[sl, c2, d]] += uv[sl, c1, a] * b * uv[sl, c2, d]
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _subtract(a, b):
+    """``a -= b`` (matrices)."""
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] -= b[i, j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _coordinate_tol(q1, pos_tol):
+    """The projections' tolerance: ``pos_tol``, or 64 eps of the largest coordinate of the
+    current state when larger (a driven angle grows with time)."""
+    qmax = 0.0
+    for i in range(q1.shape[0]):
+        qmax = max(qmax, abs(q1[i]))
+    return max(pos_tol, 64.0 * 2.220446049250313e-16 * qmax)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _largest_drift(phi, acc):
+    """``acc[2] = max(acc[2], max |phi|)``: the largest constraint violation before a
+    projection."""
+    for r in range(phi.shape[0]):
+        acc[2] = max(acc[2], abs(phi[r]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _drive_power(lb, phit, h, lam):
+    """The multipliers ``lam = -lb / h`` of the step's bilateral impulses ``lb`` and their
+    power on the drivers' explicit motion ``lam . Phi_t``."""
+    pw = 0.0
+    for r in range(lb.shape[0]):
+        lam[r] = -lb[r] / h
+        pw += lam[r] * phit[r]
+    return pw
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _track_penetration(gap, max_pen):
+    """``max_pen = max(max_pen, -gap)`` per contact."""
+    for c in range(gap.shape[0]):
+        max_pen[c] = max(max_pen[c], -gap[c])
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _advance(q, v, q1, v1, h, sample, a_mean):
+    """``q, v <- q1, v1``, with ``sample`` the step's mean acceleration into ``a_mean``.
+    Returns False when a coordinate or velocity is not finite."""
+    finite = True
+    for i in range(q.shape[0]):
+        if sample:
+            a_mean[i] = (v1[i] - v[i]) / h
+        q[i] = q1[i]
+        v[i] = v1[i]
+        if not (math.isfinite(q[i]) and math.isfinite(v[i])):
+            finite = False
+    return finite
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _store_impulses(k_sample, pn_step, pt_step, imp_n, imp_t):
+    """The step's contact impulses into row ``k_sample`` of the sampled impulses."""
+    for c in range(pn_step.shape[0]):
+        imp_n[k_sample, c] = pn_step[c]
+        imp_t[k_sample, c] = pt_step[c]
+
+
+class MJRun(NamedTuple):
+    """The scalars of a Moreau-Jean run (an argument of :func:`mj_run`)."""
+
+    h0: float  # the step (s); the last one ends at t_end
+    n_steps: int
+    t_end: float  # s
+    sample_every: int  # a sample every this many steps, and after the last
+    theta: float
+    gap_tol: float  # a contact within this gap (m) of touching is active
+    tol: float  # the contact solver's relative tolerance (pgs_solve)
+    max_iter: int  # and its largest number of sweeps
+    pos_tol: float  # the position projections' tolerance at least (m)
+    proj_iter: int  # their largest number of iterations
+    use_k: bool  # the tangent stiffness and damping enter the iteration matrix
+    has_compliant: bool  # compliant contacts: their state and dissipation
+    has_damage: bool  # damaging beams: the energy their damage releases
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def mj_run(
-    step0, step1, t, h0, n_steps, t_end, sample_every, k_sample, theta, S, W, mass, use_k,
-    kmat, cmat, ab, L, lam0, gap_tol, tol, max_iter, pos_tol, proj_iter, U, X, P, q, v, lam,
-    q_ref, has_compliant, has_damage, acc, rec, first_t, max_pen, pn_prev, gap1, iters,
-    imp_n, imp_t, bq, bv, ba, bl, be, bmv, bs,
-):  # fmt: skip
+def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_ref):
     """Steps ``step0 .. step1 - 1`` of a run (:func:`mj_step`, the position projection, the
-    contact record, compliant contacts' state and dissipation, damage), recording every
-    ``sample_every``-th step and the last of the run into the sample buffers. ``acc = [diss,
-    drive work, largest |Phi| before projection, steps at the solver's cap]`` carries the
-    sums. Returns ``(status, steps done, next sample index, time)``; status
-    ``MJ_SINGULAR`` / ``MJ_PROJECTION`` / ``MJ_NONFINITE`` stop the run at that step."""
-    fst = W[20]
-    pp = W[13]
-    pq = W[14]
-    ei = S[5]
-    ef = S[6]
-    m = ei.shape[0]
-    n = q.shape[0]
-    uei = U[0]
-    uef = U[1]
-    nc = uei.shape[0]
-    lb = X[10]
-    phit = X[5]
-    unit = X[11]
-    wn = X[14]
-    act = X[16]
-    v1 = X[25]
-    q1 = X[26]
-    pn_step = X[27]
-    pt_step = X[28]
-    p_diss0 = 0.0
-    if has_compliant:
-        p_diss0 = core.contact_dissipation(q, v, S, fst, pp, pq)
+    contact record and projection, compliant contacts' state and dissipation, damage),
+    recording every ``run.sample_every``-th step and the last of the run into the sample
+    buffers ``B``. ``run``: :class:`MJRun`; ``T = (mass, kmat, cmat, ab, L, lam0)`` the
+    iteration matrix's parts (:class:`_Tangent`); ``R`` the records (:class:`_Records`), its
+    ``acc = [diss, drive work, largest |Phi| before projection, steps at the solver's cap,
+    failed contact projections]`` the sums. Returns ``(status, steps done, next sample index,
+    time)``; status ``MJ_SINGULAR`` / ``MJ_PROJECTION`` / ``MJ_NONFINITE`` stop the run at
+    that step. The tuples are unpacked once, before the loop."""
+    mass, kmat, cmat, ab, L, lam0 = T
+    acc, rec, first_t, max_pen, pn_prev, gap1, iters, imp_n, imp_t = R
+    ei, ef, fst, pp, pq, cols, vals = S[5], S[6], W[20], W[13], W[14], W[15], W[16]
+    f, phi, jc, jv, jn, gam, phit_w, dext = W[0], W[1], W[3], W[4], W[5], W[6], W[7], W[19]
+    a_mean, phit, lb, unit, dofs, gap = X[2], X[5], X[10], X[11], X[12], X[13]
+    wn, wt, act, v1, q1, pn_step, pt_step = X[14], X[15], X[16], X[25], X[26], X[27], X[28]
+    uei, uef = U[0], U[1]
+    p_diss0 = core.contact_dissipation(q, v, S, fst, pp, pq) if run.has_compliant else 0.0
     for step in range(step0, step1):
-        t1 = t_end if step == n_steps - 1 else (step + 1) * h0
+        t1 = run.t_end if step == run.n_steps - 1 else (step + 1) * run.h0
         h = t1 - t
-        if use_k:
-            _tangent_dense(q, v, t, S, fst, 0.0, ab, pp, pq, W[15], W[16], L, lam0, kmat)
-            _tangent_dense(q, v, t, S, fst, 1.0, ab, pp, pq, W[15], W[16], L, lam0, cmat)
-            for i in range(n):
-                for j in range(n):
-                    cmat[i, j] -= kmat[i, j]
-        ratio, its, ok, k, d_imp = mj_step(
-            q, v, t, t1, theta, S, W, mass, kmat, cmat, use_k, gap_tol, tol, max_iter, U, X, gap1
-        )
+        if run.use_k:
+            _tangent_dense(q, v, t, S, fst, 0.0, ab, pp, pq, cols, vals, L, lam0, kmat)
+            _tangent_dense(q, v, t, S, fst, 1.0, ab, pp, pq, cols, vals, L, lam0, cmat)
+            _subtract(cmat, kmat)
+        ratio, its, ok, k, d_imp = mj_step(q, v, t, t1, run, S, W, mass, kmat, cmat, U, X, gap1)
         if not ratio > 1e-14:
             return MJ_SINGULAR, step, k_sample, t
         iters[step] = its
         if not ok:
             acc[3] += 1.0
-        if m > 0:
-            core.eval_constraints(
-                q1, v1, t1, ei, ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
-            )
-            for r in range(m):
-                acc[2] = max(acc[2], abs(W[1][r]))
-            # coordinate round-off of the current state (a driven angle grows with time)
-            qmax = 0.0
-            for i in range(n):
-                qmax = max(qmax, abs(q1[i]))
-            ptol = max(pos_tol, 64.0 * 2.220446049250313e-16 * qmax)
-            res = core.project_position(q1, t1, S, W, ptol, proj_iter)
-            if not res <= ptol:
+        if ei.shape[0] > 0:
+            core.eval_constraints(q1, v1, t1, ei, ef, dext, phi, jc, jv, jn, gam, phit_w, pp, pq)
+            _largest_drift(phi, acc)
+            ptol = _coordinate_tol(q1, run.pos_tol)
+            if not core.project_position(q1, t1, S, W, ptol, run.proj_iter) <= ptol:
                 return MJ_PROJECTION, step, k_sample, t
-            pw = 0.0
-            for r in range(m):
-                lam[r] = -lb[r] / h
-                pw += lam[r] * phit[r]
-            acc[1] += pw * h
-        if nc > 0:
+            acc[1] += _drive_power(lb, phit, h, lam) * h
+        if uei.shape[0] > 0:
             _book(t, h, v, wn, pn_step, pn_prev, act, k, ok, rec, first_t)
             if P is not None:
-                qmax = 0.0
-                for i in range(n):
-                    qmax = max(qmax, abs(q1[i]))
-                ptol = max(pos_tol, 64.0 * 2.220446049250313e-16 * qmax)
-                mlu, mpiv, sel, prow, py, psm, pspiv, pr, qs = P
-                if project_contacts(q1, t1, S, W, U, mlu, mpiv, unit, X[13], wn, X[15], pp, pq,
-                                    X[12], ptol, proj_iter, sel, prow, py, psm, pspiv, pr,
-                                    qs) < 0.0:  # fmt: skip
+                ptol = _coordinate_tol(q1, run.pos_tol)
+                res = project_contacts(
+                    q1, t1, S, W, U, P, unit, gap, wn, wt, dofs, ptol, run.proj_iter
+                )
+                if res < 0.0:
                     acc[4] += 1.0
             unilateral_gaps(uei, uef, q1, unit, gap1, pp, pq)
-            for c in range(nc):
-                max_pen[c] = max(max_pen[c], -gap1[c])
+            _track_penetration(gap1, max_pen)
         acc[0] += d_imp
-        if has_compliant:
+        if run.has_compliant:
             core.update_force_state(q1, v1, t1, S, fst)
             p_diss1 = core.contact_dissipation(q1, v1, S, fst, pp, pq)
             acc[0] += 0.5 * h * (p_diss0 + p_diss1)
             p_diss0 = p_diss1
-        if has_damage:
+        if run.has_damage:
             acc[0] += release_damage(q1, S)
-        sample = (step + 1) % sample_every == 0 or step == n_steps - 1
-        finite = True
-        for i in range(n):
-            if sample:
-                X[2][i] = (v1[i] - v[i]) / h  # the step's mean acceleration (rhs: free now)
-            q[i] = q1[i]
-            v[i] = v1[i]
-            if not (math.isfinite(q[i]) and math.isfinite(v[i])):
-                finite = False
+        sample = (step + 1) % run.sample_every == 0 or step == run.n_steps - 1
+        finite = _advance(q, v, q1, v1, h, sample, a_mean)
         t = t1
         if not finite:
             return MJ_NONFINITE, step, k_sample, t
         if sample:
-            f = W[0]
-            u, p = core.system_forces(q, v, t, S, fst, f, pp, pq, W[15], W[16])
-            core.eval_constraints(
-                q, v, t, ei, ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
-            )
-            record_sample(
-                k_sample, q, v, X[2], lam, S, W, u, p, acc[0], acc[1], q_ref, bq, bv, ba, bl,
-                be, bmv, bs,
-            )  # fmt: skip
-            for c in range(nc):
-                imp_n[k_sample, c] = pn_step[c]
-                imp_t[k_sample, c] = pt_step[c]
+            u, p = core.system_forces(q, v, t, S, fst, f, pp, pq, cols, vals)
+            core.eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit_w, pp, pq)
+            record_sample(k_sample, q, v, a_mean, lam, S, W, u, p, acc[0], acc[1], q_ref, *B)
+            _store_impulses(k_sample, pn_step, pt_step, imp_n, imp_t)
             k_sample += 1
     return MJ_OK, step1, k_sample, t
 
 
 class _Tangent:
-    """Work arrays of the dense tangent ``K + c_v C`` (:func:`_tangent_dense`); ``zero``: the
-    system has no beams and no force elements (rigid bodies, gravity): the tangent vanishes."""
+    """The iteration matrix's parts ``T = (mass, kmat, cmat, ab, L, lam0)`` of :func:`mj_run`:
+    the dense mass, the tangent stiffness ``kmat = K`` and damping ``cmat = C``, the work of
+    the dense tangent ``K + c_v C`` (:func:`_tangent_dense`: its band ``ab``, the low-rank
+    work ``L``) and zero multipliers (the constraint Hessian is left out of the iteration
+    matrix); ``zero``: the system has no beams and no force elements (rigid bodies, gravity):
+    the tangent vanishes."""
 
     def __init__(self, system: System):
-        self.ab = np.zeros((2 * BANDWIDTH + 1, system.n))
-        self.L = system.lowrank_work() if system.n_low_rank else None
+        n = system.n
         self.zero = not system.beams and not system.forces
+        self.mass = system.mass_dense()
+        self.T = (
+            self.mass,
+            np.zeros((n, n)),
+            np.zeros((n, n)),
+            np.zeros((2 * BANDWIDTH + 1, n)),
+            system.lowrank_work() if system.n_low_rank else None,
+            np.zeros(system.m),
+        )
 
 
-def run_moreau_jean(
-    system: System,
-    settings: IntegratorSettings,
-    q: np.ndarray,
-    v: np.ndarray,
-    a: np.ndarray,
-    lam: np.ndarray,
-) -> MechanismResult:
-    """Integrate from ``t = 0`` (consistent ``q``, ``v``; ``a``, ``lam`` the index-1 start) to
-    ``settings.t_end`` by Moreau-Jean steps of ``settings.dt`` (the last one shortened), sampled
-    every ``sample_dt`` (see the module docstring; one step: :func:`mj_step`, then the position
-    projection). Raises :class:`~ancf_beam.errors.ConstraintSingularityError` when the
-    iteration matrix or the bilateral constraints become singular or the position projection
-    fails."""
-    h0 = float(settings.dt)
-    theta = float(settings.theta)
-    tol = float(settings.tol)
-    max_iter = int(settings.max_iter)
-    plan = step_plan(settings.t_end, h0, settings.sample_dt, settings.sample_dt)
-    check_mechanism(system, settings, plan.n_samples, plan.n_steps)
-    n, m = system.n, system.m
-    nc = len(system.unilateral)
-    names = [c.name for c in system.unilateral]
-    data = system.data
-    W = system.work()
-    fst = system.fst
-    pp, pq = W[13], W[14]
-    mass = system.mass_dense()
-    tangent = _Tangent(system)
-    U = (system.uei, system.uef, system.u_e, system.u_mu)
-    X = (
+def _work_arrays(n: int, m: int, nc: int) -> tuple:
+    """The work arrays ``X`` of :func:`mj_step` (named in its docstring) for ``n``
+    coordinates, ``m`` constraint rows and ``nc`` unilateral contacts."""
+    return (
         np.zeros((n, n)),  # amat
         np.zeros(n, dtype=np.int64),  # piv
         np.zeros(n),  # rhs
@@ -732,64 +790,164 @@ def run_moreau_jean(
         np.zeros(nc),  # pn_step
         np.zeros(nc),  # pt_step
     )
-    unit = X[11]
-    gap1 = np.zeros(nc)
-    q_ref = system.q0.copy()
-    l_ref = max(1e-3, float(np.max(np.abs(q))))
-    pos_tol = 64.0 * float(np.finfo(float).eps) * l_ref  # coordinate round-off (as index-3)
-    gap_tol = pos_tol  # a contact within round-off of touching is active (resting contacts)
-    has_compliant = bool(system.contact_indices)
 
-    buf = SampleBuffers(plan.n_samples, n, m, fst.size)
-    imp_n = np.zeros((plan.n_samples, nc))
-    imp_t = np.zeros((plan.n_samples, nc))
-    iters = np.zeros(plan.n_steps, dtype=np.int64)
-    rec = np.zeros((nc, 4))  # impacts, largest impulse, steps with an impulse, steps at the cap
-    first_t = np.full(nc, np.nan)
-    max_pen = np.zeros(nc)
-    pn_prev = np.zeros(nc)
 
-    q = q.copy()
-    v = v.copy()
+def _projection_work(mass: np.ndarray, m: int, nc: int) -> tuple:
+    """The work arrays ``P`` of :func:`project_contacts`, the LU factors of the mass first."""
+    n = mass.shape[0]
+    mlu = mass.copy()
+    mpiv = np.zeros(n, dtype=np.int64)
+    core.lu_factor(mlu, mpiv)
+    return (
+        mlu,
+        mpiv,
+        np.zeros(nc, dtype=np.bool_),  # sel
+        np.zeros((m + nc, n)),  # rows
+        np.zeros((m + nc, n)),  # y
+        np.zeros((m + nc, m + nc)),  # smat
+        np.zeros(m + nc, dtype=np.int64),  # spiv
+        np.zeros(m + nc),  # r
+        np.zeros(n),  # qs
+    )
+
+
+class _Records:
+    """What a run records besides the samples: ``R`` of :func:`mj_run` (``acc`` = dissipated
+    work, drive work, largest |Phi| before projection, steps at the solver's cap, steps whose
+    contact projection failed (penetration left); per contact ``rec`` = impacts, largest
+    impulse, steps with an impulse, steps at the cap; ``first_t``, ``max_pen``, ``pn_prev``,
+    ``gap1``), the solver's sweeps per step and the impulses at the samples."""
+
+    def __init__(self, nc: int, n_samples: int, n_steps: int):
+        self.acc = np.zeros(5)
+        self.rec = np.zeros((nc, 4))
+        self.first_t = np.full(nc, np.nan)
+        self.max_pen = np.zeros(nc)
+        self.pn_prev = np.zeros(nc)
+        self.gap1 = np.zeros(nc)
+        self.iters = np.zeros(n_steps, dtype=np.int64)
+        self.imp_n = np.zeros((n_samples, nc))
+        self.imp_t = np.zeros((n_samples, nc))
+
+    def R(self) -> tuple:
+        return (
+            self.acc,
+            self.rec,
+            self.first_t,
+            self.max_pen,
+            self.pn_prev,
+            self.gap1,
+            self.iters,
+            self.imp_n,
+            self.imp_t,
+        )
+
+    def summary(self, names: list[str], n_steps: int) -> dict:
+        """Contact name -> its record (``MechanismResult.contact_summary``)."""
+        rec, first_t = self.rec, self.first_t
+        return {
+            name: {
+                "impulses": int(rec[c, 0]),
+                "max_impulse": float(rec[c, 1]),
+                "first_contact_time": None if math.isnan(first_t[c]) else float(first_t[c]),
+                "max_penetration": float(max(self.max_pen[c], 0.0)),
+                "contact_fraction": float(rec[c, 2]) / n_steps,
+                "solver_max_iter_hit": int(rec[c, 3]),
+            }
+            for c, name in enumerate(names)
+        }
+
+
+def _record_start(system, W, q, v, a, lam, q_ref, buf, recs, unit) -> None:
+    """Sample 0 at ``t = 0`` and the contacts' initial gaps (``recs.gap1``, ``max_pen``)."""
+    pp, pq = W[13], W[14]
     system.update_drivers(0.0, W)
-    u, p = core.system_forces(q, v, 0.0, data, fst, W[0], pp, pq, W[15], W[16])
+    u, p = core.system_forces(q, v, 0.0, system.data, system.fst, W[0], pp, pq, W[15], W[16])
     core.eval_constraints(
         q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
     )
-    record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
-    if nc:
-        unilateral_gaps(system.uei, system.uef, q, unit, gap1, pp, pq)
-        np.maximum(max_pen, -gap1, out=max_pen)
-    acc = np.zeros(5)  # dissipated work, drive work, largest |Phi| before projection, caps,
-    # steps whose contact projection failed (penetration left)
-    P = None
-    if nc and settings.contact_projection:
-        mlu = mass.copy()
-        mpiv = np.zeros(n, dtype=np.int64)
-        core.lu_factor(mlu, mpiv)
-        P = (
-            mlu,
-            mpiv,
-            np.zeros(nc, dtype=np.bool_),
-            np.zeros((m + nc, n)),
-            np.zeros((m + nc, n)),
-            np.zeros((m + nc, m + nc)),
-            np.zeros(m + nc, dtype=np.int64),
-            np.zeros(m + nc),
-            np.zeros(n),
+    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
+    if len(system.unilateral):
+        unilateral_gaps(system.uei, system.uef, q, unit, recs.gap1, pp, pq)
+        np.maximum(recs.max_pen, -recs.gap1, out=recs.max_pen)
+
+
+def _raise_on(system: System, status: int, t: float) -> None:
+    """The error of a run :func:`mj_run` stopped with ``status`` at ``t`` (none for MJ_OK)."""
+    if status == MJ_SINGULAR:
+        raise ConstraintSingularityError(
+            f"system '{system.name}': iteration matrix or constraint Jacobian singular at "
+            f"t = {t:.6g} s"
         )
+    if status == MJ_PROJECTION:
+        raise ConstraintSingularityError(
+            f"system '{system.name}': position projection failed at t = {t:.6g} s "
+            f"(max|Phi| above 64 eps of the largest coordinate after {PROJECTION_ITER} "
+            "iterations)"
+        )
+    if status == MJ_NONFINITE:
+        raise ConstraintSingularityError(
+            f"system '{system.name}': non-finite state at t = {t:.6g} s (Moreau-Jean)"
+        )
+
+
+def _run_scalars(system, settings, plan, tangent, pos_tol) -> MJRun:
+    """The scalars of a run (:class:`MJRun`); the projections' tolerance at least ``pos_tol``,
+    and a contact within it of touching is active (resting contacts)."""
+    return MJRun(
+        h0=float(settings.dt),
+        n_steps=plan.n_steps,
+        t_end=settings.t_end,
+        sample_every=plan.sample_every,
+        theta=float(settings.theta),
+        gap_tol=pos_tol,
+        tol=float(settings.tol),
+        max_iter=int(settings.max_iter),
+        pos_tol=pos_tol,
+        proj_iter=PROJECTION_ITER,
+        use_k=not tangent.zero,
+        has_compliant=bool(system.contact_indices),
+        has_damage=bool(system.damage_states),
+    )
+
+
+def run_moreau_jean(
+    system: System,
+    settings: IntegratorSettings,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    lam: np.ndarray,
+) -> MechanismResult:
+    """Integrate from ``t = 0`` (consistent ``q``, ``v``; ``a``, ``lam`` the index-1 start) to
+    ``settings.t_end`` by Moreau-Jean steps of ``settings.dt`` (the last one shortened), sampled
+    every ``sample_dt`` (see the module docstring; one step: :func:`mj_step`, then the position
+    projection). Raises :class:`~ancf_beam.errors.ConstraintSingularityError` when the
+    iteration matrix or the bilateral constraints become singular or the position projection
+    fails."""
+    h0 = float(settings.dt)
+    plan = step_plan(settings.t_end, h0, settings.sample_dt, settings.sample_dt)
+    check_mechanism(system, settings, plan.n_samples, plan.n_steps)
+    n, m, nc = system.n, system.m, len(system.unilateral)
+    W = system.work()
+    tangent = _Tangent(system)
+    X = _work_arrays(n, m, nc)
+    U = (system.uei, system.uef, system.u_e, system.u_mu)
+    l_ref = max(1e-3, float(np.max(np.abs(q))))
+    pos_tol = 64.0 * float(np.finfo(float).eps) * l_ref  # coordinate round-off (as index-3)
+    run = _run_scalars(system, settings, plan, tangent, pos_tol)
+    q_ref = system.q0.copy()
+    buf = SampleBuffers(plan.n_samples, n, m, system.fst.size)
+    recs = _Records(nc, plan.n_samples, plan.n_steps)
+    q = q.copy()
+    v = v.copy()
+    _record_start(system, W, q, v, a, lam, q_ref, buf, recs, X[11])
+    P = _projection_work(tangent.mass, m, nc) if nc and settings.contact_projection else None
     lam1 = lam.copy()
-    lam0 = np.zeros(m)  # the constraint Hessian is left out of the iteration matrix
-    use_k = not tangent.zero
-    kmat = np.zeros((n, n))
-    cmat = np.zeros((n, n))
-    ab = tangent.ab
-    lr = tangent.L
     # user-function drivers are evaluated in Python: one step per call then
     chunk = 1 if system.has_function_drivers else plan.n_steps
-    k_sample = 1
-    step = 0
-    t = 0.0
+    k_sample, step, t = 1, 0, 0.0
+    S, T, R, B = system.data, tangent.T, recs.R(), buf.args()
     t_start = run_clock()  # the run time: without compiling (kernel_cache)
     c_start = time.process_time()
     while step < plan.n_steps:
@@ -797,60 +955,29 @@ def run_moreau_jean(
         if chunk == 1:
             system.update_drivers(step_end(step, h0, plan, settings.t_end), W)
         status, step, k_sample, t = mj_run(
-            step, stop, t, h0, plan.n_steps, settings.t_end, plan.sample_every, k_sample,
-            theta, data, W, mass, use_k, kmat, cmat, ab, lr, lam0, gap_tol, tol, max_iter,
-            pos_tol, PROJECTION_ITER, U, X, P, q, v, lam1, q_ref, has_compliant,
-            bool(system.damage_states), acc, rec, first_t, max_pen, pn_prev, gap1, iters,
-            imp_n, imp_t, *buf.args(),
-        )  # fmt: skip
-        if status == MJ_SINGULAR:
-            raise ConstraintSingularityError(
-                f"system '{system.name}': iteration matrix or constraint Jacobian singular at "
-                f"t = {t:.6g} s"
-            )
-        if status == MJ_PROJECTION:
-            raise ConstraintSingularityError(
-                f"system '{system.name}': position projection failed at t = {t:.6g} s "
-                f"(max|Phi| above 64 eps of the largest coordinate after {PROJECTION_ITER} "
-                "iterations)"
-            )
-        if status == MJ_NONFINITE:
-            raise ConstraintSingularityError(
-                f"system '{system.name}': non-finite state at t = {t:.6g} s (Moreau-Jean)"
-            )
-    drift_max, cap_total = float(acc[2]), int(acc[3])
-    qmax_run = float(np.max(np.abs(buf.q[:k_sample]))) if n else 0.0
-    buf_t = k_sample - 1
+            step, stop, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam1, q_ref
+        )
+        _raise_on(system, status, t)
     wall = run_clock() - t_start
     cpu = time.process_time() - c_start
-    k_tot = k_sample
-    times = np.arange(k_tot) * plan.sample_every * h0
-    times[buf_t] = settings.t_end
-    summary = {
-        name: {
-            "impulses": int(rec[c, 0]),
-            "max_impulse": float(rec[c, 1]),
-            "first_contact_time": None if math.isnan(first_t[c]) else float(first_t[c]),
-            "max_penetration": float(max(max_pen[c], 0.0)),
-            "contact_fraction": float(rec[c, 2]) / plan.n_steps,
-            "solver_max_iter_hit": int(rec[c, 3]),
-        }
-        for c, name in enumerate(names)
-    }
+    qmax_run = float(np.max(np.abs(buf.q[:k_sample]))) if n else 0.0
+    times = np.arange(k_sample) * plan.sample_every * h0
+    times[k_sample - 1] = settings.t_end
+    acc = recs.acc
     stats = {
         "dt": h0,
         "sample_every": plan.sample_every,
-        "theta": theta,
-        "phi_drift_max": drift_max,
+        "theta": float(settings.theta),
+        "phi_drift_max": float(acc[2]),
         # the projection's tolerance at its largest (64 eps of the largest coordinate)
         "position_tol": max(pos_tol, 64.0 * float(np.finfo(float).eps) * qmax_run),
-        "solver_max_iter_hit": cap_total,
+        "solver_max_iter_hit": int(acc[3]),
         "contact_projection_failed": int(acc[4]),
         "cost_per_step_s": cpu / plan.n_steps,
     }
     res = buf.result(
         times,
-        k_tot,
+        k_sample,
         integrator="moreau-jean",
         dt=h0,
         steps=plan.n_steps,
@@ -858,8 +985,8 @@ def run_moreau_jean(
         cpu_s=cpu,
         stats=stats,
     )
-    res.impulse_n = imp_n[:k_tot].copy()
-    res.impulse_t = imp_t[:k_tot].copy()
-    res.contact_summary = summary
-    res.lcp_iterations = iters
+    res.impulse_n = recs.imp_n[:k_sample].copy()
+    res.impulse_t = recs.imp_t[:k_sample].copy()
+    res.contact_summary = recs.summary([c.name for c in system.unilateral], plan.n_steps)
+    res.lcp_iterations = recs.iters
     return res
