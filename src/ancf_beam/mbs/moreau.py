@@ -326,10 +326,12 @@ def _rows_dense(jc, jv, jn, out):
 # ------------------------------------------------------------------------------------------
 # the time loop
 # ------------------------------------------------------------------------------------------
-# The pieces of a step take single arrays, never the system's tuples (S, W, U, X): numba
-# counts a reference of every array of a tuple each time the tuple is bound to a new name (a
-# function's argument, an unpacking, a slice, which builds a new tuple), and in the step loop
-# that costs 10-20 % of a step of a small system.
+# The small pieces of a step take single arrays, never the system's tuples (S, W, U, X);
+# mj_step and project_contacts take the tuples but unpack what they use in their first lines,
+# and mj_run unpacks its own once before the loop: numba counts a reference of every array of
+# a tuple each time the tuple is bound to a new name (a function's argument, an unpacking, a
+# slice, which builds a new tuple) or stays bound across a branch, and in the step loop that
+# costs 10-20 % of a step of a small system.
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _iteration_matrix(q, v, h, theta, f, mass, kmat, cmat, use_k, amat, rhs, qm):
     """``A = M + h theta C + h^2 theta^2 K``, ``rhs = h f - h^2 theta K v`` (the forces ``f``
