@@ -38,6 +38,7 @@ from ancf_beam.mbs.contact import (
     friction_slope,
     normal_force,
 )
+from ancf_beam.mbs.laws import ADMISSIBLE_OVERLAP_SHARE
 
 __all__ = [
     "FE_CONTACT",
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_ROW_NNZ",
     "accel_index1",
     "constraint_hessian_band",
+    "contact_breach",
     "contact_dissipation",
     "contact_gaps",
     "contact_kinematics",
@@ -910,6 +912,23 @@ def contact_gaps(q, S, out):
             out[e] = -contact_delta(fei[e], fef[e], q, q)[0]
         else:
             out[e] = np.inf
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def contact_breach(q, S):
+    """Index of the first circle contact between two discs (from outside) whose penetration at
+    ``q`` exceeds the depth its geometry describes, ``ADMISSIBLE_OVERLAP_SHARE (r_p + r_q)``
+    (:func:`ancf_beam.mbs.laws.admissible_overlap`), or -1: a status for the integrators,
+    which stop the run there (a journal in its bearing and a line contact keep their normal at
+    any depth and are not checked)."""
+    fei = S[7]
+    fef = S[8]
+    for e in range(fei.shape[0]):
+        if fei[e, 0] == FE_CONTACT and fef[e, C_INSIDE] == 0.0:
+            limit = ADMISSIBLE_OVERLAP_SHARE * (fef[e, C_RP] + fef[e, C_RQ])
+            if circle_delta(fei[e], fef[e], q, q)[0] > limit:
+                return e
+    return -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
