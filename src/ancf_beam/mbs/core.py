@@ -962,9 +962,11 @@ def update_force_state(q, v, t, S, fst):
     a contact that penetrates (``delta > 0``, or touches and closes) and was not in contact
     records the onset (approach
     speed ``v0 = delta_dot``, floored at the law's ``v0_min``, time, impact count); a contact in
-    contact that has separated (``delta < 0`` and opening) clears its flag."""
+    contact that has separated (``delta < 0`` and opening) clears its flag. Returns what
+    :func:`contact_breach` returns at ``q`` (from the same penetrations, at no extra cost)."""
     fei = S[7]
     fef = S[8]
+    breach = -1
     for e in range(fei.shape[0]):
         if not is_contact(fei[e, 0]):
             continue
@@ -974,6 +976,10 @@ def update_force_state(q, v, t, S, fst):
                 contact_onset(e, ddot, t, fef, fst)
         elif delta < 0.0 and ddot < 0.0:
             fst[e, S_FLAG] = 0.0
+        if breach < 0 and fei[e, 0] == FE_CONTACT and fef[e, C_INSIDE] == 0.0:
+            if delta > ADMISSIBLE_OVERLAP_SHARE * (fef[e, C_RP] + fef[e, C_RQ]):
+                breach = e
+    return breach
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

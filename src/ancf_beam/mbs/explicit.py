@@ -97,8 +97,7 @@ def cd_chunk(
             return s, NONFINITE, i_sample, diss, work
         if proj:
             core.project_velocity(q, v, t1, S, W)
-        core.update_force_state(q, v, t1, S, W[20])
-        if core.contact_breach(q, S) >= 0:
+        if core.update_force_state(q, v, t1, S, W[20]) >= 0:  # core.contact_breach
             return s, OVERLAP, i_sample, diss, work
         released = release_damage(q, S)
         p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
