@@ -109,6 +109,8 @@ MECHANISM_ROWS = [
     ("slider_crank_flexible", "rod.beam.length=1e9", "beam.length"),
     ("slider_crank_flexible", "rod.mesh.n_gauss_axial=1", "mesh.n_gauss_axial"),
     ("pendulum_berzeri", "imperfection.kappa0=1e6", "imperfection.kappa0"),
+    # the discs would overlap by 0.033 m, beyond half their radii sum (0.01 m)
+    ("impact_seed003", "v_rel=100", "mechanisms.impact_seed003.v_rel"),
 ]
 
 

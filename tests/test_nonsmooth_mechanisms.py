@@ -33,6 +33,7 @@ import pytest
 from ancf_beam.config import load_config, resolve_mechanism
 from ancf_beam.mbs.analysis import run_mechanism
 from ancf_beam.studies.error_estimates import estimate
+from ancf_beam.studies.mechanisms import summary_attrs
 from ancf_beam.studies.nonsmooth import compliant_limit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +76,7 @@ def test_ancf_rod_clearance_nonsmooth_vs_compliant_limit(cfg):
         onset.append(s["first_contact_time"])
         impulse.append(s["first_impact_impulse"])
     factors = [1e3, 1e4, 1e5]
+    ds.attrs.update(summary_attrs(s))  # the run's summary, as its file holds it
     lim = compliant_limit(ns, ds, comp, factors)
     t_c = lim["first_contact_time"].values[:, 0]
     i_c = lim["first_impulse"].values[:, 0]
@@ -179,6 +181,7 @@ def test_guide_clearance_first_contact_vs_compliant(cfg):
         onset.append(t_on[0])
         impulse.append(sum(cs[c]["first_impact_impulse"] for c in UPPER))
     factors = [1.0, 10.0, 100.0]
+    ds.attrs.update(summary_attrs(s))  # the run's summary, as its file holds it
     lim = compliant_limit(_guide_nonsmooth(cfg, hs[-1]), ds, comp, factors)
     t_c = lim["first_contact_time"].sel(contact=list(UPPER)).values
     dur = lim["impact_duration"].sel(contact=list(UPPER)).values

@@ -14,6 +14,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ConstraintSingularityError",
+    "ContactOverlapError",
     "ConvergenceError",
     "InputFileError",
     "InstabilityError",
@@ -107,6 +108,12 @@ class RedundantConstraintError(ValueError):
 class ConstraintSingularityError(RuntimeError):
     """The constraint Jacobian became singular during a run (a kinematic singularity, e.g. a
     slider-crank whose rod is shorter than its crank reaching a dead point)."""
+
+
+class ContactOverlapError(RuntimeError):
+    """Two discs of a circle contact overlap deeper than its geometry describes (half the sum
+    of their radii: the centres meet soon after and the bodies would pass through each other);
+    the message names the contact, the time, the overlap and the admissible depth."""
 
 
 # ------------------------------------------------------------------------------------------

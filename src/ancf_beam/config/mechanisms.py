@@ -29,7 +29,7 @@ from ancf_beam.config.cases import (
 from ancf_beam.config.contact import contact_law, contact_spec
 from ancf_beam.config.general import GeneralSpec, general_block, general_spec
 from ancf_beam.errors import ConfigError
-from ancf_beam.mbs.laws import ContactLaw, FrictionLaw, NonsmoothLaw
+from ancf_beam.mbs.laws import ContactLaw, FrictionLaw, NonsmoothLaw, admissible_overlap
 
 __all__ = [
     "BEAM_CASE_SECTIONS",
@@ -361,14 +361,57 @@ def _two_body_spec(name: str, merged: dict[str, Any], common: dict[str, Any]) ->
     m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
     law = contact_law(merged["contact"], f"mechanisms.{name}.contact", m_eff=m_eff)
     check_contact_integrator(name, merged["integrator"], {"contact": law.model}, episodes=False)
+    radii = (float(b["radius1"]), float(b["radius2"]))
+    if isinstance(law, ContactLaw):
+        _check_overlap(name, law, masses, radii, float(merged["v_rel"]))
     return MechanismSpec(
         **common,
         masses=masses,
-        radii=(float(b["radius1"]), float(b["radius2"])),
+        radii=radii,
         v_rel=float(merged["v_rel"]),
         gap=float(merged["gap"]),
         contact=law,
         resolved=merged,
+    )
+
+
+#: bisection halvings of the largest admissible approach speed (each halves the bracket)
+_SPEED_HALVINGS = 60
+
+
+def _check_overlap(
+    name: str, law: ContactLaw, masses: tuple[float, float], radii: tuple[float, float], v: float
+) -> None:
+    """Refuse a two-body impact whose largest penetration (closed form,
+    :meth:`ContactLaw.max_penetration`: the bodies meet at ``v_rel``, nothing else acts along
+    the line of centres) exceeds what the discs' contact geometry describes
+    (:func:`~ancf_beam.mbs.laws.admissible_overlap`); the message gives the largest
+    admissible ``v_rel`` (the penetration grows with the speed: bisection)."""
+    m_eff = masses[0] * masses[1] / (masses[0] + masses[1])
+    depth = law.max_penetration(m_eff, v)
+    limit = admissible_overlap(*radii)
+    if depth <= limit:
+        return
+    lo, hi = 0.0, v
+    for _ in range(_SPEED_HALVINGS):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if law.max_penetration(m_eff, mid) <= limit else (lo, mid)
+    where = f"mechanisms.{name}"
+    if law.law == "kelvin-voigt":
+        params = f"k = {law.stiffness:g} N/m, c = {law.damping:g} N s/m"
+    else:
+        params = f"K = {law.stiffness:g} N/m^n, exponent = {law.exponent:g}"
+        if law.restitution is not None:
+            params += f", restitution = {law.restitution:g}"
+    raise ConfigError(
+        f"config key '{where}.v_rel' = {v!r} is invalid with '{where}.bodies.m1' = {masses[0]!r}"
+        f", '{where}.bodies.m2' = {masses[1]!r} (effective mass {m_eff:.6g} kg) and "
+        f"'{where}.contact' law {law.law!r} ({params}): the impact would overlap the discs by "
+        f"{depth:.6g} m (closed-form largest penetration), deeper than the {limit:.6g} m their "
+        f"contact geometry describes (half of '{where}.bodies.radius1' + 'radius2' = "
+        f"{radii[0]!r} + {radii[1]!r} m; deeper, the centres meet and the bodies pass through "
+        f"each other); expected v_rel <= {lo:.6g} m/s, or a stiffer contact, heavier damping, "
+        "lighter bodies or larger radii"
     )
 
 

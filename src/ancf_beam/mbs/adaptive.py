@@ -27,6 +27,7 @@ from ancf_beam.mbs.timeloop import (
     SampleBuffers,
     drive_power,
     n_sample_times,
+    raise_overlap,
     record_sample,
     sample_times,
 )
@@ -292,6 +293,7 @@ class _AdaptiveRun:
         else:
             self.intervals.append((e, float(system.fst[e, core.S_T0]), float(tc)))
         core.update_force_state(qc, vc, tc, data, system.fst)
+        self._check_overlap(qc, tc)
         contact_gap_rates(qc, vc, data, self.gaps, self.rates)
         self.recorder.step(t_old, tc, gaps_prev, self.gaps, before, yc, dense, profile)
         for e2 in self.contacts:
@@ -320,14 +322,18 @@ class _AdaptiveRun:
         if contacts:
             self.diss += step_dissipation(system, dense, t_old, solver.t, system.fst, kinks)
             before = system.fst.copy()
-            core.update_force_state(
-                np.ascontiguousarray(y1[:n]),
-                np.ascontiguousarray(y1[n:]),
-                solver.t,
-                self.data,
-                system.fst,
-            )
+            q1 = np.ascontiguousarray(y1[:n])
+            v1 = np.ascontiguousarray(y1[n:])
+            core.update_force_state(q1, v1, solver.t, self.data, system.fst)
+            self._check_overlap(q1, solver.t)
             self.recorder.step(t_old, solver.t, gaps_prev, self.gaps, before, y1, dense, profile)
+
+    def _check_overlap(self, q, t) -> None:
+        """Stop the run (:class:`~ancf_beam.errors.ContactOverlapError`) when the state ``q``
+        at ``t`` reached by an accepted step or event leaves two discs overlapping deeper than
+        their contact geometry describes (:func:`ancf_beam.mbs.core.contact_breach`)."""
+        if core.contact_breach(q, self.data) >= 0:
+            raise_overlap(self.system, q, t, f"adaptive ({self.st.method})")
 
     def result(self) -> MechanismResult:
         """The samples re-evaluated (accelerations, multipliers, energies) into the result."""

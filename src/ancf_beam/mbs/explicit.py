@@ -16,9 +16,11 @@ from ancf_beam.mbs.settings import explicit_dt_bound
 from ancf_beam.mbs.timeloop import (
     NONFINITE,
     OK,
+    OVERLAP,
     SINGULAR,
     drive_power,
     log,
+    raise_overlap,
     record_sample,
     release_damage,
     report_progress,
@@ -95,7 +97,8 @@ def cd_chunk(
             return s, NONFINITE, i_sample, diss, work
         if proj:
             core.project_velocity(q, v, t1, S, W)
-        core.update_force_state(q, v, t1, S, W[20])
+        if core.update_force_state(q, v, t1, S, W[20]) >= 0:  # core.contact_breach
+            return s, OVERLAP, i_sample, diss, work
         released = release_damage(q, S)
         p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
         diss += released + 0.5 * h * (p0 + p1)  # damage; contacts (trapezoidal rule)
@@ -161,6 +164,8 @@ def run_explicit(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progres
         step += done
         if status != OK:
             t = step_end(step, dt, plan, st.t_end)
+            if status == OVERLAP:
+                raise_overlap(system, q, t, "central-difference")
             if status == SINGULAR:
                 raise ConstraintSingularityError(
                     f"central-difference: the constraint Jacobian is singular at step {step + 1}"

@@ -80,6 +80,7 @@ from ancf_beam.mbs.settings import STEP_RULES, default_dt
 from ancf_beam.mbs.timeloop import (
     SampleBuffers,
     n_sample_times,
+    raise_overlap,
     record_sample,
     release_damage,
     sample_times,
@@ -92,7 +93,7 @@ from ancf_beam.results import (
 
 __all__ = ["ContactRecord", "EP_FIELDS", "sc_chunk"]
 
-OK, FAIL, EP_FULL, STALL = 0, 1, 2, 3
+OK, FAIL, EP_FULL, STALL, OVERLAP = 0, 1, 2, 3, 4
 #: columns of the episode table
 EP_FIELDS = ("element", "t_on", "t_off", "v0", "fn_peak", "delta_max")
 _EP_E, _EP_ON, _EP_OFF, _EP_V0, _EP_FN, _EP_DMAX = range(6)
@@ -577,7 +578,9 @@ def sc_chunk(
     ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
     after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
     when the episode table needs room (state consistent at ``t``); ``STALL`` after
-    ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``).
+    ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``);
+    ``OVERLAP`` after a step to ``t`` that left two discs overlapping deeper than their
+    contact geometry describes (:func:`ancf_beam.mbs.core.contact_breach`).
     The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with ``control``): the error rule
     (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting the accepted steps by size
     (rows: free flight, a gap closed at either end). The helpers of the step take arrays: a
@@ -644,6 +647,8 @@ def sc_chunk(
         t = t_stop if land else t + h
         taken += 1
         _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist)
+        if core.contact_breach(q, S) >= 0:  # discs overlapping deeper than their geometry
+            return t, OVERLAP, h, diss
     return t, OK, h, diss
 
 
@@ -797,7 +802,9 @@ def _contact_steps(system, st) -> tuple[float, float, int, float]:
 
 def _raise_failure(system, st, status, t, t_next, h, cnt, run) -> None:
     """The error of a run that ended at ``t`` short of the sample at ``t_next`` with the
-    :func:`sc_chunk` status ``STALL`` or ``FAIL``."""
+    :func:`sc_chunk` status ``STALL``, ``FAIL`` or ``OVERLAP``."""
+    if status == OVERLAP:
+        raise_overlap(system, run.q, t, st.integrator)
     if status == STALL:
         raise InstabilityError(
             f"{st.integrator}, system '{system.name}': contact stepping stalled at "

@@ -18,9 +18,11 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.beam.damage import update_damage
+from ancf_beam.errors import ContactOverlapError
 from ancf_beam.linalg import sym_band_matvec
 from ancf_beam.mbs import core
 from ancf_beam.mbs.forces import STATE_SIZE
+from ancf_beam.mbs.laws import admissible_overlap
 from ancf_beam.results import MechanismResult
 
 log = logging.getLogger("ancf_beam.mbs.integrators")  # one logger for every integrator
@@ -29,10 +31,12 @@ __all__ = [
     "NEWTON_FAIL",
     "NONFINITE",
     "OK",
+    "OVERLAP",
     "SINGULAR",
     "SampleBuffers",
     "drive_power",
     "n_sample_times",
+    "raise_overlap",
     "record_sample",
     "release_damage",
     "report_progress",
@@ -40,8 +44,27 @@ __all__ = [
     "step_end",
 ]
 
-#: status codes of the numba loops
-OK, NONFINITE, SINGULAR, NEWTON_FAIL = 0, 1, 2, 3
+#: status codes of the numba loops (OVERLAP: :func:`ancf_beam.mbs.core.contact_breach`)
+OK, NONFINITE, SINGULAR, NEWTON_FAIL, OVERLAP = 0, 1, 2, 3, 4
+
+
+def raise_overlap(system, q: np.ndarray, t: float, integrator: str) -> None:
+    """Raise :class:`ContactOverlapError` for the contact that :func:`core.contact_breach`
+    finds at ``q`` (time ``t``, s), naming it, its overlap and the depth its geometry
+    describes."""
+    e = int(core.contact_breach(q, system.data))
+    if e < 0:  # (not reached: the loops return OVERLAP only after contact_breach found one)
+        raise ContactOverlapError(f"{integrator}, system '{system.name}': overlap at t = {t:.9g} s")
+    fef = system.fef[e]
+    delta = float(core.circle_delta(system.fei[e], fef, q, q)[0])
+    r_p, r_q = float(fef[core.C_RP]), float(fef[core.C_RQ])
+    limit = admissible_overlap(r_p, r_q)
+    raise ContactOverlapError(
+        f"{integrator}, system '{system.name}': contact '{system.forces[e].name}' overlaps by "
+        f"{delta:.6g} m at t = {t:.9g} s, deeper than the {limit:.6g} m its geometry describes "
+        f"(half the radii sum {r_p:g} + {r_q:g} m: deeper, the centres meet and the bodies pass "
+        "through each other); stiffen the contact, lower the approach speed or enlarge the radii"
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -115,11 +115,24 @@ def first_impulse(ds: xr.Dataset, contact: str) -> float:
     ``first_impact_impulse`` (its summary: the impulses summed over the first run of samples
     with a positive one, every step's when ``sample_dt`` equals ``dt``), a compliant run's
     normal force integrated over its first episode (trapezoidal rule on the samples, the
-    zero crossings at both ends included); NaN without contact."""
+    zero crossings at both ends included); NaN when the run had no impact there. A Dataset
+    without what it needs (the summary attribute of a nonsmooth run, :func:`_summary_contact`;
+    the variable ``contact_force_normal`` or the contact itself) raises :class:`ValueError`
+    naming it."""
     t = ds["time"].values
     if "impulse_normal" in ds:  # from all its samples (a refined run's Dataset is thinned)
-        p = _summary_contact(ds, contact).get("first_impact_impulse")
+        p = _contact_field(ds, contact, "first_impact_impulse")
         return math.nan if p is None else float(p)
+    if "contact_force_normal" not in ds:
+        raise ValueError(
+            "the run's Dataset has neither 'impulse_normal' (a nonsmooth run) nor "
+            "'contact_force_normal' (a compliant one): it holds no contact forces"
+        )
+    if contact not in _nonsmooth_names(ds):
+        raise ValueError(
+            f"the run's Dataset has no contact {contact!r} (coordinate 'contact': "
+            f"{_nonsmooth_names(ds)})"
+        )
     f = ds["contact_force_normal"].sel(contact=contact).values
     sl = first_episode(t, f > 0.0)
     if sl is None:
@@ -176,7 +189,7 @@ def compliant_limit(
             "at least two rising factors"
         )
     contacts = _nonsmooth_names(ns_ds)
-    onsets = [_summary_contact(ns_ds, c)["first_contact_time"] for c in contacts]
+    onsets = [_contact_field(ns_ds, c, "first_contact_time") for c in contacts]
     onsets = [t for t in onsets if t is not None]
     t_first = min(onsets) if onsets else float(ns_ds["time"].values[-1])
     law0, c0 = next(iter(pairs.values()))
@@ -257,14 +270,50 @@ def _nonsmooth_names(ds: xr.Dataset) -> list[str]:
     return [str(c) for c in ds["contact"].values] if "contact" in ds.coords else []
 
 
-def _summary_contact(ds: xr.Dataset, contact: str) -> dict[str, Any]:
+#: the summary fields of a nonsmooth contact the checks read (:func:`_summary_contact`)
+_CONTACT_FIELDS = ("first_contact_time", "max_penetration", "impulses", "first_impact_impulse")
+
+
+def _summary_contact(
+    ds: xr.Dataset, contact: str, keys: tuple[str, ...] = _CONTACT_FIELDS
+) -> dict[str, Any]:
+    """The summary fields ``keys`` of nonsmooth contact ``contact`` stored with its run's
+    Dataset (:func:`ancf_beam.studies.mechanisms.summary_attrs`): a general mechanism's
+    attribute ``summary.contacts`` (JSON, one entry per contact), a built-in kind's top-level
+    ``summary.KEY`` (its one contact). A field is None where the run had no contact there
+    (``first_contact_time``, ``first_impact_impulse``: ``'null'``). A Dataset that does not
+    hold a field (a file written before the summary was stored with the run, a Dataset straight
+    from :func:`~ancf_beam.mbs.analysis.run_mechanism`) or whose ``summary.contacts`` lacks the
+    contact raises :class:`ValueError` naming the missing attribute."""
     from ancf_beam.studies.general import run_summary
 
+    missing = object()
     contacts = run_summary(ds, "contacts")
-    if isinstance(contacts, dict) and contact in contacts:
-        return contacts[contact]
-    keys = ("first_contact_time", "max_penetration", "impulses", "first_impact_impulse")
-    return {k: run_summary(ds, k) for k in keys}
+    if isinstance(contacts, dict):
+        if contact not in contacts:
+            raise ValueError(
+                f"the run's Dataset attribute 'summary.contacts' has no contact {contact!r} "
+                f"(it has {sorted(contacts)})"
+            )
+        cs, where = contacts[contact], f"'summary.contacts' entry {contact!r}"
+    else:
+        cs = {k: run_summary(ds, k, missing) for k in keys}
+        where = "attribute"
+    for k in keys:
+        if cs.get(k, missing) is missing:
+            name = k if isinstance(contacts, dict) else f"summary.{k}"
+            raise ValueError(
+                f"the run's Dataset has no {where} '{name}' (the summary of contact "
+                f"{contact!r}): it was not written with the run's summary (an older file, or a "
+                "Dataset without summary_attrs); rerun the case"
+            )
+    return {k: cs[k] for k in keys}
+
+
+def _contact_field(ds: xr.Dataset, contact: str, key: str) -> Any:
+    """Summary field ``key`` of ``contact`` (:func:`_summary_contact`: None without contact,
+    an error naming the attribute when the Dataset does not hold it)."""
+    return _summary_contact(ds, contact, (key,))[key]
 
 
 def _contact_summary(summary: dict[str, Any], contact: str) -> dict[str, Any]:
@@ -288,11 +337,11 @@ def nonsmooth_rows(
     floor = roundoff(ds)
     rows = []
     contacts = _nonsmooth_names(ds)
-    first = [(c, _summary_contact(ds, c)["first_contact_time"]) for c in contacts]
+    first = [(c, _contact_field(ds, c, "first_contact_time")) for c in contacts]
     first = [(c, t) for c, t in first if t is not None]
     if first:
         c, t_ns = min(first, key=lambda x: x[1])
-        t_fine = [_summary_contact(f, c)["first_contact_time"] for f in fine]
+        t_fine = [_contact_field(f, c, "first_contact_time") for f in fine]
         est_ns = estimate(t_ns, t_fine, kappa)
         seq = limit["first_contact_time"].sel(contact=c).values
         name = f"first contact time vs compliant at K = {limit['K_value'].values[-1]:.3g} (s)"
@@ -306,8 +355,8 @@ def nonsmooth_rows(
             _limit_check(spec, c, name, iseq, p_ns, est_p, kappa, k_lim, S, floor, " over K")
         )
     for c in contacts:
-        d = float(_summary_contact(ds, c)["max_penetration"])
-        d_fine = [float(_summary_contact(f, c)["max_penetration"]) for f in fine]
+        d = float(_contact_field(ds, c, "max_penetration"))
+        d_fine = [float(_contact_field(f, c, "max_penetration")) for f in fine]
         est = estimate(d, d_fine, kappa)
         rows.append(
             est_check(
@@ -376,8 +425,11 @@ def limit_table(run: xr.Dataset, validation: xr.Dataset) -> dict[str, np.ndarray
     impact), ``impulse_error`` (its difference from the nonsmooth first impulse), ``onset``
     (s), ``duration`` (s); and ``nonsmooth_impulse``, ``nonsmooth_onset``, ``contact``."""
     contacts = [str(c) for c in validation["limit_contact"].values]
-    onsets = {c: _summary_contact(run, c)["first_contact_time"] for c in contacts}
-    c = min((c for c in contacts if onsets[c] is not None), key=lambda c: onsets[c])
+    onsets = {c: _contact_field(run, c, "first_contact_time") for c in contacts}
+    hit = [c for c in contacts if onsets[c] is not None]
+    if not hit:
+        raise ValueError(f"no contact of the run ({', '.join(contacts)}) had an impact")
+    c = min(hit, key=lambda c: onsets[c])
     imp = validation["limit_first_impulse"].sel(limit_contact=c).values
     p_ns = first_impulse(run, c)
     return {
