@@ -93,6 +93,12 @@ from ancf_beam.results import (
 
 __all__ = ["ContactRecord", "EP_FIELDS", "sc_chunk"]
 
+#: the status of a chunk of steps (:func:`sc_chunk`): ``OK`` at ``t_stop``; ``FAIL`` when a step
+#: from ``t`` failed after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried);
+#: ``EP_FULL`` when the episode table needs room (state consistent at ``t``); ``STALL`` after
+#: ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``);
+#: ``OVERLAP`` after a step to ``t`` that left two discs overlapping deeper than their contact
+#: geometry describes (:func:`ancf_beam.mbs.core.contact_breach`)
 OK, FAIL, EP_FULL, STALL, OVERLAP = 0, 1, 2, 3, 4
 #: columns of the episode table
 EP_FIELDS = ("element", "t_on", "t_off", "v0", "fn_peak", "delta_max")
@@ -575,16 +581,12 @@ def sc_chunk(
     h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``q`` to
     ``L``: :meth:`Index3Run.args`; ``save``: the state at the start of a step; ``gaps``: ``(gap0,
     gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact record. Returns
-    ``(t, status, h, diss)``: ``OK`` at ``t_stop``; ``FAIL`` when a step from ``t`` failed
-    after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried); ``EP_FULL``
-    when the episode table needs room (state consistent at ``t``); ``STALL`` after
-    ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``);
-    ``OVERLAP`` after a step to ``t`` that left two discs overlapping deeper than their
-    contact geometry describes (:func:`ancf_beam.mbs.core.contact_breach`).
-    The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with ``control``): the error rule
-    (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting the accepted steps by size
-    (rows: free flight, a gap closed at either end). The helpers of the step take arrays: a
-    tuple bound to an argument costs a reference count of every array in it per call."""
+    ``(t, status, h, diss)``, the status one of ``OK, FAIL, EP_FULL, STALL, OVERLAP`` (their
+    comment above). The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with
+    ``control``): the error rule (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting
+    the accepted steps by size (rows: free flight, a gap closed at either end). The helpers of
+    the step take arrays: a tuple bound to an argument costs a reference count of every array
+    in it per call."""
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
     fs, pp, pq = W[20], W[13], W[14]
