@@ -130,8 +130,8 @@ def test_damaging_pendulum_books_the_released_energy():
 def test_failed_newton_steps_are_halved_then_reported():
     from ancf_beam.results import NewtonConvergenceError
 
-    # 4 modified-Newton iterations do not suffice at dt = 1e-2 s: steps are retried in halves
-    mech, res = _run({"t_end": 0.1, "sample_dt": 1e-2}, dt=1e-2, max_iter=4)
+    # 3 modified-Newton iterations do not suffice at dt = 1e-2 s: steps are retried in halves
+    mech, res = _run({"t_end": 0.1, "sample_dt": 1e-2}, dt=1e-2, max_iter=3)
     assert res.stats["halvings"] > 0 and res.steps == 10
     # on the constraint manifold: Newton's floor 64 eps max|q0| (or its tolerance's share)
     assert np.isfinite(res.q).all() and res.phi_max.max() <= 64 * EPS * np.abs(res.q[0]).max()

@@ -995,6 +995,19 @@ def contact_onset(e, ddot, t, fef, fst):
 # ------------------------------------------------------------------------------------------
 # system forces and tangent
 # ------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _beam_force_soa(q, kargs, layout, sargs, f):
+    """Elastic force of one beam by the structure-of-arrays kernel of its ``layout`` (1: flat
+    rows of fixed length, 2: split; :func:`ancf_beam.mbs.system._soa_entry`); returns U."""
+    n_el, spa, spb, sppb = kargs[0], kargs[1], kargs[2], kargs[3]
+    le, ea_t, ei_t, eps0_t, kap0_t, x, g = sargs
+    if layout == 1:
+        return kernels.soa_force_fixed(
+            q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, f
+        )
+    return kernels.soa_force_split(q, n_el, le, spa, spb, sppb, ea_t, ei_t, eps0_t, kap0_t, x, g, f)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def system_forces(q, v, t, S, fst, f, pp, pq, cols, vals):
     """``f = Q_g + Q_e(q) + Q_fe(q, v, t)`` (elastic forces of every beam, constant gravity,
@@ -1008,7 +1021,10 @@ def system_forces(q, v, t, S, fst, f, pp, pq, cols, vals):
     for b in beams:
         o = b[0]
         nd = b[1]
-        energy += kernels.elastic_force(q[o : o + nd], *b[2], f[o : o + nd])
+        if b[5] == 0:
+            energy += kernels.elastic_force(q[o : o + nd], *b[2], f[o : o + nd])
+        else:
+            energy += _beam_force_soa(q[o : o + nd], b[2], b[5], b[6], f[o : o + nd])
     for i in nonbeam:
         f[i] = 0.0
     for i in range(f.shape[0]):

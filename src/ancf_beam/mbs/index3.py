@@ -49,18 +49,28 @@ __all__ = ["N_PAR", "Index3Run", "effective_lower", "ga_chunk", "ga_step", "run_
 _BW = BANDWIDTH
 _EPS = float(np.finfo(float).eps)
 _ROUNDOFF = 64 * _EPS
+#: modified Newton refactorises when an iteration contracts the residual by less than this
+#: (the default, kept by the contact-controlled run of :mod:`ancf_beam.mbs.stepping`) ...
 _SLOW_CONTRACTION = 0.25
+#: ... and the fixed-step run by less than this: a factorisation (tangent, band factor, Schur
+#: complement) costs about as much as 5-10 iterations, and at a contraction of 0.25 the 1e-8
+#: tolerance takes 4-6 more stale iterations after the first, at 0.05 two or three (Berzeri
+#: pendulum: 5.3 -> 3.4 iterations per step for 18 -> 95 factorisations per 1000 steps;
+#: benchmarks/README.md)
+_SLOW_CONTRACTION_FIXED = 0.05
 
 #: ``par``: scheme (beta, gamma, alpha_m, alpha_f) and Newton parameters
 P_BETA, P_GAMMA, P_AM, P_AF, P_TOL, P_LOOSE, P_INC, P_FLOOR, P_FMIN = range(9)
-P_MAXIT, P_MODIFIED, P_PHIFLOOR, P_PROJ, P_MREF = range(9, 14)
-N_PAR = 14
+P_MAXIT, P_MODIFIED, P_PHIFLOOR, P_PROJ, P_MREF, P_EXTRAP, P_SLOW = range(9, 16)
+#: (P_EXTRAP: weight of the extrapolated change of ``a~`` in the predictor, 0 or 1; P_SLOW: the
+#: contraction below which modified Newton keeps its factorisation)
+N_PAR = 16
 #: ``ist``: factorisation kind, factorisations, increment-converged steps, iterations of the
 #: last failure, reason of the last failure (a status code)
 I_KIND, I_FACT, I_INCR, I_FAIL_IT, I_REASON = range(5)
 #: ``fst``: step of the factorisation, residual and max|Phi| of the last failure, elastic and
-#: force-element energy, the drives' power and their work since t = 0
-F_H, F_FAIL_R, F_FAIL_PHI, F_ENERGY, F_POT, F_POWER, F_WORK = range(7)
+#: force-element energy, the drives' power and their work since t = 0, the last accepted step
+F_H, F_FAIL_R, F_FAIL_PHI, F_ENERGY, F_POT, F_POWER, F_WORK, F_HPREV = range(8)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -71,15 +81,26 @@ def effective_lower(ab, mlb, c_a, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_predict(h, af, m, v, a, at, lam, d, e, vp, ap, lam_i):
+def _ga_predict(h, af, beta, m, v, a, at, lam, d, e, vp, ap, lam_i, atp, th):
     """Start of the Newton iteration of a step ``h``: the increment ``d`` of the positions and
     the velocities ``vp`` and accelerations ``ap`` predicted from ``at``, the correction ``e``
-    zero, the multipliers ``lam_i`` those of the start."""
+    zero, the multipliers ``lam_i`` those of the start. With ``th`` != 0 the start is the
+    Newmark state of ``a~+ = at + th (at - atp)`` instead of ``a~+ = at`` (``atp``: ``a~`` at
+    the start of the previous step, ``th`` its weight times the ratio of the steps): the
+    linear extrapolation of ``a~``, carried as the correction ``e = beta h^2 (a~+ - at)``, so
+    that the iterate of :func:`_ga_iterate` is a consistent Newmark state. Only the start
+    changes, not the solution Newton converges to."""
     for i in range(v.shape[0]):
         d[i] = h * v[i] + (0.5 * h * h) * at[i]
         vp[i] = v[i] + h * at[i]
         ap[i] = at[i] if af == 0.0 else (at[i] - af * a[i]) / (1.0 - af)
         e[i] = 0.0
+    if th != 0.0:
+        c_e = th * beta * h * h
+        for i in range(v.shape[0]):
+            x = c_e * (at[i] - atp[i])
+            d[i] += x
+            e[i] = x
     for k in range(m):
         lam_i[k] = lam[k]
 
@@ -188,10 +209,12 @@ def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk,
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i):
-    """Take the converged iterate as the state at the end of the step."""
+def _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i, atp):
+    """Take the converged iterate as the state at the end of the step (``atp``: ``a~`` at its
+    start, for the next step's predictor)."""
     inv_bh2 = 1.0 / (beta * h * h)
     for i in range(q.shape[0]):
+        atp[i] = at[i]
         q[i] = qi[i]
         v[i] = vi[i]
         at[i] += e[i] * inv_bh2
@@ -221,7 +244,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     mlb, ei, m = S[0], S[5], S[5].shape[0]
     f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
     pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]
-    d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk = G
+    d, e, vp, ap, qi, vi, ai, r, ma, lam_i, ab, lb, fac, lu, piv, xpk, yk, sk, spk, bk, atp = G
     beta, af = par[P_BETA], par[P_AF]
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
     c_v = par[P_GAMMA] / (beta * h)
@@ -230,7 +253,9 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
     phi_scale = c_a * par[P_MREF]
     modified = par[P_MODIFIED] != 0.0
-    _ga_predict(h, af, m, v, a, at, lam, d, e, vp, ap, lam_i)
+    hp = fst[F_HPREV]
+    th = par[P_EXTRAP] * h / hp if hp > 0.0 else 0.0
+    _ga_predict(h, af, beta, m, v, a, at, lam, d, e, vp, ap, lam_i, atp, th)
     it, prev, dnorm, dtot = 0, np.inf, np.inf, 0.0
     rn, pmax, energy, pot = np.inf, np.inf, 0.0, 0.0
     refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
@@ -257,7 +282,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
                 break
         if it >= int(par[P_MAXIT]):
             break
-        if modified and it > 0 and rn > _SLOW_CONTRACTION * prev:
+        if modified and it > 0 and rn > par[P_SLOW] * prev:
             refactor = True
         if refactor:
             core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
@@ -279,7 +304,8 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
         if modified:
             ist[I_KIND] = NO_FACTOR
         return False, it
-    _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i)
+    fst[F_HPREV] = h
+    _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i, atp)
     if par[P_PROJ] != 0.0 and m > 0:  # velocity projection
         if not (S[9] and W[21][0] == 1):
             core.schur_prepare(1, S[1], W[17], W[18], W[12], jc, jv, jn, W[8], W[9], W[10])
@@ -394,9 +420,10 @@ class Index3Run:
         par[P_PHIFLOOR] = _ROUNDOFF * max(1e-3, float(np.max(np.abs(system.q0))))
         par[P_MREF] = float(np.max(system.mlb[0]))
         par[P_PROJ] = float(st.projection)
+        par[P_SLOW] = _SLOW_CONTRACTION
         self.par = par
         self.ist = np.zeros(5, dtype=np.int64)
-        self.fst = np.zeros(7)
+        self.fst = np.zeros(8)
         self.fst[F_H] = -1.0
         self.fst[F_POWER] = drive_power(lam, W[7])  # W[7]: Phi_t at the initial state
         self.G = (
@@ -420,6 +447,7 @@ class Index3Run:
             np.zeros((m, m)),
             np.zeros(m, dtype=np.int64),
             np.zeros(m),
+            np.zeros(n),
         )
         self.L = system.lowrank_work() if system.n_low_rank else None
         self.halvings = 0
@@ -483,6 +511,8 @@ class Index3Run:
 def run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress, interval, stats):
     n_steps, sample_every = plan.n_steps, plan.sample_every
     run = Index3Run(system, st, W, q, v, a, lam)
+    run.par[P_EXTRAP] = 1.0  # fixed steps: the extrapolating predictor (_ga_predict)
+    run.par[P_SLOW] = _SLOW_CONTRACTION_FIXED
     run.fst[F_ENERGY], run.fst[F_POT] = system.forces_at(q, v, 0.0)[1:]
     iters = np.zeros(n_steps, dtype=np.int32)
     diss = 0.0

@@ -38,7 +38,11 @@ Integrators (``IntegratorSettings.integrator``):
   ``K_eff = c_a M + c_v C + K_T + sum lambda Phi_qq`` (banded, half-bandwidth 7, factorised by the
   numba banded Cholesky/LU of :mod:`ancf_beam.linalg`) and the constraints through the Schur
   complement ``J K_eff^-1 J^T`` (m x m). Modified Newton by default: the factorisation is kept
-  while the residual contracts by 4x per iteration and the step size is unchanged. Positions
+  while the residual contracts by 20x per iteration (4x with contact step control) and the
+  step size is unchanged. At fixed steps the iteration starts from the Newmark state of the
+  linearly extrapolated ``a~`` (:func:`ancf_beam.mbs.index3._ga_predict`; with contact step
+  control from ``a~+ = a~``); the beams' elastic forces use the structure-of-arrays kernels
+  (:func:`ancf_beam.mbs.system._soa_entry`). Positions
   satisfy ``Phi = 0`` to the Newton tolerance at every step; ``projection`` additionally
   projects the velocities onto ``J v + Phi_t = 0`` (mass-orthogonal) after each step. A step that
   does not converge is retried as two half steps (``max_halvings``).
