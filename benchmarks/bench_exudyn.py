@@ -259,9 +259,15 @@ def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
 
             def run(m=m, newton=newton, pred=pred):
                 return simulate_implicit(
-                    m, t_end, dt, "generalized-alpha", rho_inf=RHO_INF, progress=False,
-                    newton=newton, predictor=pred,
-                )  # fmt: skip
+                    m,
+                    t_end,
+                    dt,
+                    "generalized-alpha",
+                    rho_inf=RHO_INF,
+                    progress=False,
+                    newton=newton,
+                    predictor=pred,
+                )
 
             t = best_of(run, repeat)
             r = t.result

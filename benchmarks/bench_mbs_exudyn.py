@@ -121,10 +121,14 @@ def _fastest_exudyn(exu, mbs, n_steps, t_end, rho_inf, repeat, result):
 def _rows(name, n_steps, ours, exud, solver):
     print(f"   {'':>8} {'us/step cpu':>12} {'us/step wall':>13}")
     print(f"   {'ours':>8} {ours.cpu / n_steps * 1e6:>12.1f} {ours.wall / n_steps * 1e6:>13.1f}")
-    print(f"   {'Exudyn':>8} {exud.cpu / n_steps * 1e6:>12.1f} {exud.wall / n_steps * 1e6:>13.1f}"
-          f"  ({solver})")  # fmt: skip
-    print(f"   speed-up (Exudyn / ours) {exud.cpu / ours.cpu:.2f}x cpu, "
-          f"{exud.wall / ours.wall:.2f}x wall")  # fmt: skip
+    print(
+        f"   {'Exudyn':>8} {exud.cpu / n_steps * 1e6:>12.1f} {exud.wall / n_steps * 1e6:>13.1f}"
+        f"  ({solver})"
+    )
+    print(
+        f"   speed-up (Exudyn / ours) {exud.cpu / ours.cpu:.2f}x cpu, "
+        f"{exud.wall / ours.wall:.2f}x wall"
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -132,29 +136,40 @@ def section_pendulum(repeat: int, n_el=16, t_end=1.0, dt=1e-3, rho_inf=0.8, exu=
     """Pendulum section; returns the summary row (what, speed-up, target, goal, agree)."""
     exu = exu or import_exudyn()
     n_steps = int(round(t_end / dt))
-    print(f"\n== Berzeri-Shabana pendulum, {n_el} elements, generalized-alpha rho_inf = "
-          f"{rho_inf}, dt = {dt:g} s, {t_end:g} s ({n_steps} steps) ==")  # fmt: skip
+    print(
+        f"\n== Berzeri-Shabana pendulum, {n_el} elements, generalized-alpha rho_inf = "
+        f"{rho_inf}, dt = {dt:g} s, {t_end:g} s ({n_steps} steps) =="
+    )
     p = PENDULUM
-    mech, run = _our_run({
-        "kind": "pendulum", "t_end": t_end, "sample_dt": dt, "g": p["g"],
-        "beam": {"length": p["length"], "width": p["width"], "height": p["height"]},
-        "material": {"E0": p["E0"], "rho": p["rho"]}, "mesh": _mesh(n_el),
-        "solver": {"dt": dt, "rho_inf": rho_inf},
-    })  # fmt: skip
+    mech, run = _our_run(
+        {
+            "kind": "pendulum",
+            "t_end": t_end,
+            "sample_dt": dt,
+            "g": p["g"],
+            "beam": {"length": p["length"], "width": p["width"], "height": p["height"]},
+            "material": {"E0": p["E0"], "rho": p["rho"]},
+            "mesh": _mesh(n_el),
+            "solver": {"dt": dt, "rho_inf": rho_inf},
+        }
+    )
     run()  # compile / load the numba cache
     t_o = best_of(run, repeat)
     res = t_o.result
     tip_o = mech.beam.node(-1).position(res.q[-1])
     beam = exudyn_beam(n_el, "pin", params=PENDULUM)
-    t_x, solver = _fastest_exudyn(exu, beam.mbs, n_steps, t_end, rho_inf, repeat,
-                                  lambda: np.array(exudyn_tip(beam)))  # fmt: skip
+    t_x, solver = _fastest_exudyn(
+        exu, beam.mbs, n_steps, t_end, rho_inf, repeat, lambda: np.array(exudyn_tip(beam))
+    )
     tip_x = t_x.result
     dist = float(np.linalg.norm(tip_o - tip_x)) / p["length"]
     ok = dist <= AGREE
-    print(f"   tip at t_end: ours ({tip_o[0]:.8f}, {tip_o[1]:.8f}) m, Exudyn ({tip_x[0]:.8f}, "
-          f"{tip_x[1]:.8f}) m; distance / L = {dist:.2e} (target {AGREE:g}: {verdict(ok)}); "
-          f"our energy drift {res.energy_drift_rel():.2e} of max T; Newton "
-          f"{res.stats['mean_iterations']:.2f} it/step")  # fmt: skip
+    print(
+        f"   tip at t_end: ours ({tip_o[0]:.8f}, {tip_o[1]:.8f}) m, Exudyn ({tip_x[0]:.8f}, "
+        f"{tip_x[1]:.8f}) m; distance / L = {dist:.2e} (target {AGREE:g}: {verdict(ok)}); "
+        f"our energy drift {res.energy_drift_rel():.2e} of max T; Newton "
+        f"{res.stats['mean_iterations']:.2f} it/step"
+    )
     _rows("pendulum", n_steps, t_o, t_x, solver)
     return (f"pendulum, {n_el} el, GA", t_x.cpu / t_o.cpu, TARGET, TARGET, ok)
 
@@ -179,8 +194,11 @@ def exudyn_slider_crank(n_el: int):
     def rigid(pos, vel, mass, j):
         n = mbs.AddNode(ii.NodeRigidBody2D(referenceCoordinates=pos, initialVelocities=vel))
         b = mbs.AddObject(ii.ObjectRigidBody2D(mass=mass, inertia=j, nodeNumber=n))
-        mbs.AddLoad(ii.LoadMassProportional(markerNumber=mbs.AddMarker(
-            ii.MarkerBodyMass(bodyNumber=b)), loadVector=grav))  # fmt: skip
+        mbs.AddLoad(
+            ii.LoadMassProportional(
+                markerNumber=mbs.AddMarker(ii.MarkerBodyMass(bodyNumber=b)), loadVector=grav
+            )
+        )
         return n, b
 
     crank_n, crank = rigid([0.5 * r, 0.0, 0.0], [0.0, 0.5 * om * r, om], c["mass"], c["inertia"])
@@ -189,12 +207,23 @@ def exudyn_slider_crank(n_el: int):
     for k in range(n_el + 1):
         s = k * le
         v0 = [0.0, om * r + om_rod * s, 0.0, om_rod]
-        nodes.append(mbs.AddNode(ii.NodePoint2DSlope1(referenceCoordinates=[r + s, 0.0, 1.0, 0.0],
-                                                      initialVelocities=v0)))  # fmt: skip
+        nodes.append(
+            mbs.AddNode(
+                ii.NodePoint2DSlope1(
+                    referenceCoordinates=[r + s, 0.0, 1.0, 0.0], initialVelocities=v0
+                )
+            )
+        )
     for e in range(n_el):
-        obj = mbs.AddObject(ii.ObjectANCFCable2D(
-            length=le, massPerLength=rd["rho"] * area, bendingStiffness=rd["E0"] * inertia,
-            axialStiffness=rd["E0"] * area, nodeNumbers=[nodes[e], nodes[e + 1]]))  # fmt: skip
+        obj = mbs.AddObject(
+            ii.ObjectANCFCable2D(
+                length=le,
+                massPerLength=rd["rho"] * area,
+                bendingStiffness=rd["E0"] * inertia,
+                axialStiffness=rd["E0"] * area,
+                nodeNumbers=[nodes[e], nodes[e + 1]],
+            )
+        )
         mk = mbs.AddMarker(ii.MarkerBodyMass(bodyNumber=obj))
         mbs.AddLoad(ii.LoadMassProportional(markerNumber=mk, loadVector=grav))
     ground = mbs.AddObject(ii.ObjectGround())
@@ -216,8 +245,11 @@ def exudyn_slider_crank(n_el: int):
     pin(mbs.AddMarker(ii.MarkerNodePosition(nodeNumber=nodes[-1])), body_point(slider, 0.0))
     for i in (1, 2):  # guide: slider y = 0, rotation locked
         mbs.AddObject(ii.CoordinateConstraint(markerNumbers=[m_gc, coord(slider_n, i)]))
-    mbs.AddObject(ii.CoordinateConstraint(markerNumbers=[m_gc, coord(crank_n, 2)], offset=om,
-                                          velocityLevel=True))  # fmt: skip
+    mbs.AddObject(
+        ii.CoordinateConstraint(
+            markerNumbers=[m_gc, coord(crank_n, 2)], offset=om, velocityLevel=True
+        )
+    )
     mbs.Assemble()
 
     def result():
@@ -239,23 +271,36 @@ def section_slider_crank(repeat: int, n_el=8, t_end=0.1, dt=1e-5, rho_inf=0.8, e
     """Slider-crank section; returns the summary row (what, speed-up, target, goal, agree)."""
     exu = exu or import_exudyn()
     n_steps = int(round(t_end / dt))
-    print(f"\n== Flexible slider-crank, {n_el} rod elements, generalized-alpha rho_inf = "
-          f"{rho_inf}, dt = {dt:g} s, {t_end:g} s ({n_steps} steps) ==")  # fmt: skip
+    print(
+        f"\n== Flexible slider-crank, {n_el} rod elements, generalized-alpha rho_inf = "
+        f"{rho_inf}, dt = {dt:g} s, {t_end:g} s ({n_steps} steps) =="
+    )
     c, rd, sl = SLIDER_CRANK["crank"], SLIDER_CRANK["rod"], SLIDER_CRANK["slider"]
-    mech, run = _our_run({
-        "kind": "slider-crank", "t_end": t_end, "sample_dt": 1e-4, "g": SLIDER_CRANK["g"],
-        "crank": dict(c), "slider": dict(sl), "drive": {"omega": SLIDER_CRANK["omega"]},
-        "rod": {"model": "ancf", "mesh": _mesh(n_el),
+    mech, run = _our_run(
+        {
+            "kind": "slider-crank",
+            "t_end": t_end,
+            "sample_dt": 1e-4,
+            "g": SLIDER_CRANK["g"],
+            "crank": dict(c),
+            "slider": dict(sl),
+            "drive": {"omega": SLIDER_CRANK["omega"]},
+            "rod": {
+                "model": "ancf",
+                "mesh": _mesh(n_el),
                 "beam": {"length": rd["length"], "width": rd["side"], "height": rd["side"]},
-                "material": {"E0": rd["E0"], "rho": rd["rho"]}},
-        "solver": {"dt": dt, "rho_inf": rho_inf},
-    })  # fmt: skip
+                "material": {"E0": rd["E0"], "rho": rd["rho"]},
+            },
+            "solver": {"dt": dt, "rho_inf": rho_inf},
+        }
+    )
     run()
     t_o = best_of(run, repeat)
     q = t_o.result.q[-1]
     beam = mech.beam
-    mid_o = _chord_offset(beam.node(0).position(q), beam.node(-1).position(q),
-                          beam.node(n_el // 2).position(q))  # fmt: skip
+    mid_o = _chord_offset(
+        beam.node(0).position(q), beam.node(-1).position(q), beam.node(n_el // 2).position(q)
+    )
     xs_o = float(q[mech.slider.offset])
     mbs, result = exudyn_slider_crank(n_el)
     t_x, solver = _fastest_exudyn(exu, mbs, n_steps, t_end, rho_inf, repeat, result)
@@ -263,10 +308,12 @@ def section_slider_crank(repeat: int, n_el=8, t_end=0.1, dt=1e-5, rho_inf=0.8, e
     d_slider = abs(xs_o - xs_x) / c["length"]
     d_mid = abs(mid_o - mid_x) / max(abs(mid_x), 1e-300)
     ok = d_slider <= AGREE and d_mid <= AGREE_MID
-    print(f"   at t_end: slider x ours {xs_o:.9f} m, Exudyn {xs_x:.9f} m (diff / crank "
-          f"{d_slider:.2e}); rod mid-node offset from the chord ours {mid_o:.6e} m, Exudyn "
-          f"{mid_x:.6e} m (rel. diff {d_mid:.2e}); agreement {verdict(ok)} (targets "
-          f"{AGREE:g}, {AGREE_MID:g})")  # fmt: skip
+    print(
+        f"   at t_end: slider x ours {xs_o:.9f} m, Exudyn {xs_x:.9f} m (diff / crank "
+        f"{d_slider:.2e}); rod mid-node offset from the chord ours {mid_o:.6e} m, Exudyn "
+        f"{mid_x:.6e} m (rel. diff {d_mid:.2e}); agreement {verdict(ok)} (targets "
+        f"{AGREE:g}, {AGREE_MID:g})"
+    )
     _rows("slider-crank", n_steps, t_o, t_x, solver)
     return (f"slider-crank, {n_el} el, GA", t_x.cpu / t_o.cpu, TARGET, TARGET, ok)
 
