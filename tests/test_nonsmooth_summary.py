@@ -29,8 +29,12 @@ def _nonsmooth(attrs: dict, contacts=("clearance",)) -> xr.Dataset:
     return ds
 
 
-FIELDS = {"first_contact_time": 0.5, "max_penetration": 1e-6, "impulses": 3,
-          "first_impact_impulse": 0.25}  # fmt: skip
+FIELDS = {
+    "first_contact_time": 0.5,
+    "max_penetration": 1e-6,
+    "impulses": 3,
+    "first_impact_impulse": 0.25,
+}
 
 
 def test_built_in_kind_fields_and_null_as_no_contact():

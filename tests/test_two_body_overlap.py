@@ -44,10 +44,15 @@ def _two_body(v_rel: float, integrator: str = "adaptive", rtol: float = 1e-10):
     gap = 1e-4
     t_end = gap / v_rel + 1.5 * hertz(M_EFF, K, v_rel)["duration"]
     block = {
-        "kind": "two-body", "t_end": t_end, "integrator": integrator, "sample_dt": t_end / 400,
-        "bodies": {"m1": M1, "m2": M2, "radius1": R1, "radius2": R2}, "v_rel": v_rel,
-        "gap": gap, "contact": {"law": "hertz", "K": K, "exponent": 1.5},
-    }  # fmt: skip
+        "kind": "two-body",
+        "t_end": t_end,
+        "integrator": integrator,
+        "sample_dt": t_end / 400,
+        "bodies": {"m1": M1, "m2": M2, "radius1": R1, "radius2": R2},
+        "v_rel": v_rel,
+        "gap": gap,
+        "contact": {"law": "hertz", "K": K, "exponent": 1.5},
+    }
     if integrator == "adaptive":
         block["solver"] = {"method": "DOP853", "rtol": rtol, "atol": 1e-6 * rtol}
     return resolve_mechanism({"mechanisms": {"impact": block}}, "impact")
@@ -110,8 +115,10 @@ def test_elastic_two_body_largest_overlap_matches_the_closed_form():
     fine = run_mechanism(_two_body(v, rtol=1e-11))[0]["max_penetration"]
     scale = R1 + R2
     tol = 2.0 * abs(coarse - fine) + 1e-9 * scale + 4.0 * EPS * scale
-    print(f"\nlargest overlap {coarse:.12e} m, closed form {classic:.12e} m: error "
-          f"{abs(coarse - classic):.3e} m, bound {tol:.3e} m")  # fmt: skip
+    print(
+        f"\nlargest overlap {coarse:.12e} m, closed form {classic:.12e} m: error "
+        f"{abs(coarse - classic):.3e} m, bound {tol:.3e} m"
+    )
     assert abs(coarse - classic) <= tol
 
 
