@@ -48,6 +48,10 @@ __all__ = ["N_PAR", "Index3Run", "effective_lower", "ga_chunk", "ga_step", "run_
 
 _BW = BANDWIDTH
 _EPS = float(np.finfo(float).eps)
+#: round-off of a residual relative to the largest force scale of the step: an iterate's
+#: ``a = a_pred + c_a e`` keeps ``eps |a|`` of the step's largest acceleration (the
+#: predictor's), so ``|r|`` cannot fall below a few eps of that force even where every force
+#: vanishes (free flight without gravity); also the floor of the constraint tolerance
 _ROUNDOFF = 64 * _EPS
 #: modified Newton refactorises when an iteration contracts the residual by less than this
 #: (the default, kept by the contact-controlled run of :mod:`ancf_beam.mbs.stepping`) ...
@@ -257,7 +261,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     th = par[P_EXTRAP] * h / hp if hp > 0.0 else 0.0
     _ga_predict(h, af, beta, m, v, a, at, lam, d, e, vp, ap, lam_i, atp, th)
     it, prev, dnorm, dtot = 0, np.inf, np.inf, 0.0
-    rn, pmax, energy, pot = np.inf, np.inf, 0.0, 0.0
+    rn, pmax, energy, pot, f_hi = np.inf, np.inf, 0.0, 0.0, 0.0
     refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
     converged = False
     ist[I_REASON] = NEWTON_FAIL
@@ -270,12 +274,13 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
         if not (np.isfinite(rn) and np.isfinite(pmax)):
             ist[I_REASON] = NONFINITE
             break
-        tol_r = max(tol * f_ref, floor)
+        f_hi = max(f_hi, f_ref)  # the step's largest force scale: see _ROUNDOFF
+        tol_r = max(tol * f_ref, floor, _ROUNDOFF * f_hi)
         phi_tol = max(tol * f_ref / phi_scale, par[P_PHIFLOOR])
         if rn <= tol_r and pmax <= phi_tol:
             converged = True
             break
-        if it > 0 and rn <= max(par[P_LOOSE] * f_ref, floor) and pmax <= phi_tol:
+        if it > 0 and rn <= max(par[P_LOOSE] * f_ref, tol_r) and pmax <= phi_tol:
             if dnorm <= max(par[P_INC] * dtot, _ROUNDOFF * np.sqrt(qn)):
                 ist[I_INCR] += 1
                 converged = True
