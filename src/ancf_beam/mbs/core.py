@@ -104,8 +104,8 @@ def is_contact(kind):
 # ------------------------------------------------------------------------------------------
 # points
 # ------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, error_model="numpy")
-def point_eval(kind, off, n, w, q, v, out):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def point_eval_inline(kind, off, n, w, q, v, out):
     """``out[0:2]`` position, ``[2:4]`` velocity, ``[4:6]`` the velocity-quadratic part ``h`` of
     the acceleration (``r'' = J q'' + h``), ``[6:8]`` ``dr/dtheta`` (rigid markers)."""
     if kind == _PT_GROUND:
@@ -129,13 +129,21 @@ def point_eval(kind, off, n, w, q, v, out):
         out[4] = -om * om * ax
         out[5] = -om * om * ay
     else:
-        out[0], out[1], out[2], out[3] = _point_pv(kind, off, n, w, q, v)
+        out[0], out[1], out[2], out[3] = _point_pv_inline(kind, off, n, w, q, v)
         for i in range(4, 8):
             out[i] = 0.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def point_jac(kind, off, n, w, pv, cx, cy, sign, cols, vals, k):
+def point_eval(kind, off, n, w, q, v, out):
+    """:func:`point_eval_inline` as a call. The constraint rows, evaluated in every Newton
+    iteration, inline it (a call costs half of their time); other callers call this form,
+    which keeps their compilation short."""
+    point_eval_inline(kind, off, n, w, q, v, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def point_jac_inline(kind, off, n, w, pv, cx, cy, sign, cols, vals, k):
     """Append the gradient of ``sign * (cx P_x + cy P_y)`` to ``cols``/``vals`` from position
     ``k``; return the new count (``pv``: the point's :func:`point_eval` output)."""
     if kind == _PT_GROUND:
@@ -165,6 +173,14 @@ def point_jac(kind, off, n, w, pv, cx, cy, sign, cols, vals, k):
     return k
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def point_jac(kind, off, n, w, pv, cx, cy, sign, cols, vals, k):
+    """:func:`point_jac_inline` as a call. The constraint rows, evaluated in every Newton
+    iteration, inline it (a call costs half of their time); other callers call this form,
+    which keeps their compilation short."""
+    return point_jac_inline(kind, off, n, w, pv, cx, cy, sign, cols, vals, k)
+
+
 # ------------------------------------------------------------------------------------------
 # constraints
 # ------------------------------------------------------------------------------------------
@@ -192,8 +208,8 @@ def eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq):
         k = 0
         ft = 0.0
         if et == _E_POS or et == _E_LINE:
-            point_eval(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], q, v, pp)
-            point_eval(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], q, v, pq)
+            point_eval_inline(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], q, v, pp)
+            point_eval_inline(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], q, v, pq)
             if et == _E_POS:
                 c = ei[r, 1]
                 cx = 1.0 if c == 0 else 0.0
@@ -219,8 +235,12 @@ def eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit, pp, pq):
                     cols[k] = lo
                     vals[k] = -ny * dx + nx * dy  # (dn/dtheta) . d
                     k += 1
-            k = point_jac(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], pp, cx, cy, 1.0, cols, vals, k)
-            k = point_jac(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], pq, cx, cy, -1.0, cols, vals, k)
+            k = point_jac_inline(
+                ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], pp, cx, cy, 1.0, cols, vals, k
+            )
+            k = point_jac_inline(
+                ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], pq, cx, cy, -1.0, cols, vals, k
+            )
         elif et == _E_ANGLE:
             i = ei[r, 9]
             j = ei[r, 10]
@@ -293,8 +313,8 @@ def constraint_hessian_band(q, v, ei, ef, lam, ab, pp, pq):
         if et != _E_POS and et != _E_LINE:
             continue
         lr = lam[r]
-        point_eval(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], q, v, pp)
-        point_eval(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], q, v, pq)
+        point_eval_inline(ei[r, 2], ei[r, 3], ei[r, 4], ef[r, 0:4], q, v, pp)
+        point_eval_inline(ei[r, 5], ei[r, 6], ei[r, 7], ef[r, 4:8], q, v, pq)
         if et == _E_POS:
             c = ei[r, 1]
             # d2 P_c / dtheta2 = -(A s)_c, and A s = (dP/dtheta rotated back) = (pv[7], -pv[6])
@@ -550,8 +570,8 @@ def contact_kinematics(fei_r, fef_r, q, v, pp, pq):
     return delta, ddot, nx, ny, el, vt, s
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _point_pv(kind, off, n, w, q, v):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _point_pv_inline(kind, off, n, w, q, v):
     """Position and velocity ``(x, y, vx, vy)`` of a point as scalars (no scratch arrays)."""
     if kind == _PT_GROUND:
         return w[0], w[1], 0.0, 0.0
@@ -573,6 +593,14 @@ def _point_pv(kind, off, n, w, q, v):
         vx += w[a] * v[i]
         vy += w[a] * v[i + 1]
     return px, py, vx, vy
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _point_pv(kind, off, n, w, q, v):
+    """:func:`_point_pv_inline` as a call. The constraint rows, evaluated in every Newton
+    iteration, inline it (a call costs half of their time); other callers call this form,
+    which keeps their compilation short."""
+    return _point_pv_inline(kind, off, n, w, q, v)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1018,18 +1046,24 @@ def system_forces(q, v, t, S, fst, f, pp, pq, cols, vals):
     fei = S[7]
     fef = S[8]
     energy = 0.0
-    for b in beams:
-        o = b[0]
-        nd = b[1]
-        if b[5] == 0:
-            energy += kernels.elastic_force(q[o : o + nd], *b[2], f[o : o + nd])
+    # the beams by index: binding a beam's tuple to a name counts a reference of each of its
+    # arrays, about 0.2 us per iteration (the same below and in timeloop.release_damage)
+    for k in range(len(beams)):
+        o = beams[k][0]
+        nd = beams[k][1]
+        if beams[k][5] == 0:
+            energy += kernels.elastic_force(q[o : o + nd], *beams[k][2], f[o : o + nd])
         else:
-            energy += _beam_force_soa(q[o : o + nd], b[2], b[5], b[6], f[o : o + nd])
+            energy += _beam_force_soa(
+                q[o : o + nd], beams[k][2], beams[k][5], beams[k][6], f[o : o + nd]
+            )
     for i in nonbeam:
         f[i] = 0.0
     for i in range(f.shape[0]):
         f[i] += qg[i]
-    pot = force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals)
+    pot = 0.0
+    if fei.shape[0] > 0:  # (a call passes every array: skipped when there is none)
+        pot = force_elements(q, v, t, fei, fef, fst, f, pp, pq, cols, vals)
     return energy, pot
 
 
@@ -1049,10 +1083,11 @@ def system_tangent(q, v, t, lam, S, fst, c_v, ab, pp, pq, cols, vals, L):
             ub[p, 0] = 0.0
             ub[p, 1] = 0.0
             ub[p, 2] = 0.0
-    for b in S[3]:
-        o = b[0]
-        nd = b[1]
-        kernels.assemble_tangent_banded(q[o : o + nd], *b[2], ab[:, o : o + nd])
+    beams = S[3]
+    for k in range(len(beams)):
+        o = beams[k][0]
+        nd = beams[k][1]
+        kernels.assemble_tangent_banded(q[o : o + nd], *beams[k][2], ab[:, o : o + nd])
     force_elements_tangent(q, v, t, S[7], S[8], fst, c_v, ab, pp, pq, cols, vals, L)
     constraint_hessian_band(q, v, S[5], S[6], lam, ab, pp, pq)
 

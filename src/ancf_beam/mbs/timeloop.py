@@ -71,10 +71,11 @@ def raise_overlap(system, q: np.ndarray, t: float, integrator: str) -> None:
 def release_damage(q, S):
     """Staggered damage update of every damaging beam; returns the released energy (J)."""
     released = 0.0
-    for b in S[3]:
-        if b[3]:
-            o = b[0]
-            released += update_damage(q[o : o + b[1]], *b[4])
+    beams = S[3]
+    for k in range(len(beams)):  # by index: see core.system_forces
+        if beams[k][3]:
+            o = beams[k][0]
+            released += update_damage(q[o : o + beams[k][1]], *beams[k][4])
     return released
 
 
