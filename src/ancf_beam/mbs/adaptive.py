@@ -360,7 +360,7 @@ class _AdaptiveRun:
                 self.diss_s[i],
                 self.work_s[i],
                 self.q_ref,
-                *self.buf.args(),
+                self.buf.args(),
             )
             self.buf.s[i] = self.states[i].ravel()
         wall = run_clock() - self.t_start

@@ -65,7 +65,6 @@ def cd_chunk(
     overflows), stops the loop. ``W[7]`` must hold ``Phi_t`` at the start (the last evaluation).
     (The step is written out here: a helper taking the tuples ``S`` and ``W`` costs a reference
     count of every array in them per call, 14 % of the step of the pendulum.)"""
-    out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
     n = q.shape[0]
     p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
     w1 = drive_power(lam, W[7])
@@ -106,9 +105,8 @@ def cd_chunk(
         work += 0.5 * h * (w0 + w1)
         if (step + 1) % sample_every == 0 or last:
             record_sample(
-                i_sample, q, v, a, lam, S, W, energy - released, pot, diss, work, q_ref,
-                out_q, out_v, out_a, out_l, out_e, mv, out_s,
-            )  # fmt: skip
+                i_sample, q, v, a, lam, S, W, energy - released, pot, diss, work, q_ref, bufs
+            )
             i_sample += 1
     return n_steps, OK, i_sample, diss, work
 

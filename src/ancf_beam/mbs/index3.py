@@ -344,13 +344,7 @@ def ga_chunk(
     diss,
     sample_every,
     q_ref,
-    out_q,
-    out_v,
-    out_a,
-    out_l,
-    out_e,
-    mv,
-    out_s,
+    bufs,
     iters,
     i_sample,
 ):
@@ -387,13 +381,7 @@ def ga_chunk(
                 diss,
                 fst[F_WORK],
                 q_ref,
-                out_q,
-                out_v,
-                out_a,
-                out_l,
-                out_e,
-                mv,
-                out_s,
+                bufs,
             )
             i_sample += 1
     return n_steps, i_sample, diss
@@ -541,7 +529,7 @@ def run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress,
             diss,
             sample_every,
             q_ref,
-            *buf.args(),
+            buf.args(),
             iters,
             i_sample,
         )
@@ -567,7 +555,7 @@ def run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress,
                     diss,
                     run.fst[F_WORK],
                     q_ref,
-                    *buf.args(),
+                    buf.args(),
                 )
                 i_sample += 1
         if not one:

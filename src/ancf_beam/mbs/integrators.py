@@ -220,7 +220,7 @@ def _integrate_fixed_step(
     core.eval_constraints(
         q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
     )
-    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
+    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, buf.args())
     chunk_one = system.has_function_drivers  # user functions are evaluated in Python per step
     t_start = run_clock()
     c_start = time.process_time()

@@ -730,7 +730,7 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
         if sample:
             u, p = core.system_forces(q, v, t, S, fst, f, pp, pq, cols, vals)
             core.eval_constraints(q, v, t, ei, ef, dext, phi, jc, jv, jn, gam, phit_w, pp, pq)
-            record_sample(k_sample, q, v, a_mean, lam, S, W, u, p, acc[0], acc[1], q_ref, *B)
+            record_sample(k_sample, q, v, a_mean, lam, S, W, u, p, acc[0], acc[1], q_ref, B)
             _store_impulses(k_sample, pn_step, pt_step, imp_n, imp_t)
             k_sample += 1
     return MJ_OK, step1, k_sample, t
@@ -868,7 +868,7 @@ def _record_start(system, W, q, v, a, lam, q_ref, buf, recs, unit) -> None:
     core.eval_constraints(
         q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], pp, pq
     )
-    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
+    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, buf.args())
     if len(system.unilateral):
         unilateral_gaps(system.uei, system.uef, q, unit, recs.gap1, pp, pq)
         np.maximum(recs.max_pen, -recs.gap1, out=recs.max_pen)

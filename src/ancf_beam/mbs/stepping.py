@@ -573,20 +573,18 @@ def _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sc_chunk(
-    t, t_stop, ctrl, q, v, a, at, lam, par, ist, fst, S, W, G, L,
-    save, gaps, rec, diss, max_steps, ctl, hist,
-):  # fmt: skip
+def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). ``ctrl``: ``(h_free,
-    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``q`` to
-    ``L``: :meth:`Index3Run.args`; ``save``: the state at the start of a step; ``gaps``: ``(gap0,
-    gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact record. Returns
-    ``(t, status, h, diss)``, the status one of ``OK, FAIL, EP_FULL, STALL, OVERLAP`` (their
-    comment above). The onset search: :func:`_locate_onset`; ``rule`` 1 or 2 (with
-    ``control``): the error rule (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``) counting
-    the accepted steps by size (rows: free flight, a gap closed at either end). The helpers of
-    the step take arrays: a tuple bound to an argument costs a reference count of every array
-    in it per call."""
+    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``run``:
+    :meth:`Index3Run.args`, unpacked once per call; ``save``: the state at the start of a step;
+    ``gaps``: ``(gap0, gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact
+    record. Returns ``(t, status, h, diss)``, the status one of ``OK, FAIL, EP_FULL, STALL,
+    OVERLAP`` (their comment above). The onset search: :func:`_locate_onset`; ``rule`` 1 or 2
+    (with ``control``): the error rule (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``)
+    counting the accepted steps by size (rows: free flight, a gap closed at either end). The
+    helpers of the step take arrays: a tuple bound to an argument costs a reference count of
+    every array in it per call."""
+    q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
     fs, pp, pq = W[20], W[13], W[14]
@@ -707,24 +705,19 @@ def sc_samples(ts, k, t, ctrl, run, save, gaps, rec, diss, h_guard, ctl, hist, q
     steps of each chunk capped by :func:`_max_steps` of ``h_guard``. Returns ``(k, t, status,
     h, diss)``: ``k = len(ts)`` when done, else the sample not reached and ``sc_chunk``'s
     status (not ``OK``) with its ``t``, ``h``, ``diss``."""
-    out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h = ctrl[0]
     status = OK
     while k < ts.shape[0]:
         span = max(ts[k] - t, 0.0)
         guard = _STEP_GUARD_FACTOR * math.ceil(span / h_guard) + _STEP_GUARD_EXTRA
-        t, status, h, diss = sc_chunk(
-            t, ts[k], ctrl, q, v, a, at, lam, par, ist, fst, S, W, G, L,
-            save, gaps, rec, diss, guard, ctl, hist,
-        )  # fmt: skip
+        t, status, h, diss = sc_chunk(t, ts[k], ctrl, run, save, gaps, rec, diss, guard, ctl, hist)
         if status != OK:
             return k, t, status, h, diss
         t = ts[k]  # exact sample time (the loop lands on it)
         record_sample(
-            k, q, v, a, lam, S, W, fst[F_ENERGY], fst[F_POT], diss, fst[F_WORK], q_ref,
-            out_q, out_v, out_a, out_l, out_e, mv, out_s,
-        )  # fmt: skip
+            k, q, v, a, lam, S, W, fst[F_ENERGY], fst[F_POT], diss, fst[F_WORK], q_ref, bufs
+        )
         k += 1
     return k, t, status, h, diss
 
@@ -888,7 +881,7 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
         q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
     )
     core.update_force_state(q, v, 0.0, data, W[20])
-    record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, *buf.args())
+    record_sample(0, q, v, a, lam, data, W, u, p, 0.0, 0.0, q_ref, buf.args())
     run = Index3Run(system, st, W, q, v, a, lam)
     run.fst[F_ENERGY] = u
     run.fst[F_POT] = p

@@ -93,17 +93,14 @@ def record_sample(
     diss,
     work,
     q_ref,
-    out_q,
-    out_v,
-    out_a,
-    out_l,
-    out_e,
-    mv,
-    out_s,
+    bufs,
 ):
-    """Store sample ``i`` (constraint rows of ``W`` evaluated at ``q``; the force elements'
-    carried state ``W[20]`` flattened into ``out_s``; ``diss`` the dissipated work, ``work``
-    the work the driving constraints fed in, both since ``t = 0``)."""
+    """Store sample ``i`` into the buffers ``bufs`` (``SampleBuffers.args()``: ``(out_q,
+    out_v, out_a, out_l, out_e, mv, out_s)``; constraint rows of ``W`` evaluated at ``q``; the
+    force elements' carried state ``W[20]`` flattened into ``out_s``; ``diss`` the dissipated
+    work, ``work`` the work the driving constraints fed in, both since ``t = 0``). Called once
+    per sample: the tuple's reference counts do not weigh here, as they would per step."""
+    out_q, out_v, out_a, out_l, out_e, mv, out_s = bufs
     phi = W[1]
     dphi = W[2]
     for k in range(q.shape[0]):
