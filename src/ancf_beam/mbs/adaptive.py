@@ -95,6 +95,11 @@ class _AdaptiveRun:
         self.buf = SampleBuffers(n_samples, n, system.m, system.fst.size)
         self.q_ref = system.q0.copy()
         self.method = getattr(si, st.method)
+        # the state the integrator (re)starts from (the start, a located contact event: states
+        # the run has reached) and the last singular constraint Jacobian met at a trial state
+        # of the current step
+        self.start = (0.0, np.concatenate([q, v]))
+        self.singular = None
         self.solver = self.method(
             self.fun, 0.0, np.concatenate([q, v]), st.t_end, rtol=st.rtol, atol=st.atol
         )
@@ -128,15 +133,23 @@ class _AdaptiveRun:
         self.h_contact = _contact_step(system)
 
     def fun(self, t, y):
-        """The index-1 right-hand side for scipy; a singular constraint Jacobian raises."""
+        """The index-1 right-hand side for scipy. A singular constraint Jacobian at the state
+        the integrator starts from raises. At a trial state of a step (a stage of a step that
+        may be far too long: scipy's first step is not bounded by the beams' frequencies, and a
+        stage of the spin-up's first step, 0.07 s, moved the beam by 1e21 m) the derivative is
+        not finite instead, so that the integrator rejects the step and retries a shorter one;
+        a step that cannot be shortened further reports the singularity (:meth:`_step`)."""
         system, st = self.system, self.st
         if system.has_function_drivers:
             system.update_drivers(t, self.W)
         out = np.empty(2 * self.n)
         if _ivp_rhs(t, y, self.data, self.W, st.alpha, st.beta, self.aw, self.lw, out) == 0.0:
-            raise ConstraintSingularityError(
-                f"adaptive: the constraint Jacobian is singular at t = {t:.6g} s"
-            )
+            msg = f"adaptive: the constraint Jacobian is singular at t = {t:.6g} s"
+            t0, y0 = self.start
+            if t == t0 and np.array_equal(y, y0):
+                raise ConstraintSingularityError(msg)
+            self.singular = msg
+            out.fill(np.nan)
         return out
 
     def step_work(self, dense, a, b, kinks=()):
@@ -199,10 +212,15 @@ class _AdaptiveRun:
 
     def _step(self, t_old) -> None:
         """One step of the scipy integrator; a failed step or a run of more than
-        ``MAX_ADAPTIVE_STEPS`` steps raises :class:`InstabilityError`."""
+        ``MAX_ADAPTIVE_STEPS`` steps raises :class:`InstabilityError`, a step that failed after
+        meeting a singular constraint Jacobian :class:`ConstraintSingularityError`."""
         solver, st = self.solver, self.st
-        msg = solver.step()
+        self.singular = None
+        with np.errstate(invalid="ignore", over="ignore"):  # rejected trial stages (fun)
+            msg = solver.step()
         if solver.status == "failed":
+            if self.singular is not None:  # no shorter step avoided the singular Jacobian
+                raise ConstraintSingularityError(f"{self.singular} ({st.method}: {msg})")
             raise InstabilityError(
                 f"adaptive ({st.method}), system '{self.system.name}': {msg} at "
                 f"t = {solver.t:.6g} s"
@@ -303,6 +321,7 @@ class _AdaptiveRun:
             first = None
             if kind == "onset" and math.isfinite(self.h_contact):
                 first = min(self.h_contact, st.t_end - tc)
+            self.start = (tc, yc)
             self.solver = self.method(
                 self.fun, tc, yc, st.t_end, rtol=st.rtol, atol=st.atol, first_step=first
             )
