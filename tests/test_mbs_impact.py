@@ -569,3 +569,22 @@ def test_implicit_steps_converge_in_free_flight_without_gravity(integrator):
     err = float(np.max(np.abs(p - p[0])))
     print(f"{integrator}: momentum error {err:.2e} N s, bound {bound:.2e}")
     assert err <= bound
+
+
+def test_adaptive_run_starting_in_contact_takes_a_contact_step_first():
+    """Touching at t = 0, a 1 g body on a 3 kg one through Hertz K = 1e10 N/m^1.5 (a 20 us
+    contact): scipy chose its first step from the forces at the start, zero at delta = 0, and
+    took 1.28 ms. Every stage of that step that enters DOP853's solution and error estimate
+    lay where the bodies had passed through each other (no force), so the step was accepted
+    as free flight: 1.3 mm of penetration at its end, restitution 685, exit 0. The first
+    step of a run that starts in contact is now at most the step after a located onset.
+
+    Within the pipeline's bounds: estimate_factor 2 x (the run refined + the reference's
+    error) + round-off, against references.impact (for this elastic law the closed-form
+    largest penetration (5 m v^2 / 4 K)^(2/5) and force, the quadrature's duration, and the
+    independent integration's restitution; measured err/bound 0.25-0.38)."""
+    m1, m2, K = 1.0e-3, 3.0, 1.0e10
+    spec = _spec({"law": "hertz", "K": K}, bodies={"m1": m1, "m2": m2})
+    assert spec.gap == 0.0 and spec.t_end == pytest.approx(2e-3)  # the failing run's
+    summary, _, _ = _checked(spec)
+    assert summary["impacts"] == 1

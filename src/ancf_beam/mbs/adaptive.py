@@ -95,6 +95,11 @@ class _AdaptiveRun:
         self.buf = SampleBuffers(n_samples, n, system.m, system.fst.size)
         self.q_ref = system.q0.copy()
         self.method = getattr(si, st.method)
+        # the state the integrator (re)starts from (the start, a located contact event: states
+        # the run has reached) and the last singular constraint Jacobian met at a trial state
+        # of the current step
+        self.start = (0.0, np.concatenate([q, v]))
+        self.singular = None
         self.solver = self.method(
             self.fun, 0.0, np.concatenate([q, v]), st.t_end, rtol=st.rtol, atol=st.atol
         )
@@ -126,17 +131,37 @@ class _AdaptiveRun:
         self.work_s = np.zeros(n_samples)
         self.drives = any(j.works for j in system.joints)
         self.h_contact = _contact_step(system)
+        # a run that starts in contact (an onset recorded at t = 0) takes at most the step that
+        # follows a located onset (_restart) first: scipy chooses its first step from the
+        # forces at the start, zero at delta = 0, and the stages of a step far longer than the
+        # contact can all lie where the bodies are apart (passed through each other), so that
+        # the error estimate sees free flight and accepts it (two-body Hertz impact, m1 = 1 g:
+        # a first step of 1.28 ms on a 20 us contact, 1.3 mm of penetration, restitution 685).
+        # scipy's own first step is kept when it is not longer.
+        self.first_cap = None
+        if math.isfinite(self.h_contact) and any(
+            system.fst[e, core.S_FLAG] != 0.0 for e in self.contacts
+        ):
+            self.first_cap = min(self.h_contact, st.t_end)
 
     def fun(self, t, y):
-        """The index-1 right-hand side for scipy; a singular constraint Jacobian raises."""
+        """The index-1 right-hand side for scipy. A singular constraint Jacobian at the state
+        the integrator starts from raises. At a trial state of a step (a stage of a step that
+        may be far too long: scipy's first step is not bounded by the beams' frequencies, and a
+        stage of the spin-up's first step, 0.07 s, moved the beam by 1e21 m) the derivative is
+        not finite instead, so that the integrator rejects the step and retries a shorter one;
+        a step that cannot be shortened further reports the singularity (:meth:`_step`)."""
         system, st = self.system, self.st
         if system.has_function_drivers:
             system.update_drivers(t, self.W)
         out = np.empty(2 * self.n)
         if _ivp_rhs(t, y, self.data, self.W, st.alpha, st.beta, self.aw, self.lw, out) == 0.0:
-            raise ConstraintSingularityError(
-                f"adaptive: the constraint Jacobian is singular at t = {t:.6g} s"
-            )
+            msg = f"adaptive: the constraint Jacobian is singular at t = {t:.6g} s"
+            t0, y0 = self.start
+            if t == t0 and np.array_equal(y, y0):
+                raise ConstraintSingularityError(msg)
+            self.singular = msg
+            out.fill(np.nan)
         return out
 
     def step_work(self, dense, a, b, kinks=()):
@@ -198,15 +223,22 @@ class _AdaptiveRun:
                 self._accept(t_old, y1, dense, profile, gaps_prev)
 
     def _step(self, t_old) -> None:
-        """One step of the scipy integrator; a failed step or a run of more than
-        ``MAX_ADAPTIVE_STEPS`` steps raises :class:`InstabilityError`."""
-        solver, st = self.solver, self.st
-        msg = solver.step()
-        if solver.status == "failed":
-            raise InstabilityError(
-                f"adaptive ({st.method}), system '{self.system.name}': {msg} at "
-                f"t = {solver.t:.6g} s"
-            )
+        """One step of the scipy integrator (the first one of a run that starts in contact at
+        most ``first_cap``: see ``__init__``); a failed step or a run of more than
+        ``MAX_ADAPTIVE_STEPS`` steps raises :class:`InstabilityError`, a step that failed after
+        meeting a singular constraint Jacobian :class:`ConstraintSingularityError`."""
+        st = self.st
+        self._advance()
+        if self.first_cap is not None:
+            cap, self.first_cap = self.first_cap, None
+            if self.solver.t - t_old > cap:  # retried from the start with the capped step
+                self.nfev += self.solver.nfev
+                t0, y0 = self.start
+                self.solver = self.method(
+                    self.fun, t0, y0, st.t_end, rtol=st.rtol, atol=st.atol, first_step=cap
+                )
+                self._advance()
+        solver = self.solver
         self.steps += 1
         if self.steps > MAX_ADAPTIVE_STEPS:  # its step count is only known as it runs
             raise InstabilityError(
@@ -214,6 +246,20 @@ class _AdaptiveRun:
                 f"{solver.t:.6g} s of t_end = {st.t_end:g} s (steps of {solver.t - t_old:.3g} s"
                 "): the run would not end in the time a mechanism run may take (docs/design.md, "
                 "'Memory and time'); shorten t_end or loosen solver.rtol"
+            )
+
+    def _advance(self) -> None:
+        """``solver.step()``; a failed step raises (:meth:`_step`)."""
+        solver, st = self.solver, self.st
+        self.singular = None
+        with np.errstate(invalid="ignore", over="ignore"):  # rejected trial stages (fun)
+            msg = solver.step()
+        if solver.status == "failed":
+            if self.singular is not None:  # no shorter step avoided the singular Jacobian
+                raise ConstraintSingularityError(f"{self.singular} ({st.method}: {msg})")
+            raise InstabilityError(
+                f"adaptive ({st.method}), system '{self.system.name}': {msg} at "
+                f"t = {solver.t:.6g} s"
             )
 
     def _scan_contacts(self, t_old, y1):
@@ -303,6 +349,7 @@ class _AdaptiveRun:
             first = None
             if kind == "onset" and math.isfinite(self.h_contact):
                 first = min(self.h_contact, st.t_end - tc)
+            self.start = (tc, yc)
             self.solver = self.method(
                 self.fun, tc, yc, st.t_end, rtol=st.rtol, atol=st.atol, first_step=first
             )
