@@ -41,16 +41,24 @@ DRAWS: dict[str, int] = defaultdict(int)
 IMPACTS: list[int] = []  # per clearance draw
 #: seeded draws, no example database, no shrinking (a failure reports its draw as drawn: the
 #: run time stays bounded, a few seconds per draw)
-SETTINGS = dict(derandomize=True, deadline=None, database=None,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+SETTINGS = dict(
+    derandomize=True,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _report():
     yield
-    print("\nproperty-based mechanism checks: draws", dict(DRAWS), "; clearance impacts per draw",
-          IMPACTS)
+    print(
+        "\nproperty-based mechanism checks: draws",
+        dict(DRAWS),
+        "; clearance impacts per draw",
+        IMPACTS,
+    )
     for name, ratio in sorted(WORST.items()):
         print(f"  worst err/tol {ratio:8.3f}  {name}")
 
@@ -67,10 +75,10 @@ def _checked(kind, spec):
     for r in rows:
         if r["mode"] == "max":  # a one-sided bound: how close the value came to it (share)
             WORST[f"{kind}: {r['check']} ((value - bound) / bound)"] = max(
-                WORST[f"{kind}: {r['check']} ((value - bound) / bound)"], r["rel_error"])
+                WORST[f"{kind}: {r['check']} ((value - bound) / bound)"], r["rel_error"]
+            )
         else:
-            WORST[f"{kind}: {r['check']}"] = max(WORST[f"{kind}: {r['check']}"],
-                                                 r["err_over_tol"])  # fmt: skip
+            WORST[f"{kind}: {r['check']}"] = max(WORST[f"{kind}: {r['check']}"], r["err_over_tol"])
     bad = [r for r in rows if r["status"] != "PASS"]
     assert not bad, (spec.name, bad)
     return summary
@@ -97,20 +105,23 @@ def _admissible(d):
     return True
 
 
-two_body = st.fixed_dictionaries({
-    "law": st.sampled_from(["kelvin-voigt", "hertz", "hunt-crossley", "lankarani-nikravesh",
-                            "flores"]),
-    "ce": st.floats(0.05, 1.0),
-    "K": _log_uniform(1e6, 1e12),
-    "k": _log_uniform(1e5, 1e9),
-    "zeta": st.floats(0.0, 0.9),
-    "exponent": st.floats(1.0, 3.0),
-    "m1": _log_uniform(0.01, 100.0),
-    "m2": _log_uniform(0.01, 100.0),
-    "v": _log_uniform(0.01, 10.0),
-    "gap": st.sampled_from([0.0, 1e-4, 1e-3]),
-    "rtol": _log_uniform(1e-11, 1e-8),
-}).filter(_admissible)  # fmt: skip
+two_body = st.fixed_dictionaries(
+    {
+        "law": st.sampled_from(
+            ["kelvin-voigt", "hertz", "hunt-crossley", "lankarani-nikravesh", "flores"]
+        ),
+        "ce": st.floats(0.05, 1.0),
+        "K": _log_uniform(1e6, 1e12),
+        "k": _log_uniform(1e5, 1e9),
+        "zeta": st.floats(0.0, 0.9),
+        "exponent": st.floats(1.0, 3.0),
+        "m1": _log_uniform(0.01, 100.0),
+        "m2": _log_uniform(0.01, 100.0),
+        "v": _log_uniform(0.01, 10.0),
+        "gap": st.sampled_from([0.0, 1e-4, 1e-3]),
+        "rtol": _log_uniform(1e-11, 1e-8),
+    }
+).filter(_admissible)
 
 
 @settings(max_examples=40, **SETTINGS)
@@ -130,16 +141,21 @@ def test_two_body_contact_checks_pass(d):
     # the damped laws end sooner than the undamped duration; 3 of them and the flight to contact
     t_end = 3.0 * duration + d["gap"] / d["v"]
     block = {
-        "kind": "two-body", "t_end": t_end, "integrator": "adaptive", "sample_dt": t_end / 300,
-        "g": 0.0, "bodies": {"m1": d["m1"], "m2": d["m2"], "radius1": 0.01, "radius2": 0.01},
-        "v_rel": d["v"], "gap": d["gap"], "contact": contact,
+        "kind": "two-body",
+        "t_end": t_end,
+        "integrator": "adaptive",
+        "sample_dt": t_end / 300,
+        "g": 0.0,
+        "bodies": {"m1": d["m1"], "m2": d["m2"], "radius1": 0.01, "radius2": 0.01},
+        "v_rel": d["v"],
+        "gap": d["gap"],
+        "contact": contact,
         # atol well below the penetration (the positions are 0.02 m, the overlap much smaller)
         "solver": {"method": "DOP853", "rtol": d["rtol"], "atol": 1e-3 * d["rtol"] * depth},
-    }  # fmt: skip
+    }
     spec = resolve_mechanism({"mechanisms": {"impact": block}}, "impact")
     summary = _checked("two-body", spec)
     assert summary["impacts"] == 1 and summary["restitution"] is not None
-
 
 
 def test_two_body_overlap_deeper_than_the_radii_is_refused():
@@ -149,10 +165,19 @@ def test_two_body_overlap_deeper_than_the_radii_is_refused():
     balance), beyond the 0.01 m the discs' geometry describes (half the radii sum 0.02 m): the
     bodies passed through each other (restitution -1). The configuration now refuses it, naming
     the speed, the masses, the law and the largest admissible speed."""
-    d = {"m2": 1.0, "ce": 0.6459907989396566, "exponent": 2.5458774025591455,
-         "k": 107594.73320609491, "rtol": 6.929055538426833e-09, "m1": 26.437683226037496,
-         "gap": 0.001, "zeta": 0.05519252261835307, "v": 9.870371889649572, "K": 1000000.0,
-         "law": "hertz"}  # fmt: skip
+    d = {
+        "m2": 1.0,
+        "ce": 0.6459907989396566,
+        "exponent": 2.5458774025591455,
+        "k": 107594.73320609491,
+        "rtol": 6.929055538426833e-09,
+        "m1": 26.437683226037496,
+        "gap": 0.001,
+        "zeta": 0.05519252261835307,
+        "v": 9.870371889649572,
+        "K": 1000000.0,
+        "law": "hertz",
+    }
     assert not _admissible(d)
     with pytest.raises(ConfigError) as info:
         test_two_body_contact_checks_pass.hypothesis.inner_test(d)
@@ -162,15 +187,17 @@ def test_two_body_overlap_deeper_than_the_radii_is_refused():
     assert "overlap the discs by 0.0859" in msg and "deeper than the 0.01 m" in msg, msg
 
 
-clearance = st.fixed_dictionaries({
-    "c": _log_uniform(5e-5, 1e-3),
-    "rb": st.floats(5e-3, 2e-2),
-    "omega": st.floats(100.0, 600.0),
-    "law": st.sampled_from(["hertz", "hunt-crossley", "lankarani-nikravesh", "flores"]),
-    "ce": st.floats(0.3, 1.0),
-    "mu": st.sampled_from([None, 0.01, 0.1]),
-    "integrator": st.sampled_from(["generalized-alpha", "adaptive"]),
-})  # fmt: skip
+clearance = st.fixed_dictionaries(
+    {
+        "c": _log_uniform(5e-5, 1e-3),
+        "rb": st.floats(5e-3, 2e-2),
+        "omega": st.floats(100.0, 600.0),
+        "law": st.sampled_from(["hertz", "hunt-crossley", "lankarani-nikravesh", "flores"]),
+        "ce": st.floats(0.3, 1.0),
+        "mu": st.sampled_from([None, 0.01, 0.1]),
+        "integrator": st.sampled_from(["generalized-alpha", "adaptive"]),
+    }
+)
 
 
 @settings(max_examples=16, **SETTINGS)
@@ -179,20 +206,33 @@ def test_clearance_slider_crank_checks_pass(d):
     contact = {"law": d["law"]}
     if d["law"] != "hertz":
         contact["restitution"] = d["ce"]
-    cl = {"joint": "wrist_pin", "bearing_radius": d["rb"], "journal_radius": d["rb"] - d["c"],
-          "E": 2.07e11, "nu": 0.3, "contact": contact}  # fmt: skip
+    cl = {
+        "joint": "wrist_pin",
+        "bearing_radius": d["rb"],
+        "journal_radius": d["rb"] - d["c"],
+        "E": 2.07e11,
+        "nu": 0.3,
+        "contact": contact,
+    }
     if d["mu"] is not None:
         cl["friction"] = {"law": "coulomb-transition", "mu": d["mu"]}
-    solver = ({"dt": 1e-5, "dt_contact": 1e-6, "step_control": True, "rho_inf": 0.8}
-              if d["integrator"] == "generalized-alpha"
-              else {"method": "DOP853", "rtol": 1e-9, "atol": 1e-12})  # fmt: skip
+    solver = (
+        {"dt": 1e-5, "dt_contact": 1e-6, "step_control": True, "rho_inf": 0.8}
+        if d["integrator"] == "generalized-alpha"
+        else {"method": "DOP853", "rtol": 1e-9, "atol": 1e-12}
+    )
     block = {
-        "kind": "slider-crank", "t_end": 6e-3, "integrator": d["integrator"], "sample_dt": 1e-5,
+        "kind": "slider-crank",
+        "t_end": 6e-3,
+        "integrator": d["integrator"],
+        "sample_dt": 1e-5,
         "crank": {"length": 0.05, "mass": 0.30, "inertia": 1e-5},
         "rod": {"model": "rigid", "length": 0.12, "mass": 0.21, "inertia": 2.5e-4},
-        "slider": {"mass": 0.14, "inertia": 1e-5}, "drive": {"omega": d["omega"]},
-        "solver": solver, "clearance": cl,
-    }  # fmt: skip
+        "slider": {"mass": 0.14, "inertia": 1e-5},
+        "drive": {"omega": d["omega"]},
+        "solver": solver,
+        "clearance": cl,
+    }
     spec = resolve_mechanism({"mechanisms": {"crank": block}}, "crank")
     summary = _checked("clearance", spec)
     IMPACTS.append(summary["impacts"])
