@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, Phase
 
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
@@ -38,6 +39,16 @@ def seed_model():
 # --------------------------------------------------------------------------------------------
 #: Factor of safety on every error estimate from refinement (the validation default).
 FS = 2.0
+#: hypothesis settings of the property-based tests: seeded draws (derandomised from each test
+#: function's source), no example database and no shrinking (a failure reports its draw as
+#: drawn, so the run time stays bounded: a few seconds per draw)
+HYPOTHESIS_SETTINGS = dict(
+    derandomize=True,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def static_tips(case, meshes=(1, 2, 4)):

@@ -27,27 +27,20 @@ import math
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ancf_beam.config import ConfigError, resolve_mechanism
 from ancf_beam.mbs.analysis import refined_runs, run_mechanism
 from ancf_beam.references.impact import hertz
 from ancf_beam.studies.mechanisms import mechanism_checks, summary_attrs
+from conftest import HYPOTHESIS_SETTINGS
 
 #: worst err / tol per check name over the draws, and the draws run
 WORST: dict[str, float] = defaultdict(lambda: -math.inf)
 DRAWS: dict[str, int] = defaultdict(int)
 IMPACTS: list[int] = []  # per clearance draw
-#: seeded draws, no example database, no shrinking (a failure reports its draw as drawn: the
-#: run time stays bounded, a few seconds per draw)
-SETTINGS = dict(
-    derandomize=True,
-    deadline=None,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow],
-)
+SETTINGS = HYPOTHESIS_SETTINGS  # conftest: seeded, no database, no shrinking
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -15,21 +15,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ancf_beam.references.fourbar import FourBar
-from conftest import FS
+from conftest import FS, HYPOTHESIS_SETTINGS
 
 EPS = np.finfo(float).eps
-#: seeded draws, no example database, no shrinking
-SETTINGS = dict(
-    derandomize=True,
-    deadline=None,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow],
-)
+SETTINGS = HYPOTHESIS_SETTINGS  # conftest: seeded, no database, no shrinking
 #: (initial crank rate rad/s, crank acceleration rad/s^2) of the test motions: the issue's
 #: constant 100 rad/s, a start-up dominated by a1, a decelerating reversed crank
 MOTIONS = [(100.0, 0.0), (10.0, 1.0e3), (-50.0, -2.0e3)]
