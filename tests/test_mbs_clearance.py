@@ -572,3 +572,19 @@ def test_adaptive_penetration_fields_agree():
         f"{bound:.2e} m"
     )
     assert summary["impacts"] > 1 and diff <= bound
+
+
+def test_a_failed_contact_step_names_its_place_and_newmark_without_dissipation():
+    """The contact stepping's Newton failures (ancf_beam.mbs.stepping): a step that failed at
+    every halving says so; under Newmark with gamma = 1/2 the error names the missing
+    dissipation, under generalized-alpha the step controls alone."""
+    from ancf_beam.results import NewtonConvergenceError
+
+    spec = resolve_mechanism({"mechanisms": {"c": _block()}}, "c", {"t_end": 1e-4})
+    mech = build_mechanism(spec)
+    fail = {"max_iter": 1, "max_halvings": 0}  # one iteration: the first steps fail
+    for integrator, hint in (("newmark", True), ("generalized-alpha", False)):
+        st = dataclasses.replace(settings_from_spec(spec), integrator=integrator, **fail)
+        with pytest.raises(NewtonConvergenceError, match=r"in the step from .* after 0 halv") as e:
+            integrate(mech.system, st)
+        assert ("newmark_gamma = 0.5 damps no mode" in str(e.value)) is hint

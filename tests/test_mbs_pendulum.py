@@ -137,3 +137,21 @@ def test_failed_newton_steps_are_halved_then_reported():
     assert np.isfinite(res.q).all() and res.phi_max.max() <= 64 * EPS * np.abs(res.q[0]).max()
     with pytest.raises(NewtonConvergenceError, match=r"step 1 from t = 0 s .* after 0 halvings"):
         _run({"t_end": 0.1, "sample_dt": 1e-2}, dt=1e-2, max_iter=3, max_halvings=0)
+
+
+def test_a_failed_newmark_step_without_dissipation_names_it():
+    """Newmark with gamma = 1/2 damps no mode: a mode it lets grow makes Newton fail at every
+    step size, so the error names the dissipative choices besides the step controls; with
+    gamma > 1/2 or under generalized-alpha it names the step controls alone."""
+    from ancf_beam.results import NewtonConvergenceError
+
+    fail = {"dt": 1e-2, "max_iter": 1, "max_halvings": 0}  # one iteration: fails at step 1
+    run = {"t_end": 0.1, "sample_dt": 1e-2}
+    hint = r"reduce dt .*; but newmark with newmark_gamma = 0.5 damps no mode.*newmark_gamma > 0.5"
+    with pytest.raises(NewtonConvergenceError, match=hint):
+        _run(run, integrator="newmark", newmark_gamma=0.5, newmark_beta=0.25, **fail)
+    dissipative = ({"newmark_gamma": 0.6, "newmark_beta": 0.3025}, {"rho_inf": 0.8})
+    for integrator, extra in zip(("newmark", "generalized-alpha"), dissipative, strict=True):
+        with pytest.raises(NewtonConvergenceError, match=r"reduce dt") as err:
+            _run(run, integrator=integrator, **extra, **fail)
+        assert "damps no mode" not in str(err.value)

@@ -482,11 +482,12 @@ class Index3Run:
             )
         if depth >= self.st.max_halvings:
             rn = float(self.fst[F_FAIL_R])
+            advice = self.st.newton_advice("reduce dt or raise max_iter / max_halvings")
             raise NewtonConvergenceError(
                 f"{self.st.integrator}: Newton did not converge in step {step + 1} from "
                 f"t = {t:.6g} s (dt = {h:.4e} s after {depth} halvings): residual {rn:.3e} N, "
                 f"max|Phi| = {self.fst[F_FAIL_PHI]:.3e} after {int(self.ist[I_FAIL_IT])} "
-                "iterations; reduce dt or raise max_iter / max_halvings",
+                f"iterations; {advice}",
                 t=t,
                 step=step + 1,
                 dt=h,

@@ -132,6 +132,29 @@ class IntegratorSettings:
         if self.projection and self.integrator == "adaptive":
             raise ValueError("projection is not available with the adaptive integrator")
 
+    def newton_advice(self, controls: str) -> str:
+        """What to change after an index-3 step whose Newton iteration failed at every halving:
+        ``controls`` (the step controls to try), and for Newmark with ``newmark_gamma = 0.5``
+        its missing numerical dissipation. That scheme damps no mode: in a constrained
+        (index-3) model its multipliers and velocities are not damped (Cardona and Geradin
+        1989), and in a geometrically nonlinear beam its energy is not bounded (Kuhl and
+        Crisfield 1999), so a high-frequency mode can grow until Newton fails, and a smaller
+        step does not cure it (config.yaml's spin-up arm under ``newmark``: the velocity-level
+        constraint violation 2e-5 at 10 s, 1.6 at 13.5 s, Newton failing at 13.5-13.7 s by
+        processor and round-off; with ``newmark_gamma = 0.6`` and ``newmark_beta = 0.3025`` it
+        ends at 20 s with 2.2e-5, as under generalized-alpha). ``newmark_beta = (gamma +
+        1/2)^2 / 4`` keeps the scheme unconditionally stable with the most high-frequency
+        dissipation for that gamma."""
+        if self.integrator == "newmark" and self.newmark_gamma == 0.5:
+            return (
+                f"{controls}; but newmark with newmark_gamma = 0.5 damps no mode, and in a "
+                "constrained or geometrically nonlinear model a high-frequency mode can grow "
+                "until Newton fails, which a smaller dt does not cure: then use "
+                "generalized-alpha (rho_inf < 1) or newmark_gamma > 0.5 (e.g. 0.6 with "
+                "newmark_beta = 0.3025)"
+            )
+        return controls
+
     def scheme(self) -> tuple[float, float, float, float]:
         """``(beta, gamma, alpha_m, alpha_f)`` of the index-3 integrators."""
         if self.integrator == "newmark":

@@ -95,11 +95,12 @@ __all__ = ["ContactRecord", "EP_FIELDS", "sc_chunk"]
 
 #: the status of a chunk of steps (:func:`sc_chunk`): ``OK`` at ``t_stop``; ``FAIL`` when a step
 #: from ``t`` failed after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried);
+#: ``ONSET_FAIL`` when a trial step of the onset search failed (state at ``t``, ``h`` its size);
 #: ``EP_FULL`` when the episode table needs room (state consistent at ``t``); ``STALL`` after
 #: ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``);
 #: ``OVERLAP`` after a step to ``t`` that left two discs overlapping deeper than their contact
 #: geometry describes (:func:`ancf_beam.mbs.core.contact_breach`)
-OK, FAIL, EP_FULL, STALL, OVERLAP = 0, 1, 2, 3, 4
+OK, FAIL, EP_FULL, STALL, OVERLAP, ONSET_FAIL = 0, 1, 2, 3, 4, 5
 #: columns of the episode table
 EP_FIELDS = ("element", "t_on", "t_off", "v0", "fn_peak", "delta_max")
 _EP_E, _EP_ON, _EP_OFF, _EP_V0, _EP_FN, _EP_DMAX = range(6)
@@ -579,11 +580,11 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     :meth:`Index3Run.args`, unpacked once per call; ``save``: the state at the start of a step;
     ``gaps``: ``(gap0, gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact
     record. Returns ``(t, status, h, diss)``, the status one of ``OK, FAIL, EP_FULL, STALL,
-    OVERLAP`` (their comment above). The onset search: :func:`_locate_onset`; ``rule`` 1 or 2
-    (with ``control``): the error rule (:func:`_error_control`), ``hist`` (2 x ``_H_BINS``)
-    counting the accepted steps by size (rows: free flight, a gap closed at either end). The
-    helpers of the step take arrays: a tuple bound to an argument costs a reference count of
-    every array in it per call."""
+    OVERLAP, ONSET_FAIL`` (their comment above). The onset search: :func:`_locate_onset`;
+    ``rule`` 1 or 2 (with ``control``): the error rule (:func:`_error_control`), ``hist``
+    (2 x ``_H_BINS``) counting the accepted steps by size (rows: free flight, a gap closed at
+    either end). The helpers of the step take arrays: a tuple bound to an argument costs a
+    reference count of every array in it per call."""
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
@@ -627,7 +628,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
             run = (q, v, a, at, lam, par, ist, fst, S, W, G, L)
             ok, h = _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save)
             if not ok:
-                return t, FAIL, h, diss
+                return t, ONSET_FAIL, h, diss
         if erule:
             if land and h != h_land:
                 land = False
@@ -797,7 +798,7 @@ def _contact_steps(system, st) -> tuple[float, float, int, float]:
 
 def _raise_failure(system, st, status, t, t_next, h, cnt, run) -> None:
     """The error of a run that ended at ``t`` short of the sample at ``t_next`` with the
-    :func:`sc_chunk` status ``STALL``, ``FAIL`` or ``OVERLAP``."""
+    :func:`sc_chunk` status ``STALL``, ``FAIL``, ``ONSET_FAIL`` or ``OVERLAP``."""
     if status == OVERLAP:
         raise_overlap(system, run.q, t, st.integrator)
     if status == STALL:
@@ -806,12 +807,19 @@ def _raise_failure(system, st, status, t, t_next, h, cnt, run) -> None:
             f"t = {t:.9g} s on the way to the sample at {t_next:.9g} s (step {h:.3e} s, "
             f"{int(cnt[_C_STEPS])} steps so far); reduce dt_contact or onset_tol"
         )
-    if status == FAIL:
+    if status in (FAIL, ONSET_FAIL):
         rn = float(run.fst[F_FAIL_R])
+        if status == FAIL:
+            where = f"the step from t = {t:.6g} s (dt = {h:.4e} s after {st.max_halvings} halvings)"
+            advice = st.newton_advice("reduce dt / dt_contact or raise max_iter / max_halvings")
+        else:
+            where = (
+                f"a trial step of the contact-onset search from t = {t:.6g} s (dt = {h:.4e} s; "
+                "the longer step that overshot the onset converged)"
+            )
+            advice = st.newton_advice("raise max_iter or onset_tol, or reduce dt_contact")
         raise NewtonConvergenceError(
-            f"{st.integrator}: Newton did not converge in the step from t = {t:.6g} s "
-            f"(dt = {h:.4e} s after {st.max_halvings} halvings): residual {rn:.3e} N; "
-            "reduce dt / dt_contact or raise max_iter / max_halvings",
+            f"{st.integrator}: Newton did not converge in {where}: residual {rn:.3e} N; {advice}",
             t=t,
             step=int(cnt[_C_STEPS]) + 1,
             dt=h,
