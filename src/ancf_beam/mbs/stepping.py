@@ -14,7 +14,11 @@ with a penetration in ``(0, onset_tol]``: the approach speed ``v0`` recorded at 
 (:func:`ancf_beam.mbs.core.update_force_state`) is then the closing speed at ``delta = 0``. Steps
 land on the sample times. Without step control the same loop takes steps of ``dt`` (a fixed-step
 reference) and locates nothing. A step whose Newton iteration fails is retried at half size
-(``max_halvings``).
+(``max_halvings``). A trial step of the search can fail where a longer one converged: at the
+onset of a law whose force jumps there (Kelvin-Voigt: ``c v0``) the trial that ends at the
+onset has no solution, its Newton iterates cycle across the jump. The onset then lies at or
+before that trial, and the search bisects between it and the shortest converged step past the
+onset (the run's ``onset_trials_failed`` counts such trials).
 
 **Error rule** (``step_rule`` ``error`` or ``gap-error``, with step control): instead of
 ``dt_contact`` the step comes from the local error estimate of generalized-alpha,
@@ -95,7 +99,8 @@ __all__ = ["ContactRecord", "EP_FIELDS", "sc_chunk"]
 
 #: the status of a chunk of steps (:func:`sc_chunk`): ``OK`` at ``t_stop``; ``FAIL`` when a step
 #: from ``t`` failed after ``max_halvings`` halvings (state at ``t``, ``h`` the last size tried);
-#: ``ONSET_FAIL`` when a trial step of the onset search failed (state at ``t``, ``h`` its size);
+#: ``ONSET_FAIL`` when the onset search's shortest converged step past the onset failed on its
+#: retake (state at ``t``, ``h`` its size);
 #: ``EP_FULL`` when the episode table needs room (state consistent at ``t``); ``STALL`` after
 #: ``max_steps`` accepted steps, or when a step no longer advances ``t`` (state at ``t``);
 #: ``OVERLAP`` after a step to ``t`` that left two discs overlapping deeper than their contact
@@ -108,10 +113,11 @@ _EP_E, _EP_ON, _EP_OFF, _EP_V0, _EP_FN, _EP_DMAX = range(6)
 _D_FMAX, _D_TFMAX, _D_TC, _D_OPEN = range(4)
 #: counters: accepted steps, small (contact) steps, onset-location trial steps, halvings,
 #: Newton iterations, episodes, onset searches ended at round-off or at the trial cap, steps
-#: rejected by the error rule, steps accepted at the minimum step with the error above tolerance
+#: rejected by the error rule, steps accepted at the minimum step with the error above tolerance,
+#: trial steps of the onset search that failed
 _C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP, _C_ROUNDOFF = range(7)
-_C_REJECT, _C_FORCED = 7, 8
-_N_COUNTERS = 9
+_C_REJECT, _C_FORCED, _C_TRIAL_FAIL = 7, 8, 9
+_N_COUNTERS = 10
 #: error rule: controller safety factor, smallest and largest change of the step per step, a
 #: proposal below ``_KEEP`` times the step keeps the step (the iteration matrix is reused), and
 #: rejections of one step before it is taken at the minimum step
@@ -458,8 +464,10 @@ def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl):
 def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
     """The step ``h`` from ``t`` overshot an onset (smallest end gap ``g_end`` < -onset_tol):
     safeguarded secant (Illinois) on the step size for the gap reaching zero (:func:`sc_chunk`).
-    Returns ``(ok, h)``: the step taken (state at ``t + h``, end gaps in ``gaps[1]``), or on a
-    failed trial step the state restored at ``t`` and ``h`` the size tried."""
+    After a trial step whose Newton iteration fails, the search bisects between it and the
+    shortest converged step past the onset (module docstring). Returns ``(ok, h)``: the step
+    taken (state at ``t + h``, end gaps in ``gaps[1]``), or when that shortest step fails on
+    its retake the state restored at ``t`` and ``h`` its size."""
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     gap0, gap1 = gaps[0], gaps[1]
     lo = 0.0
@@ -467,23 +475,32 @@ def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
     hi = h
     fhi = g_end
     side = 0
+    failed = 0  # trial steps that failed
+    at_h = True  # the state is at t + h (h: the last size that converged)
     for _k in range(_MAX_LOCATE):
         if hi - lo <= 4.0 * _EPS * (t + hi):  # bracket at round-off of the time axis
             break
-        s = lo + (hi - lo) * flo / (flo - fhi)
         w = hi - lo
-        s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
+        if failed:
+            s = lo + 0.5 * w
+        else:
+            s = lo + w * flo / (flo - fhi)
+            s = min(max(s, lo + 1e-3 * w), hi - 1e-3 * w)
         _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
         ok, it = ga_step(s, t + s, q, v, a, at, lam, par, ist, fst, S, W, G, L)
         cnt[_C_ITERS] += it
         cnt[_C_LOCATE] += 1
-        if not ok:
-            _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
-            return False, s
+        if not ok:  # at or before the onset (module docstring): search (s, hi)
+            failed += 1
+            at_h = False
+            lo = s
+            continue
         core.contact_gaps(q, S, gap1)
         g = _onset_gap(gap0, gap1)
         h = s
+        at_h = True
         if -onset_tol <= g <= 0.0:
+            cnt[_C_TRIAL_FAIL] += failed
             return True, h
         if g > 0.0:
             lo = s
@@ -497,9 +514,10 @@ def _locate_onset(t, h, g_end, onset_tol, run, save, gaps, cnt, w_save, p_save):
             if side == -1:
                 flo *= 0.5
             side = -1
-    # not found: take the smallest penetrating size found (the state at hi)
+    # not found: take the smallest penetrating size found (the state at hi), which converged
+    cnt[_C_TRIAL_FAIL] += failed
     cnt[_C_ROUNDOFF] += 1
-    if h != hi:
+    if h != hi or not at_h:
         _rewind(q, v, a, at, lam, W[20], fst, save, w_save, p_save)
         ok, it = ga_step(hi, t + hi, q, v, a, at, lam, par, ist, fst, S, W, G, L)
         cnt[_C_ITERS] += it
@@ -814,8 +832,8 @@ def _raise_failure(system, st, status, t, t_next, h, cnt, run) -> None:
             advice = st.newton_advice("reduce dt / dt_contact or raise max_iter / max_halvings")
         else:
             where = (
-                f"a trial step of the contact-onset search from t = {t:.6g} s (dt = {h:.4e} s; "
-                "the longer step that overshot the onset converged)"
+                f"the contact-onset search from t = {t:.6g} s (dt = {h:.4e} s, the shortest "
+                "step past the onset, converged once and failed when retaken)"
             )
             advice = st.newton_advice("raise max_iter or onset_tol, or reduce dt_contact")
         raise NewtonConvergenceError(
@@ -839,6 +857,7 @@ def _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist) -> dict:
         "steps_small": rec.steps_small,
         "locate_trials": rec.locate_trials,
         "onsets_at_roundoff": int(cnt[_C_ROUNDOFF]),
+        "onset_trials_failed": int(cnt[_C_TRIAL_FAIL]),
         "halvings": int(cnt[_C_HALVE]),
         "factorizations": int(run.ist[I_FACT]),
         "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1),
