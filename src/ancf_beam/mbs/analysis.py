@@ -14,7 +14,8 @@ the drive applies to the crank), ``reaction_max`` (N, largest joint force of any
 with an ANCF rod ``midspan_deflection_max`` (m, largest magnitude) and, if it damages,
 ``damage_max`` (largest damage at ``t_end``; the Dataset adds ``damage_final``, element x gauss);
 two-body: ``restitution`` (separation speed at ``t_end`` / approach speed ``v_rel``; null while
-the bodies are still in contact at ``t_end`` or before their first contact),
+the bodies are still in contact at ``t_end`` (a force, or an overlap not yet opening) or before
+their first contact),
 ``contact_duration`` (s, time with positive contact force: located by the adaptive
 integrator's events, else from the samples by linear interpolation of the force's zero
 crossings), ``max_penetration`` (m), ``max_contact_force`` (N) (the adaptive integrator:
@@ -231,8 +232,12 @@ def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict
         return _two_body_nonsmooth(mech, res, data)
     r = mech.system.contact_history(res.q, res.v, res.force_state)[fe.name]
     t = res.t
-    in_contact_at_end = bool(r["F_n"][-1] > 0.0 or r["delta"][-1] > 0.0)
     v_sep = float(res.v[-1, b2.offset] - res.v[-1, b1.offset])
+    # Over: a force at t_end, or an overlap still closing. An overlap that opens under zero
+    # force stays free of force (no gravity; every law's force is clipped where k delta + c
+    # delta' <= 0, or K delta^n (1 + chi delta') <= 0, both only falling while delta' < 0):
+    # a heavily damped impact ends with the bodies separating but still overlapped.
+    in_contact_at_end = bool(r["F_n"][-1] > 0.0 or (r["delta"][-1] > 0.0 and v_sep <= 0.0))
     intervals = (res.stats or {}).get("contact_intervals")
     if intervals:
         duration = float(sum(t1 - t0 for _, t0, t1 in intervals))
@@ -250,7 +255,7 @@ def _two_body_summary(mech: Mechanism, res: MechanismResult, data: dict) -> dict
         max_force = max(float(rec.max_force[row]), float(np.max(r["F_n"])))
     else:
         max_pen = peak(t, r["delta"])
-        max_force = peak(t, r["F_n"])
+        max_force = peak(t, r["F_n"], clipped=True)
     impacts = int(res.force_state[-1, mech.system.forces.index(fe), 2])
     return {  # restitution: only once an impact has ended (before it, or during it: null)
         "restitution": None if in_contact_at_end or impacts == 0 else v_sep / spec.v_rel,

@@ -276,12 +276,19 @@ def _episodes_from_samples(e, t, delta, fn, fst) -> np.ndarray:
     return out
 
 
-def peak(t: np.ndarray, y: np.ndarray) -> float:
+def peak(t: np.ndarray, y: np.ndarray, *, clipped: bool = False) -> float:
     """Largest value of the sampled ``y(t)``, refined by the parabola through the largest sample
     and its neighbours (at their times: the last interval of a run is shorter when ``t_end``
     is not a multiple of ``sample_dt``). The same as :func:`ancf_beam.mbs.analysis.peak`
-    (here for the modules that :mod:`ancf_beam.mbs.analysis` imports)."""
+    (here for the modules that :mod:`ancf_beam.mbs.analysis` imports).
+
+    ``clipped``: ``y`` is a force clipped at zero (a contact force). A neighbour of zero then
+    lies across the clip's kink or the onset's jump (a Kelvin-Voigt force starts at ``c v0``,
+    its largest value for ``zeta >= 1/2``), where no parabola holds: the largest sample is
+    returned as it is (a parabola through 0, 2e4 and 1.97e4 N put the peak at 2.24e4 N)."""
     i = int(np.argmax(y))
+    if clipped and not (0 < i < len(y) - 1 and y[i - 1] > 0.0 and y[i + 1] > 0.0):
+        return float(y[i])
     if 0 < i < len(y) - 1:
         h1, h2 = float(t[i] - t[i - 1]), float(t[i + 1] - t[i])
         a, b, c = y[i - 1], y[i], y[i + 1]
@@ -358,7 +365,7 @@ def _episodes(system, res, e, hist) -> tuple[np.ndarray, float, float, float]:
         f_max = max(float(rec.max_force[row]), float(np.max(fn)))
         return eps, f_max, max(d_rec, float(np.max(delta)), 0.0), float(rec.contact_time[row])
     eps = _episodes_from_samples(e, t, delta, fn, res.force_state)
-    f_max = peak(t, fn) if np.max(fn) > 0.0 else 0.0
+    f_max = peak(t, fn, clipped=True) if np.max(fn) > 0.0 else 0.0
     d_max = max(peak(t, delta), 0.0) if np.max(delta) > 0.0 else 0.0
     return eps, f_max, d_max, contact_duration(t, delta)
 

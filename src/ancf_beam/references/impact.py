@@ -8,9 +8,10 @@ ends when the force returns to zero; the bodies then separate at ``-delta'``, an
 coefficient of restitution is ``-delta'(t_end) / v0``.
 
 * :func:`kelvin_voigt` -- closed form of the linear law ``F = k delta + c delta'`` (a damped
-  oscillator, ``zeta < 1``), both for the unclipped law (contact until ``delta`` returns to 0,
-  half a damped period; the force turns tensile before that) and for the never-tensile law
-  (contact until ``k delta + c delta' = 0``, which comes earlier: the rest is free flight).
+  oscillator of any damping ratio ``zeta``), both for the unclipped law (contact until
+  ``delta`` returns to 0, half a damped period; the force turns tensile before that; never for
+  ``zeta >= 1``) and for the never-tensile law (contact until ``k delta + c delta' = 0``, which
+  comes earlier: the rest is free flight).
 * :func:`hertz` -- the undamped Hertz impact ``F = K delta^n``: largest penetration
   ``((n+1) m v0^2 / (2 K))^(1/(n+1))`` (energy balance; ``(5 m v0^2 / (4 K))^(2/5)`` for
   ``n = 3/2``) and duration ``2 delta_max / v0 * I_n`` with ``I_n = int_0^1 (1 -
@@ -41,41 +42,57 @@ __all__ = [
 
 
 def kelvin_voigt(m: float, k: float, c: float, v0: float) -> dict[str, dict[str, float]]:
-    """Closed-form impact through ``F = k delta + c delta'`` (underdamped, ``zeta < 1``).
+    """Closed-form impact through ``F = k delta + c delta'``, any damping ratio ``zeta = c /
+    (2 sqrt(k m)) >= 0``.
 
     Returns ``{"unclipped": {...}, "clipped": {...}}`` with ``restitution``, ``duration`` (s),
     ``max_penetration`` (m), ``max_force`` (N), and the common ``omega_n`` (rad/s), ``zeta``.
-    With ``sigma = zeta omega_n`` and ``omega_d = omega_n sqrt(1 - zeta^2)``: ``delta(t) = v0 /
-    omega_d exp(-sigma t) sin(omega_d t)`` and ``F(t) = exp(-sigma t) (a sin(omega_d t) + b
-    cos(omega_d t))`` with ``a = (k - c sigma) v0 / omega_d``, ``b = c v0``."""
+
+    With ``sigma = zeta omega_n``, the approach is ``delta(t) = v0 exp(-sigma t) sin(omega_d t)
+    / omega_d`` (``omega_d = omega_n sqrt(1 - zeta^2)``; for ``zeta > 1`` sinh with ``s =
+    omega_n sqrt(zeta^2 - 1)``, for ``zeta = 1`` ``v0 t exp(-sigma t)``). Its slope vanishes at
+    ``omega_n t = g`` with ``g = acos(zeta) / sqrt(1 - zeta^2)`` (``acosh(zeta) / sqrt(zeta^2 -
+    1)``; 1 when critically damped), where the largest penetration is ``v0 / omega_n exp(-zeta
+    g)``. The force ``-m delta''`` returns to zero at the inflection, twice that time, where
+    ``delta' = -v0 exp(-sigma t)``: the clipped (never tensile) contact lasts ``2 g / omega_n``
+    with restitution ``exp(-2 zeta g)``. These few operations stay accurate as ``zeta -> 1``
+    (``1 - zeta`` is exact there) and for large ``zeta``: a few ulps times the exponent.
+
+    The force starts at ``c v0`` with slope ``v0 (k - c^2 / m)``: for ``zeta >= 1/2`` it only
+    falls, so ``c v0`` is its largest value; below, its largest value is at ``F' = 0`` of
+    ``F(t) = exp(-sigma t) (a sin(omega_d t) + b cos(omega_d t))``, ``a = (k - c sigma) v0 /
+    omega_d``, ``b = c v0``. The unclipped contact ends when ``delta`` returns to 0, after
+    half a damped period, with restitution ``exp(-sigma pi / omega_d)``; for ``zeta >= 1``
+    never (``delta`` only tends to 0): ``duration`` inf, ``restitution`` 0."""
     wn = math.sqrt(k / m)
     zeta = c / (2.0 * math.sqrt(k * m))
-    if not zeta < 1.0:
-        raise ValueError(f"kelvin_voigt: zeta = {zeta:.4g} >= 1 (not an impact oscillation)")
-    sig = zeta * wn
-    wd = wn * math.sqrt(1.0 - zeta * zeta)
-
-    def delta(t):
-        return v0 / wd * math.exp(-sig * t) * math.sin(wd * t)
-
-    def speed(t):
-        return v0 * math.exp(-sig * t) * (math.cos(wd * t) - sig / wd * math.sin(wd * t))
-
-    a = (k - c * sig) * v0 / wd
     b = c * v0
-
-    def force(t):
-        return math.exp(-sig * t) * (a * math.sin(wd * t) + b * math.cos(wd * t))
-
-    t_pen = math.atan2(wd, sig) / wd  # delta' = 0: tan(wd t) = wd / sigma
-    t_force = math.atan2(wd * a - sig * b, sig * a + wd * b) / wd  # F' = 0
-    f_max = max(force(t_force), b) if t_force > 0 else b
-    t_un = math.pi / wd  # delta returns to 0
-    t_cl = (math.pi - math.atan2(b, a)) / wd  # a sin + b cos = 0 after the maximum
-    common = {"omega_n": wn, "zeta": zeta, "max_penetration": delta(t_pen), "max_force": f_max}
+    if zeta < 1.0:
+        root = math.sqrt((1.0 - zeta) * (1.0 + zeta))
+        g = math.acos(zeta) / root
+        sig, wd = zeta * wn, wn * root
+        t_un = math.pi / wd  # delta returns to 0
+        unclipped = {"duration": t_un, "restitution": math.exp(-sig * t_un)}
+    else:
+        root = math.sqrt((zeta - 1.0) * (zeta + 1.0))
+        g = math.acosh(zeta) / root if root > 0.0 else 1.0
+        unclipped = {"duration": math.inf, "restitution": 0.0}
+    f_max = b
+    if zeta < 0.5:  # the force first rises: its largest value where F' = 0
+        a = (k - c * sig) * v0 / wd
+        t_force = math.atan2(wd * a - sig * b, sig * a + wd * b) / wd
+        f_max = max(
+            b, math.exp(-sig * t_force) * (a * math.sin(wd * t_force) + b * math.cos(wd * t_force))
+        )
+    common = {
+        "omega_n": wn,
+        "zeta": zeta,
+        "max_penetration": v0 / wn * math.exp(-zeta * g),
+        "max_force": f_max,
+    }
     return {
-        "unclipped": {**common, "duration": t_un, "restitution": -speed(t_un) / v0},
-        "clipped": {**common, "duration": t_cl, "restitution": -speed(t_cl) / v0},
+        "unclipped": {**common, **unclipped},
+        "clipped": {**common, "duration": 2.0 * g / wn, "restitution": math.exp(-2.0 * zeta * g)},
     }
 
 

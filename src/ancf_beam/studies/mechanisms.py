@@ -267,8 +267,10 @@ def _two_body_reference(spec: MechanismSpec) -> dict[str, Any]:
     m, v0 = spec.m_eff, spec.v_rel
     if law.law == "kelvin-voigt":
         r = kelvin_voigt(m, law.stiffness, law.damping, v0)["clipped"]
-        # closed form of exp, sin, atan2 at most a few ulps each
-        r["error"] = {k: 16.0 * EPS * abs(x) for k, x in r.items()}
+        # closed form of acos (acosh), sqrt and exp, a few ulps each; exp(x) carries x's
+        # rounding times |x| <= 1 + |ln restitution| (the largest exponent)
+        amp = 1.0 + abs(math.log(r["restitution"]))
+        r["error"] = {k: 16.0 * EPS * amp * abs(x) for k, x in r.items()}
         r["source"] = "closed-form Kelvin-Voigt (force never tensile)"
         return r
     r = integrate_impact(
@@ -288,21 +290,31 @@ def _two_body_floors(
     jumps at the onset (a damping term ``c v0``) or ends clipped at zero, interpolation cannot
     place the end inside the sample interval, so each end is known to one interval ``dt_s``
     (``2 dt_s`` per impact). Refining the step cannot see this error (each run rounds the
-    ends up to its own grid, e.g. 1.0687 ms to 1.07 ms at 10, 5 and 2.5 us alike)."""
+    ends up to its own grid, e.g. 1.0687 ms to 1.07 ms at 10, 5 and 2.5 us alike). Likewise
+    the largest force, when it is the first sample in contact: the Kelvin-Voigt force starts at
+    ``c v0``, its largest value for ``zeta >= 1/2``, and the sample lies up to one interval
+    ``h`` after the onset, over which the force falls by at most ``h max|F'|``, ``|F'| = |k
+    delta' + c delta''| <= k v0 + c F_max / m`` (``|delta'| <= v0``: the contact dissipates)."""
     base = roundoff(ds)
     t = ds["time"].values
     L = sum(spec.radii) + spec.gap + spec.v_rel * float(t[-1])
     cond = 4.0 * EPS * L / max(s["max_penetration"], 1e-300)
-    n = spec.contact.exponent
-    sampled = 0.0
+    law = spec.contact
+    sampled = sampled_force = 0.0
     if ds.attrs.get("summary.integrator") != "adaptive" and len(t) > 1:
         impacts = max(int(ds.attrs.get("summary.impacts", 1)), 1)
         sampled = 2.0 * impacts * float(np.max(np.diff(t))) / max(s["duration"], 1e-300)
+        f = ds["contact_force_normal"].values.reshape(len(t), -1)[:, 0]
+        i = int(np.argmax(f))
+        if law.law == "kelvin-voigt" and i > 0 and f[i - 1] <= 0.0 < f[i]:
+            f_max = max(s["max_force"], law.damping * spec.v_rel)
+            slope = law.stiffness * spec.v_rel + law.damping * f_max / spec.m_eff
+            sampled_force = slope * float(t[i] - t[i - 1]) / f_max
     return {
         "restitution": base,
         "duration": base + sampled,
         "max_penetration": base + cond,
-        "max_force": base + n * cond,
+        "max_force": base + law.exponent * cond + sampled_force,
     }
 
 
@@ -333,7 +345,8 @@ def _two_body_rows(spec, ds, fine, kappa, tol):
                 note=f"{unit}; {ref['source']}; bound {S:g} x (estimate from the refined run, "
                 f"kappa {kappa:g}, + the reference's error) + round-off (8 eps per step; "
                 "penetration and force: 4 eps n L / delta_max; a fixed-step duration: two "
-                "sample intervals per impact)",
+                "sample intervals per impact; a peak force at the onset: the force's fall "
+                "over one sample interval)",
                 case=spec.name,
             )
         )
