@@ -233,6 +233,16 @@ def test_nonconvergence_raises_clear_error_not_nans():
     assert "t = 0 s" in msg and "after 1 iterations" in msg and "residual" in msg
     assert err.iterations == 1 and err.step == 0 and err.dt == 1.0
     assert np.isfinite(err.residual) and err.residual > err.tolerance > 0
+    # newmark at gamma = 1/2 damps no mode: the error says so, and only for that scheme
+    assert "gamma = 0.5 damps no mode" in msg and "generalized-alpha (rho_inf < 1)" in msg
+    for integrator, kw in (("newmark", {"gamma": 0.6, "beta": 0.3025}), ("generalized-alpha", {})):
+        with pytest.raises(NewtonConvergenceError) as info:
+            simulate_implicit(
+                m, 2.0, 1.0, integrator, max_iter=1, max_halvings=0, progress=False, **kw
+            )
+        assert "damps no mode" not in str(info.value) and "max_iter / max_halvings" in str(
+            info.value
+        )
 
 
 def test_step_halving_rescues_a_step():

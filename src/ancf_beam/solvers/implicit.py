@@ -303,7 +303,7 @@ class ImplicitRun:
             f"{self.scheme.name}: Newton did not converge in step {step} at t = {t:.6g} s "
             f"(dt = {h:.4e} s after {depth} halvings): {what} after {it} iterations "
             f"(tolerance {tl:.3e} N, max_iter = {self.settings.max_iter}); reduce dt or raise "
-            f"max_iter / max_halvings",
+            f"max_iter / max_halvings{self._advice()}",
             t=t,
             step=step,
             dt=h,
@@ -311,6 +311,23 @@ class ImplicitRun:
             residual=rn,
             tolerance=tl,
         )
+
+    def _advice(self) -> str:
+        """Newmark at ``gamma = 1/2`` damps no mode: in a geometrically nonlinear beam its energy
+        is not bounded (Kuhl and Crisfield 1999), so a high-frequency mode can grow until
+        Newton fails, which a smaller step does not cure (as for the multibody integrators:
+        :meth:`ancf_beam.mbs.settings.IntegratorSettings.newton_advice`). ``beta = (gamma +
+        1/2)^2 / 4`` keeps it unconditionally stable with the most high-frequency dissipation
+        for that gamma."""
+        s = self.scheme
+        if s.name == "newmark" and s.gamma == 0.5:
+            return (
+                "; but newmark with gamma = 0.5 damps no mode, and in a geometrically nonlinear "
+                "beam a high-frequency mode can grow until Newton fails, which a smaller dt "
+                "does not cure: then use generalized-alpha (rho_inf < 1) or gamma > 0.5 "
+                "(dynamics.newmark_gamma, e.g. 0.6 with newmark_beta = 0.3025)"
+            )
+        return ""
 
     def _halve(self, h: float, t: float, step: int, depth: int, failed_iters: int):
         if depth >= self.max_halvings:
