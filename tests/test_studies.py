@@ -219,9 +219,42 @@ def test_notebooks_only_plot_and_display(path):
     )
     assert not re.search(r"(?<![_\w])check\(", code), "check rows are built in the library"
     assert not re.search(r"^def (show_checks|save)\(", code, re.M)
-    assert "save_figure(" in code
+    assert re.search(r"(save|show)_figure\(", code)
+    # a saved figure is shown from its file, not rendered a second time by the inline backend
+    assert not re.search(r"save_figure\([^\n]*\)\n\s*plt\.show\(\)", code)
     if path.stem != "seed_audit":  # verdicts on the seed documents, not checks of this code
         assert "show_checks(" in code
+
+
+def test_show_figure_saves_once_and_displays_the_file(tmp_path, monkeypatch):
+    """show_figure writes the PNG, closes the figure (nothing left for the inline backend to
+    render again) and displays the file's bytes at the inline size; without a path it leaves
+    the figure to plt.show()."""
+    import IPython.display
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ancf_beam.studies.checks import show_figure
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    monkeypatch.setitem(plt.rcParams, "figure.dpi", 100)
+    monkeypatch.setitem(plt.rcParams, "savefig.dpi", 110)
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    path = tmp_path / "f.png"
+    show_figure(fig, {"f": str(path)}, "f")
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and not plt.fignum_exists(fig.number)
+    (img,) = shown
+    assert img.data == data
+    assert img.width == round(int.from_bytes(data[16:20], "big") * 100 / 110)
+    fig2 = plt.figure()
+    show_figure(fig2, {}, "f")  # no path: plt.show(), a no-op under Agg
+    assert len(shown) == 1
+    plt.close("all")
 
 
 def test_report_tolerances_come_from_the_pipeline_defaults():

@@ -575,3 +575,17 @@ def mechanism_figures(report):
 
 
 TWO_BODY = [m for m, sp in MSPECS.items() if sp.kind == "two-body"]
+
+
+def study_threads(study):
+    """The flagship's variants run side by side (a process each, ancf_beam.studies.mechanisms)
+    on 2 threads, but on 1 under --cores 2 or fewer: there a 2-thread job waits until no other
+    job runs (the flagship started at 375 s of a 502 s pipeline), while on 1 it runs beside the
+    short jobs from the start. A cluster run (no --cores) takes 2."""
+    if study != "flagship":
+        return 1
+    try:
+        cores = workflow.cores
+    except WorkflowError:
+        return 2
+    return 1 if isinstance(cores, int) and cores <= 2 else 2

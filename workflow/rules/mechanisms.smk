@@ -56,10 +56,12 @@ rule mechanism_study:
         f"{RES}/logs/mechanism_study/{{study}}.log",
     wildcard_constraints:
         study="clearance_sweep|contact_laws|flagship",
+    # the longest jobs (the flagship: 200 CPU-s of the default pipeline's 980) start as soon
+    # as their kernels are compiled, so that the many short jobs fill the cores at the end
+    priority: 50
     conda:
         "../envs/ancf-beam.yaml"
-    # the flagship's variants run side by side (a process each, ancf_beam.studies.mechanisms)
-    threads: lambda wc: 2 if wc.study == "flagship" else 1
+    threads: lambda wc: study_threads(wc.study)
     resources:
         mem_mb=lambda wc: 4000 if wc.study == "flagship" else 1500,
         runtime=30,

@@ -362,6 +362,31 @@ def save_figure(fig, figures: Mapping[str, str], key: str) -> None:
         fig.savefig(path, bbox_inches="tight")
 
 
+def show_figure(fig, figures: Mapping[str, str], key: str) -> None:
+    """Save ``fig`` as :func:`save_figure` does and show that PNG in the notebook, then close
+    the figure: one rendering, where ``plt.show()`` would render it again for the inline
+    backend (a third of a report's run time: 8 of 21.6 s in the mechanisms report). Shown at
+    the inline size (``figure.dpi`` / ``savefig.dpi`` of the file's width). Without a path
+    (or not a PNG) the figure is shown as usual."""
+    import matplotlib.pyplot as plt
+
+    path = figures.get(key)
+    if not path or not str(path).endswith(".png"):
+        plt.show()
+        return
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    from IPython.display import Image, display
+
+    with open(path, "rb") as f:
+        data = f.read()
+    width = int.from_bytes(data[16:20], "big")  # the PNG header's IHDR width (pixels)
+    dpi = plt.rcParams["savefig.dpi"]
+    if isinstance(dpi, int | float):
+        width = round(width * plt.rcParams["figure.dpi"] / dpi)
+    display(Image(data=data, format="png", width=width))
+
+
 def report_tolerances(report: str, given: Mapping[str, float] | None = None) -> dict[str, float]:
     """``pipeline.<report>.tolerances``: the defaults, updated with ``given``."""
     out = dict(PIPELINE_DEFAULTS[report]["tolerances"])
