@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ancf_beam.config import IVP_METHODS, MECHANISM_INTEGRATORS, MechanismSolverSpec
 from ancf_beam.mbs.system import System
+from ancf_beam.solvers.schemes import newmark_dissipation_advice
 
 __all__ = [
     "CONTACT_STEP_FRACTION",
@@ -135,24 +136,16 @@ class IntegratorSettings:
     def newton_advice(self, controls: str) -> str:
         """What to change after an index-3 step whose Newton iteration failed at every halving:
         ``controls`` (the step controls to try), and for Newmark with ``newmark_gamma = 0.5``
-        its missing numerical dissipation. That scheme damps no mode: in a constrained
-        (index-3) model its multipliers and velocities are not damped (Cardona and Geradin
-        1989), and in a geometrically nonlinear beam its energy is not bounded (Kuhl and
-        Crisfield 1999), so a high-frequency mode can grow until Newton fails, and a smaller
-        step does not cure it (config.yaml's spin-up arm under ``newmark``: the velocity-level
-        constraint violation 2e-5 at 10 s, 1.6 at 13.5 s, Newton failing at 13.5-13.7 s by
-        processor and round-off; with ``newmark_gamma = 0.6`` and ``newmark_beta = 0.3025`` it
-        ends at 20 s with 2.2e-5, as under generalized-alpha). ``newmark_beta = (gamma +
-        1/2)^2 / 4`` keeps the scheme unconditionally stable with the most high-frequency
-        dissipation for that gamma."""
+        its missing numerical dissipation (:func:`ancf_beam.solvers.schemes.
+        newmark_dissipation_advice`; config.yaml's spin-up arm under ``newmark``: the
+        velocity-level constraint violation 2e-5 at 10 s, 1.6 at 13.5 s, Newton failing at
+        13.5-13.7 s by processor and round-off; with ``newmark_gamma = 0.6`` and ``newmark_beta
+        = 0.3025`` it ends at 20 s with 2.2e-5, as under generalized-alpha)."""
         if self.integrator == "newmark" and self.newmark_gamma == 0.5:
-            return (
-                f"{controls}; but newmark with newmark_gamma = 0.5 damps no mode, and in a "
-                "constrained or geometrically nonlinear model a high-frequency mode can grow "
-                "until Newton fails, which a smaller dt does not cure: then use "
-                "generalized-alpha (rho_inf < 1) or newmark_gamma > 0.5 (e.g. 0.6 with "
-                "newmark_beta = 0.3025)"
+            advice = newmark_dissipation_advice(
+                "constrained or geometrically nonlinear model", "newmark_gamma", "newmark_beta"
             )
+            return f"{controls}; but {advice}"
         return controls
 
     def scheme(self) -> tuple[float, float, float, float]:

@@ -116,6 +116,7 @@ from ancf_beam.solvers.implicit_step import (
     record,
     run_chunk,
 )
+from ancf_beam.solvers.schemes import newmark_dissipation_advice
 from ancf_beam.solvers.settings import (
     IMPLICIT_INTEGRATORS,
     DynamicsSettings,
@@ -313,19 +314,14 @@ class ImplicitRun:
         )
 
     def _advice(self) -> str:
-        """Newmark at ``gamma = 1/2`` damps no mode: in a geometrically nonlinear beam its energy
-        is not bounded (Kuhl and Crisfield 1999), so a high-frequency mode can grow until
-        Newton fails, which a smaller step does not cure (as for the multibody integrators:
-        :meth:`ancf_beam.mbs.settings.IntegratorSettings.newton_advice`). ``beta = (gamma +
-        1/2)^2 / 4`` keeps it unconditionally stable with the most high-frequency dissipation
-        for that gamma."""
+        """Newmark at ``gamma = 1/2``: :func:`~ancf_beam.solvers.schemes.
+        newmark_dissipation_advice` (the CLI's ``--gamma`` / ``--beta``, the case's
+        ``dynamics.newmark_gamma`` / ``newmark_beta``)."""
         s = self.scheme
         if s.name == "newmark" and s.gamma == 0.5:
-            return (
-                "; but newmark with gamma = 0.5 damps no mode, and in a geometrically nonlinear "
-                "beam a high-frequency mode can grow until Newton fails, which a smaller dt "
-                "does not cure: then use generalized-alpha (rho_inf < 1) or gamma > 0.5 "
-                "(dynamics.newmark_gamma, e.g. 0.6 with newmark_beta = 0.3025)"
+            keys = "; dynamics.newmark_gamma, newmark_beta"
+            return "; but " + newmark_dissipation_advice(
+                "geometrically nonlinear beam", "gamma", "beta", keys
             )
         return ""
 

@@ -18,6 +18,7 @@ __all__ = [
     "NEWTON_VARIANTS",
     "Scheme",
     "generalized_alpha_parameters",
+    "newmark_dissipation_advice",
 ]
 
 #: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
@@ -106,3 +107,21 @@ def generalized_alpha_parameters(rho_inf: float) -> tuple[float, float, float, f
     gamma = 0.5 - am + af
     beta = 0.25 * (1.0 - am + af) ** 2
     return am, af, beta, gamma
+
+
+def newmark_dissipation_advice(model: str, gamma: str, beta: str, keys: str = "") -> str:
+    """The advice a failed Newton iteration of Newmark at ``gamma = 1/2`` carries (the beam's
+    implicit solver and the multibody integrators; ``gamma``, ``beta``: the names of the
+    parameters where it is raised; ``keys``: added inside the parenthesis). That scheme damps
+    no mode: in a constrained (index-3) model its multipliers and velocities are not damped
+    (Cardona and Geradin 1989), and in a geometrically nonlinear ``model`` its energy is not
+    bounded (Kuhl and Crisfield 1999), so a high-frequency mode can grow until Newton fails,
+    which a smaller step does not cure. ``beta = (gamma + 1/2)^2 / 4`` keeps the scheme
+    unconditionally stable with the most high-frequency dissipation for that gamma (0.3025 at
+    gamma = 0.6)."""
+    return (
+        f"newmark with {gamma} = 0.5 damps no mode, and in a {model} a high-frequency mode "
+        "can grow until Newton fails, which a smaller dt does not cure: then use "
+        f"generalized-alpha (rho_inf < 1) or {gamma} > 0.5 (e.g. 0.6 with {beta} = "
+        f"0.3025{keys})"
+    )

@@ -374,7 +374,7 @@ def show_figure(fig, figures: Mapping[str, str], key: str) -> None:
     if not path or not str(path).endswith(".png"):
         plt.show()
         return
-    fig.savefig(path, bbox_inches="tight")
+    save_figure(fig, figures, key)
     plt.close(fig)
     from IPython.display import Image, display
 
