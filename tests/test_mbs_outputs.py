@@ -10,6 +10,8 @@ import types
 import numpy as np
 import pytest
 import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.integrate import quad
 
 from ancf_beam.animation import animate_mechanism, hermite_curve, motion_figure
@@ -20,7 +22,7 @@ from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
 from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
 from ancf_beam.mbs.joints import Driver, Revolute
-from ancf_beam.mbs.outputs import general_outputs, geometry
+from ancf_beam.mbs.outputs import contact_state, general_outputs, geometry
 from ancf_beam.mbs.system import System
 
 EPS = float(np.finfo(float).eps)
@@ -409,6 +411,49 @@ def _journal_scene():
     )
     s.finalize()
     return _mech(s, markers, {"plate": plate, "journal": journal}, contacts={"bearing": bearing})
+
+
+def _state_by_masks(t, delta, eps, kinds):
+    """The definition of the per-sample contact state: every episode's closed interval (open
+    when t_off is NaN) where the penetration is positive, later episodes over earlier ones."""
+    state = np.zeros(len(t), dtype=np.int8)
+    for (t_on, t_off), kind in zip(eps[:, 1:3], kinds, strict=True):
+        t_off = np.inf if np.isnan(t_off) else t_off
+        state[(t >= t_on) & (t <= t_off) & (delta > 0.0)] = kind
+    return state
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(1, 60),
+    seed=st.integers(0, 2**32 - 1),
+    n_eps=st.integers(0, 6),
+    on_sample=st.booleans(),
+)
+def test_contact_state_is_the_episode_masks(n, seed, n_eps, on_sample):
+    """contact_state (index ranges by bisection) equals the masks of its definition, also
+    when onsets and ends fall on sample times, episodes overlap, one is still open (NaN end)
+    or lies outside the run, and where the penetration is 0, negative or NaN."""
+    rng = np.random.default_rng(seed)
+    t = np.cumsum(rng.uniform(0.0, 1.0, n) * (rng.uniform(size=n) > 0.2))  # repeats too
+    delta = rng.choice([-1.0, 0.0, 1e-9, 1.0, np.nan], size=n)
+    lo, hi = t[0] - 1.0, t[-1] + 1.0
+    ends = t[rng.integers(0, n, (n_eps, 2))] if on_sample else rng.uniform(lo, hi, (n_eps, 2))
+    ends.sort(axis=1)
+    eps = np.zeros((n_eps, 6))
+    eps[:, 1:3] = ends
+    if n_eps:
+        eps[rng.integers(0, n_eps), 2] = np.nan
+    kinds = rng.integers(1, 3, n_eps).astype(np.int8)
+    np.testing.assert_array_equal(
+        contact_state(t, delta, eps, kinds), _state_by_masks(t, delta, eps, kinds)
+    )
+
+
+def test_contact_state_refuses_falling_sample_times():
+    eps = np.array([[0, 0.5, 1.5, 0, 0, 0]], float)
+    with pytest.raises(ValueError, match="must not decrease"):
+        contact_state(np.array([0.0, 2.0, 1.0]), np.ones(3), eps, np.array([1], np.int8))
 
 
 def test_animation_gif_frames_and_size(tmp_path):

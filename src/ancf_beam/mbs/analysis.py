@@ -82,6 +82,7 @@ from ancf_beam.mbs.mechanisms import Mechanism, build_mechanism
 from ancf_beam.mbs.outputs import (
     NONSMOOTH_VARS,
     contact_duration,
+    contact_state,
     general_outputs,
     geometry,
     is_nonsmooth,
@@ -329,11 +330,7 @@ def clearance_outputs(mech: Mechanism, res: MechanismResult) -> tuple[dict, dict
     delta = np.asarray(hist["delta"], float)
     ecc = np.hypot(hist["e_x"], hist["e_y"])
     # per sample: 0 free flight, else the class of the episode the sample lies in
-    state = np.zeros(len(t), dtype=np.int8)
-    for (t_on, t_off), kind in zip(eps[:, 1:3], states, strict=True):
-        t_off = np.inf if np.isnan(t_off) else t_off
-        state[(t >= t_on) & (t <= t_off) & (delta > 0.0)] = kind
-    hist["contact_state"] = state
+    hist["contact_state"] = contact_state(t, delta, eps, states)
     delta_max = float(np.nanmax(eps[:, 5])) if len(eps) else 0.0
     summary = {
         "first_contact_time": float(eps[0, 1]) if len(eps) else None,

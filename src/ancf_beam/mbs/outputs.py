@@ -94,6 +94,7 @@ __all__ = [
     "body_histories",
     "contact_duration",
     "contact_outputs",
+    "contact_state",
     "general_outputs",
     "geometry",
     "peak",
@@ -370,12 +371,24 @@ def _episodes(system, res, e, hist) -> tuple[np.ndarray, float, float, float]:
     return eps, f_max, d_max, contact_duration(t, delta)
 
 
-def _contact_state(t, delta, eps, kinds) -> np.ndarray:
-    """Per sample 0 (no penetration) or the class of the episode the sample lies in."""
+def contact_state(t, delta, eps, kinds) -> np.ndarray:
+    """Per sample 0 (no penetration) or the class ``kinds[i]`` of the episode ``eps[i]``
+    (rows ``(element, t_on, t_off, ...)``, ``t_off`` NaN while open) whose closed interval
+    holds the sample, where the penetration ``delta`` is positive; a later episode wins where
+    two share a sample. The sample times ``t`` rise, so each episode is the index range
+    between two bisections (its cost is the episode's samples, not the run's)."""
+    t = np.asarray(t, float)
     state = np.zeros(len(t), dtype=np.int8)
-    for (t_on, t_off), kind in zip(eps[:, 1:3], kinds, strict=True):
-        t_off = np.inf if np.isnan(t_off) else t_off
-        state[(t >= t_on) & (t <= t_off) & (delta > 0.0)] = kind
+    if len(eps) == 0:
+        return state
+    if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
+        raise ValueError("contact_state: the sample times must not decrease")
+    lo = np.searchsorted(t, eps[:, 1], side="left")  # first sample at or after the onset
+    hi = np.searchsorted(t, np.where(np.isnan(eps[:, 2]), np.inf, eps[:, 2]), side="right")
+    for i0, i1, kind in zip(lo, hi, kinds, strict=True):
+        if i1 > i0:
+            seg = state[i0:i1]
+            seg[delta[i0:i1] > 0.0] = kind
     return state
 
 
@@ -408,7 +421,7 @@ def _one_contact(mech, res, name, fe, hist) -> tuple[dict[str, Any], np.ndarray]
         "contact_fraction": t_contact / t_end if t_end > 0.0 else 0.0,
         "continuous_contacts": int(np.sum(kinds == 2)),
     }
-    return summary, _contact_state(t, delta, eps, kinds)
+    return summary, contact_state(t, delta, eps, kinds)
 
 
 _CONTACT_VARS = (

@@ -161,12 +161,15 @@ class SampleBuffers:
         return self.q, self.v, self.a, self.lam, self.e, self.mv, self.s
 
     def result(self, t, k, **kw) -> MechanismResult:
+        """The first ``k`` samples (the buffers end with the run: a full buffer is handed on,
+        not copied; a run that ended early is trimmed to a copy)."""
+        s = self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE)
         return MechanismResult(
             t=t[:k],
-            q=self.q[:k].copy(),
-            v=self.v[:k].copy(),
-            a=self.a[:k].copy(),
-            lam=self.lam[:k].copy(),
+            q=_first(self.q, k),
+            v=_first(self.v, k),
+            a=_first(self.a, k),
+            lam=_first(self.lam, k),
             phi_max=self.e[:k, 4].copy(),
             dphi_max=self.e[:k, 5].copy(),
             kinetic=self.e[:k, 0].copy(),
@@ -174,9 +177,15 @@ class SampleBuffers:
             gravity=self.e[:k, 2].copy(),
             dissipated=self.e[:k, 3].copy(),
             drive_work=self.e[:k, 6].copy(),
-            force_state=self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE).copy(),
+            force_state=s if k == len(self.s) else s.copy(),
             **kw,
         )
+
+
+def _first(a: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` rows of the sample buffer ``a``: itself when it holds ``k``, else a
+    copy (so that an early end does not keep the whole buffer alive)."""
+    return a if k == len(a) else a[:k].copy()
 
 
 def n_sample_times(t_end: float, sample_dt: float) -> int:
