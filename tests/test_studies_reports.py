@@ -162,3 +162,46 @@ def test_parameter_table_and_headline():
     assert "E0 = 2.07e+11 Pa" in tab.set_index("group").loc["material", "parameters"]
     box = headline("Q?", [("tip", "1.4 mm")], [{"status": "PASS"}, {"status": "FAIL"}])
     assert "1 of 2 distinct checks PASS" in box and "#b00" in box
+
+
+def _template(path, cells):
+    """A notebook whose first cell is tagged ``parameters`` (papermill's convention)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_render_report_is_papermill_then_nbconvert_in_one_process(tmp_path):
+    """The one-process renderer runs the template with the parameters (the injected value
+    reaches the output) and writes the same HTML as ``nbconvert --no-input`` (no source
+    shown); a failing cell ends it with papermill's error and no HTML."""
+    import subprocess
+    import sys
+
+    from papermill.exceptions import PapermillExecutionError
+
+    from ancf_beam.studies.render import main
+
+    nb = _template(tmp_path / "t.ipynb", ["x = 1", "print('value', x * 2)"])
+    out_nb, out_html = tmp_path / "o.ipynb", tmp_path / "o.html"
+    assert main([str(nb), str(out_nb), str(out_html), "{x: 21}"]) == 0
+    html = out_html.read_text(encoding="utf-8")
+    assert "value 42" in html and "x * 2" not in html
+    cli = subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "html", "--no-input", "--stdout", out_nb],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    assert cli.stdout == html
+    bad = _template(tmp_path / "bad.ipynb", ["x = 1", "raise RuntimeError('cell failed')"])
+    with pytest.raises(PapermillExecutionError, match="cell failed"):
+        main([str(bad), str(tmp_path / "b.ipynb"), str(tmp_path / "b.html"), "{}"])
+    assert (tmp_path / "b.ipynb").exists() and not (tmp_path / "b.html").exists()
+    assert main([str(nb)]) == 2  # usage

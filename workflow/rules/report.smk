@@ -1,15 +1,14 @@
-# Reports: papermill runs a notebook template (cell tagged `parameters`) with this rule's inputs,
-# nbconvert renders it to HTML. Both run with the interpreter running Snakemake (params.py =
-# sys.executable) and the `python3` kernel (jupyter_client starts it with that same interpreter),
-# so nothing depends on what is first on PATH or on a registered kernel.
+# Reports: a notebook template (cell tagged `parameters`) is run with this rule's inputs by
+# papermill and rendered to HTML by nbconvert, both in one process (ancf_beam.studies.render)
+# with the interpreter running Snakemake (params.py = sys.executable) and the `python3` kernel
+# (jupyter_client starts it with that same interpreter), so nothing depends on what is first on
+# PATH or on a registered kernel.
 # Every notebook also writes its table of checks (CSV) for reports/index.html: the check
 # builders of ancf_beam.studies.checks with the thresholds pipeline.<report>.tolerances.
 
 NB_CMD = (
-    "{params.py} -m papermill {input.nb:q} {output.nb:q} -k python3 --no-progress-bar"
-    " -y {params.nb:q} > {log:q} 2>&1"
-    " && {params.py} -m nbconvert --to html --no-input --stdout {output.nb:q}"
-    " > {output.html:q} 2>> {log:q}"
+    "{params.py} -m ancf_beam.studies.render {input.nb:q} {output.nb:q} {output.html:q}"
+    " {params.nb:q} > {log:q} 2>&1"
 )
 
 
