@@ -15,8 +15,8 @@ the bearing, and the journal (radius ``R``) inside its bearing (radius ``R + 1``
 radii shrunk to ``R = 3`` so that the gap shows (red while it penetrates).
 
 Frames are evenly spaced in time (the states linearly interpolated between samples), the axes
-fixed from the whole motion, the time in the title. The GIF is written with Pillow
-(:class:`matplotlib.animation.PillowWriter`), no ffmpeg needed.
+fixed from the whole motion, the time in the title. The GIF is written with Pillow, no ffmpeg
+needed.
 """
 
 from __future__ import annotations
@@ -316,6 +316,12 @@ def _line_artist(ax, m: _Motion, line: dict, alpha: float, color: str) -> list[U
 
 def _static(ax, m: _Motion, paths: bool = True) -> list[Updater]:
     """Ground symbols, marker paths (faint) and guide lines; returns the guides' updaters."""
+    _ground(ax, m, paths)
+    return _guides(ax, m)
+
+
+def _ground(ax, m: _Motion, paths: bool = True) -> None:
+    """Ground pins and welds, and the markers' paths (faint): what does not move."""
     pins = np.asarray(m.geo.get("ground_pins", []), float).reshape(-1, 2)
     welds = np.asarray(m.geo.get("ground_welds", []), float).reshape(-1, 2)
     span = max(np.diff(ax.get_xlim())[0], np.diff(ax.get_ylim())[0])
@@ -328,6 +334,10 @@ def _static(ax, m: _Motion, paths: bool = True) -> list[Updater]:
     if paths and m.arrays["marker"] is not None:
         mk = m.arrays["marker"]
         ax.plot(mk[..., 0], mk[..., 1], "-", color="0.6", lw=0.5, alpha=0.6, zorder=0)
+
+
+def _guides(ax, m: _Motion) -> list[Updater]:
+    """The guide lines (they may move with a body); returns their updaters."""
     ups: list[Updater] = []
     for guide in m.geo.get("guides", []):
         ups += _line_artist(ax, m, guide, 1.0, "0.45")
@@ -408,30 +418,83 @@ def animate_mechanism(
     """Write an animated GIF of the motion in ``ds`` to ``path`` (module docstring): ``frames``
     frames evenly spaced from the first to the last sample, shown at ``fps`` frames per
     second, ``dpi`` dots per inch; ``zoom_contacts``: an inset per journal-in-bearing contact.
-    Returns the path."""
-    from matplotlib.animation import PillowWriter
+    Returns the path.
+
+    The axes, their labels and the paths are drawn once; each frame redraws only what moves
+    (blitting: 5 of an animation's 5.4 s of CPU went to redrawing the tick labels and paths).
+    A still part that lies above a moving one (a ground pin's circle over the crank) is
+    redrawn with the moving parts, so the frames stack the parts as a full drawing would."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
 
     if frames < 1:
         raise ValueError(f"frames = {frames!r}: need at least 1")
     m = _Motion(ds)
     fig, ax, insets = _layout(m, zoom_contacts)
-    ups = _static(ax, m) + _body_artists(ax, m, 1.0, 5.0) + _joint_artists(ax, m, 1.0)
+    fig.set_dpi(dpi)
+    canvas = FigureCanvasAgg(fig)
+    _ground(ax, m)
+    still = {id(a) for a in _parts(fig)}
+    ups = _guides(ax, m) + _body_artists(ax, m, 1.0, 5.0) + _joint_artists(ax, m, 1.0)
     ups += _contact_artists(ax, m, 1.0)
     inset_ups = [_inset(a, m, name) for name, a in insets]
     title = ax.set_title("", fontsize=9)
+    moving = _moving(fig, still, title)
+    for a in moving:
+        a.set_animated(True)  # left out of the background
+    canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
     digits = _decimals(float(m.t[-1] - m.t[0]), frames)
+    size = canvas.get_width_height()
+    images = []
+    for t in np.linspace(m.t[0], m.t[-1], frames):
+        state = m.at(float(t))
+        for up in ups:
+            up(state)
+        for up in inset_ups:
+            up(state, float(t))
+        title.set_text(f"{m.case}  t = {t:.{digits}f} s".strip())
+        canvas.restore_region(background)
+        for a in moving:
+            a.axes.draw_artist(a)
+        im = Image.frombuffer("RGBA", size, bytes(canvas.buffer_rgba()), "raw", "RGBA", 0, 1)
+        opaque = im.getextrema()[3][0] == 255  # RGB quantises better to the GIF's palette
+        images.append(im.convert("RGB") if opaque else im)
     path = Path(path)
-    writer = PillowWriter(fps=fps)
-    with writer.saving(fig, str(path), dpi):
-        for t in np.linspace(m.t[0], m.t[-1], frames):
-            state = m.at(float(t))
-            for up in ups:
-                up(state)
-            for up in inset_ups:
-                up(state, float(t))
-            title.set_text(f"{m.case}  t = {t:.{digits}f} s".strip())
-            writer.grab_frame()
+    images[0].save(  # as matplotlib's PillowWriter writes a GIF (and its frames above)
+        path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0
+    )
     return path
+
+
+def _parts(fig) -> list:
+    """The drawn parts of every axes of ``fig`` (lines, patches, texts, ...)."""
+    return [a for ax in fig.axes for a in ax.get_children()]
+
+
+def _moving(fig, still: set[int], title) -> list:
+    """The parts to redraw every frame, in the order a full drawing stacks them: the ones
+    added after ``still`` was taken, the title, and the still lines and patches that a full
+    drawing puts above the lowest moving part (by zorder, then the order added)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    new = [a for a in _parts(fig) if id(a) not in still and a is not title]
+    if not new:
+        return [title]
+    low = min(a.get_zorder() for a in new)
+    above = [
+        a
+        for a in _parts(fig)
+        if id(a) in still and isinstance(a, (Line2D, Patch)) and a.get_zorder() > low
+        and a is not a.axes.patch
+    ]  # fmt: skip
+    chosen = {id(a) for a in new + above}
+    order = []
+    for ax in fig.axes:
+        kids = [a for a in ax.get_children() if id(a) in chosen]
+        order += sorted(kids, key=lambda a: a.get_zorder())  # stable: the order added
+    return order + [title]
 
 
 def motion_figure(ds, ax, snapshots: int = 5, paths: bool = True):
