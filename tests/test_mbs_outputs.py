@@ -476,13 +476,8 @@ def _frames_match_full_drawings(ds, tmp_path, frames=12):
     writer = PillowWriter(fps=15)
     with writer.saving(fig, str(full), 72):
         for t in np.linspace(m.t[0], m.t[-1], frames):
-            state = m.at(float(t))
-            for up in ups:
-                up(state)
-            for up in inset_ups:
-                up(state, float(t))
-            title.set_text(f"{m.case}  t = {t:.{digits}f} s".strip())
-            writer.grab_frame()
+            an._show_time(m, float(t), ups, inset_ups, title, digits)
+            writer.grab_frame()  # the whole figure drawn
     blit = animate_mechanism(ds, tmp_path / "blit.gif", frames=frames)
 
     def decoded(path):

@@ -448,12 +448,7 @@ def animate_mechanism(
     size = canvas.get_width_height()
     images = []
     for t in np.linspace(m.t[0], m.t[-1], frames):
-        state = m.at(float(t))
-        for up in ups:
-            up(state)
-        for up in inset_ups:
-            up(state, float(t))
-        title.set_text(f"{m.case}  t = {t:.{digits}f} s".strip())
+        _show_time(m, float(t), ups, inset_ups, title, digits)
         canvas.restore_region(background)
         for a in moving:
             a.axes.draw_artist(a)
@@ -465,6 +460,16 @@ def animate_mechanism(
         path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0
     )
     return path
+
+
+def _show_time(m: _Motion, t: float, ups, inset_ups, title, digits: int) -> None:
+    """Move every part to the state at time ``t`` and put the time in the title."""
+    state = m.at(t)
+    for up in ups:
+        up(state)
+    for up in inset_ups:
+        up(state, t)
+    title.set_text(f"{m.case}  t = {t:.{digits}f} s".strip())
 
 
 def _parts(fig) -> list:
@@ -483,12 +488,15 @@ def _moving(fig, still: set[int], title) -> list:
     if not new:
         return [title]
     low = min(a.get_zorder() for a in new)
+    drawn = (Line2D, Patch)
     above = [
         a
         for a in _parts(fig)
-        if id(a) in still and isinstance(a, (Line2D, Patch)) and a.get_zorder() > low
+        if id(a) in still
+        and isinstance(a, drawn)
+        and a.get_zorder() > low
         and a is not a.axes.patch
-    ]  # fmt: skip
+    ]
     chosen = {id(a) for a in new + above}
     order = []
     for ax in fig.axes:

@@ -163,7 +163,6 @@ class SampleBuffers:
     def result(self, t, k, **kw) -> MechanismResult:
         """The first ``k`` samples (the buffers end with the run: a full buffer is handed on,
         not copied; a run that ended early is trimmed to a copy)."""
-        s = self.s[:k].reshape(k, self.s.shape[1] // STATE_SIZE, STATE_SIZE)
         return MechanismResult(
             t=t[:k],
             q=_first(self.q, k),
@@ -177,7 +176,7 @@ class SampleBuffers:
             gravity=self.e[:k, 2].copy(),
             dissipated=self.e[:k, 3].copy(),
             drive_work=self.e[:k, 6].copy(),
-            force_state=s if k == len(self.s) else s.copy(),
+            force_state=_first(self.s, k).reshape(k, -1, STATE_SIZE),
             **kw,
         )
 
