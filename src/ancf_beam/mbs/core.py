@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.beam import kernels
+from ancf_beam.borrow import borrow
 from ancf_beam.linalg import BANDWIDTH, CHOLESKY, band_factor_solve
 from ancf_beam.mbs.contact import (
     HERTZ,
@@ -1296,6 +1297,7 @@ def accel_index1(q, v, t, S, W, alpha, beta, a, lam):
     2 alpha Phi' - beta^2 Phi]`` (Baumgarte ``alpha``, ``beta`` in 1/s) by the Schur complement
     with the constant mass factor. Returns (U, V_fe, max|Phi|, max|Phi'|, pivot ratio of the
     Schur complement; 0 when the constraints are singular)."""
+    q, v, S, W, a, lam = borrow((q, v, S, W, a, lam))  # also called from Python, per RHS
     mfac = S[1]
     ei = S[5]
     ef = S[6]

@@ -10,6 +10,7 @@ import time
 import numpy as np
 from numba import njit
 
+from ancf_beam.borrow import borrow
 from ancf_beam.errors import ConstraintSingularityError, InstabilityError
 from ancf_beam.mbs import core
 from ancf_beam.mbs.settings import explicit_dt_bound
@@ -65,6 +66,7 @@ def cd_chunk(
     overflows), stops the loop. ``W[7]`` must hold ``Phi_t`` at the start (the last evaluation).
     (The step is written out here: a helper taking the tuples ``S`` and ``W`` costs a reference
     count of every array in them per call, 14 % of the step of the pendulum.)"""
+    q, v, a, lam, S, W, vs, q_ref, bufs = borrow((q, v, a, lam, S, W, vs, q_ref, bufs))
     n = q.shape[0]
     p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
     w1 = drive_power(lam, W[7])

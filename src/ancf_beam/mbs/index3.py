@@ -22,6 +22,7 @@ import time
 import numpy as np
 from numba import njit
 
+from ancf_beam.borrow import borrow
 from ancf_beam.errors import ConstraintSingularityError, NewtonConvergenceError
 from ancf_beam.linalg import (
     BANDWIDTH,
@@ -353,6 +354,9 @@ def ga_chunk(
     (steps done, i_sample, dissipated work); fewer steps than asked means the next one failed
     (state left at its start). Every step books the drives' work in ``fst[F_WORK]``
     (:func:`ga_step`)."""
+    q, v, a, at, lam, par, ist, fst, S, W, G, L, bufs, iters = borrow(
+        (q, v, a, at, lam, par, ist, fst, S, W, G, L, bufs, iters)
+    )
     for s in range(n_steps):
         step = step0 + s
         last = step == n_total - 1

@@ -74,6 +74,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ancf_beam.borrow import borrow
 from ancf_beam.errors import ConstraintSingularityError
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.linalg import BANDWIDTH, band_to_dense_into
@@ -675,6 +676,10 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
     failed contact projections]`` the sums. Returns ``(status, steps done, next sample index,
     time)``; status ``MJ_SINGULAR`` / ``MJ_PROJECTION`` / ``MJ_NONFINITE`` stop the run at
     that step. The tuples are unpacked once, before the loop."""
+    # (not P: None without contact projection, a branch numba prunes on the argument alone)
+    run, S, W, T, U, X, R, B, q, v, lam, q_ref = borrow(
+        (run, S, W, T, U, X, R, B, q, v, lam, q_ref)
+    )
     mass, kmat, cmat, ab, L, lam0 = T
     acc, rec, first_t, max_pen, pn_prev, gap1, iters, imp_n, imp_t = R
     ei, ef, fst, pp, pq, cols, vals = S[5], S[6], W[20], W[13], W[14], W[15], W[16]

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from ancf_beam.borrow import borrow
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.linalg import NO_FACTOR
 from ancf_beam.mbs import core
@@ -603,6 +604,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     (2 x ``_H_BINS``) counting the accepted steps by size (rows: free flight, a gap closed at
     either end). The helpers of the step take arrays: a tuple bound to an argument costs a
     reference count of every array in it per call."""
+    ctrl, run, save, gaps, rec, ctl, hist = borrow((ctrl, run, save, gaps, rec, ctl, hist))
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
@@ -724,6 +726,9 @@ def sc_samples(ts, k, t, ctrl, run, save, gaps, rec, diss, h_guard, ctl, hist, q
     steps of each chunk capped by :func:`_max_steps` of ``h_guard``. Returns ``(k, t, status,
     h, diss)``: ``k = len(ts)`` when done, else the sample not reached and ``sc_chunk``'s
     status (not ``OK``) with its ``t``, ``h``, ``diss``."""
+    ts, ctrl, run, save, gaps, rec, ctl, hist, q_ref, bufs = borrow(
+        (ts, ctrl, run, save, gaps, rec, ctl, hist, q_ref, bufs)
+    )
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h = ctrl[0]
     status = OK

@@ -37,6 +37,7 @@ from numba import njit
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import CLAMP, BeamModel
+from ancf_beam.borrow import borrow
 from ancf_beam.linalg import (
     aligned_copies,
     aligned_zeros,
@@ -163,6 +164,7 @@ def run_chunk(n_steps, step0, cd, st, out, wk, dargs):
     """Advance ``n_steps`` steps from step ``step0`` in place (``cd``: CentralDifference,
     ``st``: ExplicitState, ``out``: Outputs, ``wk``: ExplicitWork, ``dargs``: DamageArgs).
     Returns (status, steps done)."""
+    cd, st, out, wk, dargs = borrow((cd, st, out, wk, dargs))
     q, dlt, f, r, v = st.q, st.dlt, wk.f, wk.r, wk.v
     g_free, clb, rfx, rfy, zx, zy = cd.g_free, cd.clb, cd.rfx, cd.rfy, wk.zx, wk.zy
     n_el, spa, spb, sppb, ea_w, ei_w, eps0, kap0, linear = cd.kargs  # unpacked once per chunk

@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from ancf_beam.beam.model import CLAMP, BeamModel
+from ancf_beam.borrow import borrow
 from ancf_beam.linalg import FAST, aligned_copies, aligned_zeros, row_factor
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers.explicit import (
@@ -550,6 +551,7 @@ def batch_chunk(n_steps, step0, bd, st, out, wk, fail):
     """Advance the LANES models of a block ``n_steps`` steps from step ``step0`` in place (a
     model whose ``bd.n_regular`` steps are done is held). ``fail`` (2,): on a failure the
     model's lane and the step. Returns the status (``explicit.STATUS_*``)."""
+    bd, st, out, wk, fail = borrow((bd, st, out, wk, fail))
     q, dlt, f, r, v, acc, wacc = st.q, st.dlt, wk.f, wk.r, wk.v, wk.acc, wk.wacc
     wd, rf, z, w = st.dissipated, bd.rf, wk.z, wk.w
     n = dlt.shape[0] // LANES // 2

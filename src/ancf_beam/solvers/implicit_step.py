@@ -21,6 +21,7 @@ from numba import njit
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import CLAMP
+from ancf_beam.borrow import borrow
 from ancf_beam.linalg import (
     BANDWIDTH,
     NO_FACTOR,
@@ -474,6 +475,7 @@ def run_chunk(n_steps, step0, h, st, sy, par, wk, damage_on, dargs, out, iters):
     """Advance up to ``n_steps`` steps of size ``h`` in place, recording the outputs. Returns
     the steps done; fewer than asked means that the next step failed (state left at its start,
     failure described in ``st.s``)."""
+    st, sy, par, wk, dargs, out, iters = borrow((st, sy, par, wk, dargs, out, iters))
     s, q, dmg = st.s[0], st.q, dargs.dmg
     rd, g_full, q_ref, vec, xp = sy.rd, sy.g_full, sy.q_ref, wk.iw.vec, wk.iw.xp
     for k in range(n_steps):
