@@ -4,7 +4,7 @@ Numba counts a reference of every array a compiled function binds, passes or rec
 call of a compiled helper with ``k`` arrays among its arguments (a tuple counts each of its
 arrays) adds and removes ``k`` references, each an atomic instruction on the array's owner.
 On processors where an atomic instruction is slow this dominated the steps: on a 2-core Intel
-Xeon (Emerald Rapids) VM the reference counts were 35 % of a flexible slider-crank step
+Xeon (Emerald Rapids) VM the reference counts were a third of a flexible slider-crank step
 (benchmarks/README.md, "Reference counts"). A time loop passes its arrays to the same helpers
 thousands of times.
 

@@ -64,8 +64,9 @@ def cd_chunk(
     status, i_sample, dissipated work, work fed in by the drives). A state that is not finite,
     or a coordinate that moves more than ``lref`` in one step (an unstable run long before it
     overflows), stops the loop. ``W[7]`` must hold ``Phi_t`` at the start (the last evaluation).
-    (The step is written out here: a helper taking the tuples ``S`` and ``W`` costs a reference
-    count of every array in them per call, 14 % of the step of the pendulum.)"""
+    (The step is written out here: before the loops borrowed their arrays
+    (:mod:`ancf_beam.borrow`), a helper taking the tuples ``S`` and ``W`` cost a reference count
+    of every array in them per call, 14 % of the step of the pendulum.)"""
     q, v, a, lam, S, W, vs, q_ref, bufs = borrow((q, v, a, lam, S, W, vs, q_ref, bufs))
     n = q.shape[0]
     p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])

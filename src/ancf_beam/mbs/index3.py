@@ -244,8 +244,8 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     """One Newton-solved index-3 step of size ``h`` ending at ``t1`` (``L``: the low-rank part
     of the force elements outside the band, None without them: the band path alone). On
     success the state is overwritten and (True, iterations) returned; on failure it is left
-    untouched and the failure described in ``ist``/``fst``. (The helpers take arrays: a tuple
-    passed to one costs a reference count of every array in it per call.)"""
+    untouched and the failure described in ``ist``/``fst``. (Its arrays arrive borrowed from
+    :func:`ga_chunk`, so passing them on counts no references: :mod:`ancf_beam.borrow`.)"""
     mlb, ei, m = S[0], S[5], S[5].shape[0]
     f, phi, jc, jv, jn, gam, phit = W[0], W[1], W[3], W[4], W[5], W[6], W[7]
     pp, pq, cols, vals, dext, fstate = W[13], W[14], W[15], W[16], W[19], W[20]

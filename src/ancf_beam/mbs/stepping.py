@@ -602,9 +602,8 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     OVERLAP, ONSET_FAIL`` (their comment above). The onset search: :func:`_locate_onset`;
     ``rule`` 1 or 2 (with ``control``): the error rule (:func:`_error_control`), ``hist``
     (2 x ``_H_BINS``) counting the accepted steps by size (rows: free flight, a gap closed at
-    either end). The helpers of the step take arrays: a tuple bound to an argument costs a
-    reference count of every array in it per call."""
-    ctrl, run, save, gaps, rec, ctl, hist = borrow((ctrl, run, save, gaps, rec, ctl, hist))
+    either end). Called by :func:`sc_samples` only, whose borrowed arrays it passes on
+    (:mod:`ancf_beam.borrow`)."""
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h_free, h_small, control = ctrl[0], ctrl[1], ctrl[2]
     onset_tol, max_halvings, rule = ctrl[4], ctrl[5], ctrl[6]
