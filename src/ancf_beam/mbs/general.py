@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import MechanismSpec
@@ -153,6 +152,8 @@ def _driver(name: str, j: dict, parts: GeneralParts) -> Driver:
             return th0 + th, dth, ddth
 
         return Driver(name, body=body, theta0=th0, function=fn)
+    from scipy.interpolate import CubicSpline  # here: its import costs every job ~0.4 s
+
     spline = CubicSpline(j["table"]["t"], j["table"]["theta"])
     d1, d2 = spline.derivative(1), spline.derivative(2)
     return Driver(
