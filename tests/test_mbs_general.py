@@ -205,3 +205,31 @@ def test_clearance_journal_side_is_the_users_choice():
     assert (preset.p.body.name, preset.q.body.name) == ("slider", "rod")
     gen = expand(sc)
     assert gen.joints["wrist_pin"]["clearance"]["journal"] == "rod"
+
+
+def test_tabulated_driver_of_a_linear_angle_equals_the_constant_speed_driver():
+    """``profile: table`` (a cubic spline through the rows) with theta = theta0 + omega t
+    against ``profile: constant`` on the four-bar: the spline reproduces a linear function, so
+    the runs differ by round-off only. Bound: the spline's values, slopes and curvatures are
+    those of the line to a few ulps of theta over h^0, h^1, h^2 (h the rows' spacing, 1 ms:
+    1e-10 rad/s^2 at most), which moves each step by a few ulps of the coordinates (positions
+    and angles), summed over the steps: 8 eps x steps x the largest coordinate, as for a
+    Python driver (test_mbs_system)."""
+    from ancf_beam.mbs.analysis import run_mechanism
+
+    const = {**_four_bar(), "t_end": 0.006}
+    const["joints"]["drive"]["theta0"] = 0.3
+    table = copy.deepcopy(const)
+    t = np.linspace(0.0, 0.007, 8)
+    omega = const["joints"]["drive"]["omega"]
+    drive = {"profile": "table", "table": {"t": t.tolist(), "theta": (0.3 + omega * t).tolist()}}
+    table["joints"]["drive"].update(drive)
+    del table["joints"]["drive"]["omega"]
+    sa, a = run_mechanism(_resolve(const, "const"))
+    sb, b = run_mechanism(_resolve(table, "table"))
+    qa, qb = ([d[k].values for k in ("body_x", "body_y", "body_theta")] for d in (a, b))
+    scale = max(np.abs(v).max() for v in qa)
+    steps = round(0.006 / const["solver"]["dt"])
+    assert np.ptp(a["body_theta"].sel(body="crank").values) > 0.5  # the crank turns (0.6 rad)
+    err = max(np.abs(x - y).max() for x, y in zip(qa, qb, strict=True))
+    assert err <= 8 * np.finfo(float).eps * steps * scale, err
