@@ -152,7 +152,8 @@ def _driver(name: str, j: dict, parts: GeneralParts) -> Driver:
             return th0 + th, dth, ddth
 
         return Driver(name, body=body, theta0=th0, function=fn)
-    from scipy.interpolate import CubicSpline  # here: its import costs every job ~0.4 s
+    from scipy.interpolate import CubicSpline  # here: at module level it cost every
+    # process importing the multibody layer 0.2-0.6 s (scipy.optimize, scipy.special with it)
 
     spline = CubicSpline(j["table"]["t"], j["table"]["theta"])
     d1, d2 = spline.derivative(1), spline.derivative(2)
