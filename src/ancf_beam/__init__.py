@@ -36,8 +36,8 @@ _EXPORTS: dict[str, str] = {
     "load_config": "ancf_beam.config",
     "resolve_case": "ancf_beam.config",
     "resolve_mechanism": "ancf_beam.config",
-    "CaseSpec": "ancf_beam.config",
-    "MechanismSpec": "ancf_beam.config",
+    "CaseSpec": "ancf_beam.specs",
+    "MechanismSpec": "ancf_beam.specs",
     # the beam and its solvers
     "BeamModel": "ancf_beam.beam.model",
     "solve_static": "ancf_beam.solvers.static",
@@ -99,13 +99,7 @@ if TYPE_CHECKING:  # the same names for type checkers and documentation tools
     from typing import Any
 
     from ancf_beam.beam.model import BeamModel
-    from ancf_beam.config import (
-        CaseSpec,
-        MechanismSpec,
-        load_config,
-        resolve_case,
-        resolve_mechanism,
-    )
+    from ancf_beam.config import load_config, resolve_case, resolve_mechanism
     from ancf_beam.errors import ConfigError, ConvergenceError, InstabilityError
     from ancf_beam.identify import IdentificationResult, identify_from_frequencies
     from ancf_beam.mbs.analysis import run_mechanism
@@ -126,6 +120,7 @@ if TYPE_CHECKING:  # the same names for type checkers and documentation tools
     from ancf_beam.solvers.modal import modal_analysis
     from ancf_beam.solvers.settings import DynamicsSettings
     from ancf_beam.solvers.static import solve_static
+    from ancf_beam.specs import CaseSpec, MechanismSpec
 
 
 def __getattr__(name: str) -> "Any":

@@ -15,9 +15,11 @@ import numpy as np
 
 from ancf_beam.beam.defects import SectionProfile
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config import MAX_SEGMENTS, CaseSpec, ConfigError
+from ancf_beam.config import MAX_SEGMENTS
+from ancf_beam.errors import ConfigError
 from ancf_beam.io import check_finite, provenance_attrs
 from ancf_beam.kernel_cache import install_compile_clock, run_clock
+from ancf_beam.specs import CaseSpec
 
 if TYPE_CHECKING:  # imported where used: start-up time of the commands
     import xarray as xr

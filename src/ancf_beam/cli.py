@@ -29,11 +29,11 @@ from ancf_beam.config import (
     IMPLICIT_INTEGRATORS,
     INTEGRATORS,
     MECHANISM_INTEGRATORS,
-    CaseSpec,
     ConfigError,
     case_from_file,
 )
 from ancf_beam.solvers.schemes import NEWTON_DEFAULTS, NEWTON_VARIANTS
+from ancf_beam.specs import CaseSpec
 
 __all__ = [
     "COMMANDS",

@@ -7,7 +7,7 @@ Two data sources, one estimator (:func:`scipy.optimize.least_squares`, bounded, 
   released from rest under gravity.
 
 All other beam properties (length, section, density, their gradients, mesh, mapping) come from
-the :class:`~ancf_beam.config.CaseSpec` passed in; its own ``defect.lam``/``defect.n`` are only
+the :class:`~ancf_beam.specs.CaseSpec` passed in; its own ``defect.lam``/``defect.n`` are only
 used as one extra starting point. ``E0`` is the case's ``material.E0`` unless ``fit_E0``.
 
 Forward models
@@ -76,10 +76,10 @@ from scipy import optimize
 
 from ancf_beam.beam.model import CLAMP as CLAMP_DOFS
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config import CaseSpec
 from ancf_beam.io import json_ready
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.linalg import eigh_one_thread
+from ancf_beam.specs import CaseSpec
 
 log = logging.getLogger(__name__)
 

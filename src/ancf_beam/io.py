@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ancf_beam import __version__
-from ancf_beam.config import CaseSpec
 from ancf_beam.errors import InputFileError, OutputFileError
 from ancf_beam.kernel_cache import compile_seconds
+from ancf_beam.specs import CaseSpec
 
 if TYPE_CHECKING:  # xarray is imported where a file is read or written (start-up time)
     import xarray as xr

@@ -1,6 +1,6 @@
 """Gradient-defect section properties along the beam and their three mappings onto the mesh.
 
-Gradient law (:func:`gradient_factor`, parameters in :class:`ancf_beam.config.GradientSpec`):
+Gradient law (:func:`gradient_factor`, parameters in :class:`ancf_beam.specs.GradientSpec`):
 ``f(x) = (1 - lam (x/L)^n) * t(x/L)`` where ``t`` is the optional piecewise-linear measured
 ``table`` (1 if none). Point properties at reference position ``x`` (m), each its clamp value
 times its gradient factor:
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ancf_beam.config import CaseSpec, GradientSpec
+from ancf_beam.specs import CaseSpec, GradientSpec
 
 __all__ = ["SectionProfile", "gradient_factor", "mapped_values"]
 

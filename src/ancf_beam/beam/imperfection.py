@@ -13,7 +13,7 @@ import numpy as np
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ancf_beam.config import ImperfectionSpec
+    from ancf_beam.specs import ImperfectionSpec
 
 __all__ = [
     "MAX_KAPPA0_L",

@@ -16,8 +16,8 @@ from numba import njit
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.defects import SectionProfile, mapped_values
-from ancf_beam.config import CaseSpec
 from ancf_beam.linalg import BANDWIDTH, NO_FACTOR, band_to_dense, xy_cholesky
+from ancf_beam.specs import CaseSpec
 
 __all__ = ["CLAMP", "N_GAUSS_MASS", "BeamModel", "Quadrature", "gauss01"]
 
@@ -38,7 +38,7 @@ def gauss01(n: int) -> Quadrature:
 
 
 class BeamModel:
-    """Discretised graded cantilever built from a :class:`~ancf_beam.config.CaseSpec`."""
+    """Discretised graded cantilever built from a :class:`~ancf_beam.specs.CaseSpec`."""
 
     def __init__(self, case: CaseSpec):
         self.case = case

@@ -9,16 +9,14 @@ ranges and defaults are the schema's; here are the checks that span keys. SI uni
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ancf_beam import schema
 from ancf_beam.beam.imperfection import MAX_KAPPA0_L, tip_reach
 from ancf_beam.errors import ConfigError
+from ancf_beam.specs import SECTION_SPECS, CaseSpec, DefectSpec, GradientSpec
 from ancf_beam.yamlio import parse_yaml_text, read_yaml
 
 __all__ = [
@@ -33,13 +31,8 @@ __all__ = [
     "PIPELINE_DEFAULTS",
     "RULES",
     "SECTIONS",
-    "CaseSpec",
-    "GradientSpec",
-    "ImperfectionSpec",
     "build_case",
     "case_from_file",
-    "config_hash",
-    "flatten",
     "load_config",
     "parse_set",
     "pipeline_settings",
@@ -63,119 +56,6 @@ MAX_ELEMENTS = schema.node("mesh_count")["maximum"]
 MAX_SEGMENTS = schema.node("stepped")["properties"]["segments"]["maximum"]
 _GAUSS = schema.node("mesh")["properties"]["n_gauss_axial"]
 N_GAUSS_RANGE = (_GAUSS["minimum"], _GAUSS["maximum"])
-
-
-@dataclass(frozen=True)
-class GradientSpec:
-    """Parameters of one gradient law: power law ``lam``, ``n`` and the optional measured
-    ``table`` ``((x/L, factor), ...)``. The law itself is
-    :func:`ancf_beam.beam.defects.gradient_factor`."""
-
-    lam: float
-    n: float
-    table: tuple[tuple[float, float], ...] | None
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> GradientSpec:
-        table = d.get("table")
-        if table is not None:
-            table = tuple((float(a), float(b)) for a, b in table)
-        return cls(float(d["lam"]), float(d["n"]), table)
-
-
-def _section(name: str, doc: str, **namespace: Any) -> type:
-    return schema.spec_class(name, name.removesuffix("Spec").lower(), __name__, doc, namespace)
-
-
-BeamSpec = _section("BeamSpec", "Geometry of the beam (m).")
-MaterialSpec = _section("MaterialSpec", "Material at the clamp.")
-MeshSpec = _section("MeshSpec", "Discretisation.")
-LoadSpec = _section("LoadSpec", "Gravity, along -y.")
-StaticSpec = _section("StaticSpec", "Static solver controls.")
-ModalSpec = _section("ModalSpec", "Modal analysis.")
-SteppedSpec = _section("SteppedSpec", "The stepped-beam reference.")
-DynamicsSpec = _section("DynamicsSpec", "Dynamic runs.")
-DamageSpec = _section("DamageSpec", "Strain-driven irreversible damage (ancf_beam.beam.damage).")
-ImperfectionSpec = _section(
-    "ImperfectionSpec",
-    "Stress-free initially curved reference: curvature ``kappa0 * p(x)`` (1/m), ``p = 1``\n"
-    "(uniform) or ``p = 1 - x/L`` (linear); ``tip_offset`` (m), when given, sets ``kappa0``.",
-    active=property(
-        lambda self: self.kappa0 != 0.0 or bool(self.tip_offset),
-        doc="True when the reference is curved.",
-    ),
-)
-_SPECS = {
-    cls.__name__.removesuffix("Spec").lower(): cls
-    for cls in (BeamSpec, MaterialSpec, MeshSpec, LoadSpec, StaticSpec, ModalSpec, SteppedSpec)
-    + (DynamicsSpec, ImperfectionSpec, DamageSpec)
-}
-
-
-@dataclass(frozen=True)
-class DefectSpec:
-    E: GradientSpec
-    rho: GradientSpec
-    width: GradientSpec
-    height: GradientSpec
-    mapping: str  # gauss | nodal | element
-
-
-class ResolvedSpec:
-    """A resolved spec's provenance: its ``resolved`` parameters, their hash, their flat form."""
-
-    resolved: Mapping[str, Any]
-
-    @property
-    def config_hash(self) -> str:
-        return config_hash(self.resolved)
-
-    def flat(self) -> dict[str, Any]:
-        """Resolved parameters as a flat ``{dotted.key: value}`` dict."""
-        return flatten(self.resolved)
-
-
-@dataclass(frozen=True)
-class CaseSpec(ResolvedSpec):
-    """One fully resolved case: everything the library needs, plus its provenance."""
-
-    name: str
-    beam: BeamSpec
-    material: MaterialSpec
-    defect: DefectSpec
-    mesh: MeshSpec
-    load: LoadSpec
-    static: StaticSpec
-    modal: ModalSpec
-    stepped: SteppedSpec
-    dynamics: DynamicsSpec
-    imperfection: ImperfectionSpec
-    damage: DamageSpec
-    resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
-
-    def with_overrides(self, overrides: Mapping[str, Any]) -> CaseSpec:
-        """A copy of this case with dotted-key overrides applied and validated."""
-        merged = copy.deepcopy(dict(self.resolved))
-        for key, value in overrides.items():
-            set_dotted(merged, key, value)
-        return build_case(merged, self.name)
-
-
-def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
-
-
-def config_hash(resolved: Mapping[str, Any]) -> str:
-    """SHA-256 (first 16 hex digits) of the canonical JSON of a resolved configuration."""
-    text = json.dumps(resolved, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def deep_merge(base: dict, over: Mapping, where: str) -> dict:
@@ -381,9 +261,18 @@ def build_case(merged: dict[str, Any], name: str) -> CaseSpec:
     return CaseSpec(
         name=name,
         defect=defect,
-        **{key: schema.spec(cls, resolved[key]) for key, cls in _SPECS.items()},
+        **{key: schema.spec(cls, resolved[key]) for key, cls in SECTION_SPECS.items()},
         resolved=resolved,
+        rebuild=_with_overrides,
     )
+
+
+def _with_overrides(case: CaseSpec, overrides: Mapping[str, Any]) -> CaseSpec:
+    """``case`` with dotted-key overrides applied and validated."""
+    merged = copy.deepcopy(dict(case.resolved))
+    for key, value in overrides.items():
+        set_dotted(merged, key, value)
+    return build_case(merged, case.name)
 
 
 def beam_case(sections: Mapping[str, Any], name: str, where: str, g: float | None = None):

@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ancf_beam import schema
-from ancf_beam.config.cases import (
-    BEAM_CASE_SECTIONS,
-    CaseSpec,
-    beam_case,
-    deep_merge,
-    set_dotted,
-)
+from ancf_beam.config.cases import BEAM_CASE_SECTIONS, beam_case, deep_merge, set_dotted
 from ancf_beam.config.contact import contact_spec
 from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.laws import ContactSpec
+from ancf_beam.specs import GeneralSpec
 
-__all__ = ["GeneralSpec", "general_block", "general_spec"]
+__all__ = ["general_block", "general_spec"]
 
 #: the blocks of named items and the schema definition of one item
 GROUPS = {
@@ -36,24 +30,6 @@ GROUPS = {
 }
 #: built-in markers of each body type
 BUILTIN_MARKERS = {"rigid": ("cm",), "point-mass": ("cm",), "beam": ("start", "mid", "end")}
-
-
-@dataclass(frozen=True)
-class GeneralSpec:
-    """A resolved general mechanism: the validated items (defaults merged) in the order given,
-    the beams' cases, the contact laws (by contact, clearance or guide name) and gravity."""
-
-    bodies: Mapping[str, Mapping[str, Any]]
-    joints: Mapping[str, Mapping[str, Any]]
-    forces: Mapping[str, Mapping[str, Any]]
-    contacts: Mapping[str, Mapping[str, Any]]
-    beams: Mapping[str, CaseSpec] = field(default_factory=dict)
-    laws: Mapping[str, ContactSpec] = field(default_factory=dict)
-    g: float = 0.0
-    #: per contact (by name): the reduced mass (kg) and impact speed (m/s) that set its
-    #: frequency estimate, where a preset knows them; otherwise estimated from the bodies
-    m_eff: Mapping[str, float] = field(default_factory=dict)
-    v_impact: Mapping[str, float] = field(default_factory=dict)
 
 
 def _item(group: str, value: Any) -> Any:

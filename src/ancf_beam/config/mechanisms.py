@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ancf_beam import schema
 from ancf_beam.config.cases import (
     BEAM_CASE_SECTIONS,
-    CaseSpec,
-    ResolvedSpec,
     beam_case,
     deep_merge,
     load_config,
@@ -27,17 +24,23 @@ from ancf_beam.config.cases import (
     set_dotted,
 )
 from ancf_beam.config.contact import contact_law, contact_spec
-from ancf_beam.config.general import GeneralSpec, general_block, general_spec
+from ancf_beam.config.general import general_block, general_spec
 from ancf_beam.errors import ConfigError
-from ancf_beam.mbs.laws import ContactLaw, FrictionLaw, NonsmoothLaw, admissible_overlap
+from ancf_beam.mbs.laws import ContactLaw, FrictionLaw, admissible_overlap
+from ancf_beam.specs import (
+    BaumgarteSpec,
+    ClearanceSpec,
+    MechanismSolverSpec,
+    MechanismSpec,
+    RigidLinkSpec,
+    RigidPartSpec,
+)
 
 __all__ = [
     "BEAM_CASE_SECTIONS",
     "IVP_METHODS",
     "MECHANISM_INTEGRATORS",
     "MECHANISM_KINDS",
-    "MechanismSolverSpec",
-    "MechanismSpec",
     "check_contact_integrator",
     "mechanism_from_file",
     "mechanism_names",
@@ -54,93 +57,6 @@ ROD_MODELS = schema.enum("slider_crank", "rod.model")
 CLEARANCE_INTEGRATORS = ("generalized-alpha", "newmark", "adaptive")
 #: the one integrator of nonsmooth contacts (``model: nonsmooth``), which takes no compliant one
 NONSMOOTH_INTEGRATOR = "moreau-jean"
-
-RigidLinkSpec = schema.spec_class(
-    "RigidLinkSpec", "rod_rigid", __name__, "A rigid link, its centre of mass at mid-length."
-)
-BaumgarteSpec = schema.spec_class(
-    "BaumgarteSpec", "baumgarte", __name__, "Baumgarte stabilisation.", defaults=True
-)
-MechanismSolverSpec = schema.spec_class(
-    "MechanismSolverSpec",
-    "mech_solver",
-    __name__,
-    "Integrator controls of a mechanism; ``MechanismSolverSpec()`` holds the defaults.",
-    defaults=True,
-)
-
-
-@dataclass(frozen=True)
-class RigidPartSpec:
-    mass: float  # kg
-    inertia: float  # kg m^2
-
-
-@dataclass(frozen=True)
-class ClearanceSpec:
-    """A revolute clearance joint (the schema's ``clearance``), its laws parsed."""
-
-    joint: str
-    bearing_radius: float
-    journal_radius: float
-    E: float | None
-    nu: float | None
-    contact: ContactLaw | NonsmoothLaw
-    friction: FrictionLaw | None
-    continuous_factor: float
-    journal: str | None = None  # the body with the journal; None: crank or slider
-
-    @property
-    def radial_clearance(self) -> float:
-        """``c = R_b - R_j`` (m)."""
-        return self.bearing_radius - self.journal_radius
-
-
-@dataclass(frozen=True)
-class MechanismSpec(ResolvedSpec):
-    """One resolved mechanism case. ``beam`` is the pendulum's beam case or the slider-crank's
-    ANCF rod (None for a rigid rod, then ``rod`` holds it)."""
-
-    name: str
-    kind: str
-    t_end: float
-    integrator: str
-    sample_dt: float
-    g: float
-    baumgarte: BaumgarteSpec
-    solver: MechanismSolverSpec
-    beam: CaseSpec | None = None
-    crank: RigidLinkSpec | None = None
-    rod: RigidLinkSpec | None = None
-    slider: RigidPartSpec | None = None
-    omega: float | None = None
-    clearance: ClearanceSpec | None = None
-    masses: tuple[float, float] | None = None  # two-body: m1, m2 (kg)
-    radii: tuple[float, float] | None = None  # two-body: contact radii (m)
-    v_rel: float | None = None  # two-body: approach speed (m/s)
-    gap: float | None = None  # two-body: initial gap (m)
-    contact: ContactLaw | NonsmoothLaw | None = None  # two-body
-    general: GeneralSpec | None = None  # general: bodies, joints, forces, contacts
-    resolved: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
-
-    @property
-    def m_eff(self) -> float | None:
-        """Effective mass ``m1 m2 / (m1 + m2)`` (kg) of the two-body impact."""
-        if self.masses is None:
-            return None
-        m1, m2 = self.masses
-        return m1 * m2 / (m1 + m2)
-
-    @property
-    def rod_model(self) -> str | None:
-        if self.kind != "slider-crank":
-            return None
-        return "ancf" if self.beam is not None else "rigid"
-
-    def with_overrides(self, overrides: Mapping[str, Any]) -> MechanismSpec:
-        """A copy with dotted-key overrides (relative to the block) applied and validated."""
-        config = {"mechanisms": {self.name: dict(self.resolved)}}
-        return resolve_mechanism(config, self.name, overrides)
 
 
 def mechanism_names(config: Mapping[str, Any]) -> list[str]:
@@ -253,6 +169,7 @@ def resolve_mechanism(
     if kind != "general":
         _check_block(name, merged)
     common = {
+        "rebuild": _with_overrides,
         "name": name,
         "kind": kind,
         "t_end": float(merged["t_end"]),
@@ -281,6 +198,11 @@ def resolve_mechanism(
         check_contact_integrator(name, merged["integrator"], models)
         return MechanismSpec(**{**common, "g": gen.g}, general=gen, resolved=merged)
     return _slider_crank_spec(name, merged, common)
+
+
+def _with_overrides(mech: MechanismSpec, overrides: Mapping[str, Any]) -> MechanismSpec:
+    """``mech`` with dotted-key overrides (relative to its block) applied and validated."""
+    return resolve_mechanism({"mechanisms": {mech.name: dict(mech.resolved)}}, mech.name, overrides)
 
 
 def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:

@@ -73,7 +73,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import ConfigError, MechanismSpec, check_contact_integrator
+from ancf_beam.config import check_contact_integrator
+from ancf_beam.errors import ConfigError
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import install_compile_clock
 from ancf_beam.mbs.bodies import BeamBody
@@ -91,6 +92,7 @@ from ancf_beam.mbs.outputs import (
 )
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
+from ancf_beam.specs import MechanismSpec
 
 install_compile_clock()  # numba is loaded by now; no kernel has run yet
 

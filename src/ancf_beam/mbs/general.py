@@ -1,4 +1,4 @@
-"""A general mechanism (``kind: general``, :class:`~ancf_beam.config.GeneralSpec`) -> system.
+"""A general mechanism (``kind: general``, :class:`~ancf_beam.specs.GeneralSpec`) -> system.
 
 Bodies are numbered in the order the configuration gives them; a point ``"body.marker"`` is a
 marker of a rigid body (``cm``: the centre of mass), a point mass (``cm``) or a beam's ``start``,
@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config import MechanismSpec
 from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.bodies import BeamBody, Body, Point, PointMass, RigidBody, ground
 from ancf_beam.mbs.forces import (
@@ -42,6 +41,7 @@ from ancf_beam.mbs.forces import (
 from ancf_beam.mbs.joints import Driver, Prismatic, Revolute, Weld
 from ancf_beam.mbs.system import System
 from ancf_beam.results import RedundantConstraintError
+from ancf_beam.specs import MechanismSpec
 
 __all__ = ["GeneralParts", "build_general", "spin_up_profile"]
 

@@ -1,4 +1,4 @@
-"""Mechanisms built from a :class:`~ancf_beam.config.MechanismSpec` (the ``mechanisms:`` config).
+"""Mechanisms built from a :class:`~ancf_beam.specs.MechanismSpec` (the ``mechanisms:`` config).
 
 * ``pendulum``: a beam case pinned at node 0 to the ground at the origin (position fixed, slope
   free), released from rest in its reference configuration (straight along +x unless the case
@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ancf_beam.config import MechanismSpec
 from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody
 from ancf_beam.mbs.forces import CircleContact
 from ancf_beam.mbs.general import build_general
 from ancf_beam.mbs.joints import Driver
 from ancf_beam.mbs.presets import expand
 from ancf_beam.mbs.system import System
+from ancf_beam.specs import MechanismSpec
 
 __all__ = [
     "Mechanism",

@@ -1,5 +1,5 @@
 """The built-in mechanism kinds as presets: each expands into a general description
-(:class:`~ancf_beam.config.general.GeneralSpec`) that :mod:`ancf_beam.mbs.general` builds.
+(:class:`~ancf_beam.specs.GeneralSpec`) that :mod:`ancf_beam.mbs.general` builds.
 
 * ``pendulum``: the beam case ``beam``, node 0 (``beam.start``) pinned to the ground at the
   origin (joint ``pivot``), released from rest in its reference configuration.
@@ -20,8 +20,8 @@ import math
 from typing import Any
 
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config.general import GeneralSpec
 from ancf_beam.mbs.laws import ContactSpec
+from ancf_beam.specs import GeneralSpec
 
 __all__ = ["expand"]
 

@@ -1,7 +1,7 @@
 """Settings of the multibody time integrators and their default steps.
 
 :class:`IntegratorSettings` (integrator, step, tolerances; the solver fields and their defaults
-are those of :class:`ancf_beam.config.MechanismSolverSpec`), the explicit stability bounds
+are those of :class:`ancf_beam.specs.MechanismSolverSpec`), the explicit stability bounds
 :func:`explicit_dt_bounds` and the default step :func:`default_dt`. The integrators themselves:
 :mod:`ancf_beam.mbs.integrators` (the front door, :func:`~ancf_beam.mbs.integrators.integrate`).
 """
@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ancf_beam.config import IVP_METHODS, MECHANISM_INTEGRATORS, MechanismSolverSpec
+from ancf_beam.config import IVP_METHODS, MECHANISM_INTEGRATORS
 from ancf_beam.mbs.system import System
 from ancf_beam.solvers.schemes import newmark_dissipation_advice
+from ancf_beam.specs import MechanismSolverSpec
 
 __all__ = [
     "CONTACT_STEP_FRACTION",
@@ -62,7 +63,7 @@ class IntegratorSettings:
     over the largest impulse) and ``max_iter`` its sweep cap; ``contact_projection``: project
     the positions out of penetration after each step (velocities unchanged).
     The solver fields and their defaults are those of
-    :class:`ancf_beam.config.MechanismSolverSpec`."""
+    :class:`ancf_beam.specs.MechanismSolverSpec`."""
 
     integrator: str = INTEGRATORS[0]
     t_end: float = 1.0

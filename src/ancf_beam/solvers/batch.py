@@ -5,7 +5,7 @@ one core idle. :func:`run_batch` maps a task over the items in a pool of worker 
 (forked on Linux, so the numba kernels the parent has loaded are not compiled again), with BLAS
 limited to one thread per worker (several workers with one BLAS thread each beat one worker
 with many: the matrices here are small and BLAS threads spin-wait on a busy machine). The
-ready-made tasks take a case (``ancf_beam.config.CaseSpec``), build its model in the worker and
+ready-made tasks take a case (``ancf_beam.specs.CaseSpec``), build its model in the worker and
 return a small summary, so that only specs and a few numbers cross process boundaries:
 
 * :func:`modal_sweep`: the first natural frequencies of every case;
@@ -188,7 +188,7 @@ def explicit_batch(
 ) -> list:
     """Central-difference runs of many beams of the same mesh size stepped together.
 
-    ``cases``: :class:`~ancf_beam.config.CaseSpec` or :class:`~ancf_beam.beam.model.BeamModel`
+    ``cases``: :class:`~ancf_beam.specs.CaseSpec` or :class:`~ancf_beam.beam.model.BeamModel`
     items, all with the same ``mesh.n_elements``, element length and Gauss rules (material,
     density, section, their gradients, the defect profile and gravity may differ). Every other
     argument is one value for all runs or a sequence with one per run: ``t_end`` (s); ``dt``

@@ -47,7 +47,6 @@ from ancf_beam.config import (
     IMPLICIT_INTEGRATORS,
     INTEGRATORS,
     RULES,
-    CaseSpec,
 )
 from ancf_beam.errors import SettingsError
 from ancf_beam.solvers.modal import modal_analysis, omega_max
@@ -58,6 +57,7 @@ from ancf_beam.solvers.schemes import (
     NEWTON_VARIANTS,
     Scheme,
 )
+from ancf_beam.specs import CaseSpec
 
 __all__ = [
     "APPLIES_TO",

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ancf_beam.config import CaseSpec
+from ancf_beam.specs import CaseSpec
 
 __all__ = [
     "EPS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ancf_beam.config import CaseSpec
+from ancf_beam.specs import CaseSpec
 
 __all__ = [
     "convergence_expected",

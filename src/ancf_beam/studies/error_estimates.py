@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec
+from ancf_beam.specs import MechanismSpec
 from ancf_beam.studies.checks import check
 
 __all__ = [

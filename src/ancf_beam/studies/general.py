@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec
 from ancf_beam.mbs.analysis import run_mechanism
 from ancf_beam.references.clearance_mechanisms import (
     slider_crank_guide_clearance,
@@ -35,6 +34,7 @@ from ancf_beam.references.clearance_mechanisms import (
 )
 from ancf_beam.references.fourbar import FourBar
 from ancf_beam.references.spinup import SpinUpBeam, tip_deflection
+from ancf_beam.specs import MechanismSpec
 from ancf_beam.studies.checks import check
 from ancf_beam.studies.error_estimates import HistoryBound, est_check, estimate, roundoff, tol_floor
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
+from ancf_beam.specs import CaseSpec
 
 __all__ = [
     "coverage_tolerance",

@@ -14,12 +14,12 @@ import xarray as xr
 from scipy import optimize
 
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers import DynamicsSettings, simulate
 from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, INTEGRATORS, make_scheme
+from ancf_beam.specs import CaseSpec
 
 __all__ = [
     "STUDY_VARIABLES",

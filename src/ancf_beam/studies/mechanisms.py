@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import MechanismSpec
 from ancf_beam.io import provenance_attrs
 from ancf_beam.mbs.analysis import refined_runs, run_mechanism
 from ancf_beam.references.impact import integrate_impact, kelvin_voigt
@@ -48,6 +47,7 @@ from ancf_beam.references.mechanism import (
     slider_crank_inverse_dynamics,
     slider_crank_kinematics,
 )
+from ancf_beam.specs import MechanismSpec
 from ancf_beam.studies.checks import check, checks_dataset, report_tolerances
 from ancf_beam.studies.error_estimates import (
     EPS,

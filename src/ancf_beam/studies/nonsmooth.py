@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import ConfigError, MechanismSpec
+from ancf_beam.errors import ConfigError
 from ancf_beam.mbs.analysis import run_mechanism
+from ancf_beam.specs import MechanismSpec
 from ancf_beam.studies.error_estimates import EPS, est_check, estimate, roundoff
 
 __all__ = [

@@ -163,7 +163,7 @@ def defect_profiles(params: Mapping[str, Any], x_over_l: np.ndarray) -> dict[str
     """Factors ``E/E0``, ``rho/rho0``, ``b/b0``, ``h/h0`` of a case at ``x/L`` (every one, ones
     where the case does not grade that property), from the library's own gradient law."""
     from ancf_beam.beam.defects import gradient_factor
-    from ancf_beam.config import GradientSpec
+    from ancf_beam.specs import GradientSpec
 
     x_over_l = np.asarray(x_over_l, float)
     out = {}

@@ -12,12 +12,12 @@ import numpy as np
 import xarray as xr
 
 from ancf_beam.beam.model import BeamModel
-from ancf_beam.config import CaseSpec
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers import DynamicsSettings, modal_analysis, omega_max, simulate
 from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR
+from ancf_beam.specs import CaseSpec
 from ancf_beam.studies.convergence import fit_slope
 from ancf_beam.studies.integrators import TWO_PI, pad_rows, tip_error
 

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import PIPELINE_DEFAULTS, CaseSpec
+from ancf_beam.config import PIPELINE_DEFAULTS
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
+from ancf_beam.specs import CaseSpec
 from ancf_beam.studies.bounds import (
     EPS,
     QUADRATURE_REL,
