@@ -31,6 +31,7 @@ __all__ = [
     "fit_first_mode",
     "integrator_plan",
     "linear_step_properties",
+    "mode_history",
     "pad_rows",
     "recommend_integrators",
     "run_integrator_study",
@@ -465,22 +466,31 @@ class LinearModes:
 
     @staticmethod
     def _mode_history(integrator, dt, w: float, alpha: float, steps, options) -> np.ndarray:
-        """Unit mode (displacement from its static position -1 at rest) after ``steps`` steps
-        of the scheme: ``e_u^T A^n x0`` by the eigen-decomposition of ``A``."""
-        wdt = float(w * dt)
-        a = amplification_matrix(integrator, wdt, alpha / (2.0 * w), **options)
-        if integrator == EXPLICIT_INTEGRATOR:  # (u_0, u_-1), u_-1 = u0 + dt^2 / 2 a0
-            x0 = np.array([-1.0, -1.0 + 0.5 * wdt * wdt])
-        elif integrator == "bdf1":  # (u, dt v)
-            x0 = np.array([-1.0, 0.0])
-        else:  # (u, dt v, dt^2 a), a0 = w^2
-            x0 = np.array([-1.0, 0.0, wdt * wdt])
-        lam, vec = np.linalg.eig(a)
-        coef = np.linalg.solve(vec, x0.astype(complex))
-        hist = (
-            vec[0][None, :] * coef[None, :] * lam.astype(complex)[None, :] ** steps[:, None]
-        ).sum(axis=1)
-        return hist.real
+        """:func:`mode_history` with mass-proportional damping ``alpha`` (1/s)."""
+        return mode_history(integrator, dt, w, alpha / (2.0 * w), steps, options)
+
+
+def mode_history(
+    integrator: str, dt: float, w: float, zeta: float, steps, options: dict[str, float]
+) -> np.ndarray:
+    """One mode of frequency ``w`` (rad/s, damping ratio ``zeta``) released at rest from -1
+    below its static position, after ``steps`` steps of ``integrator`` at step ``dt`` (the
+    scheme's ``options``: ``beta``, ``gamma``, ``rho_inf``): ``e_u^T A^n x0`` by the
+    eigen-decomposition of the amplification matrix ``A`` (:func:`amplification_matrix`)."""
+    wdt = float(w * dt)
+    a = amplification_matrix(integrator, wdt, zeta, **options)
+    if integrator == EXPLICIT_INTEGRATOR:  # (u_0, u_-1), u_-1 = u0 + dt^2 / 2 a0
+        x0 = np.array([-1.0, -1.0 + 0.5 * wdt * wdt])
+    elif integrator == "bdf1":  # (u, dt v)
+        x0 = np.array([-1.0, 0.0])
+    else:  # (u, dt v, dt^2 a), a0 = w^2
+        x0 = np.array([-1.0, 0.0, wdt * wdt])
+    lam, vec = np.linalg.eig(a)
+    coef = np.linalg.solve(vec, x0.astype(complex))
+    hist = (vec[0][None, :] * coef[None, :] * lam.astype(complex)[None, :] ** steps[:, None]).sum(
+        axis=1
+    )
+    return hist.real
 
 
 def _run_planned(case, p: PlannedRun, dt_critical, t_end, alpha, progress) -> StudyRun:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import PIPELINE_DEFAULTS
+from ancf_beam.config import EXPLICIT_INTEGRATOR, PIPELINE_DEFAULTS
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.specs import CaseSpec
@@ -100,8 +100,10 @@ def whole_period_mean(
 
 def assert_dt_safety(case: CaseSpec, attrs: Mapping[str, Any], rel: float = 1e-12) -> None:
     """The explicit run's ``dt`` is ``dynamics.dt_safety x dt_critical`` (the critical_dt ->
-    simulate chain imposes it; an assertion, not a validation check). Raises ValueError."""
-    if case.dynamics.dt is not None:
+    simulate chain imposes it; an assertion, not a validation check). Raises ValueError. An
+    implicit run's step comes from the first period (:mod:`ancf_beam.solvers.settings`), not
+    from the critical step: nothing to assert."""
+    if case.dynamics.dt is not None or _integrator(attrs) != EXPLICIT_INTEGRATOR:
         return
     ratio = float(attrs["dt"]) / float(attrs["dt_critical"])
     if not abs(ratio / case.dynamics.dt_safety - 1.0) <= rel:
@@ -138,6 +140,12 @@ def elastica_reference(case: CaseSpec, n_el: int, tol: float = ELASTICA_TOL) -> 
     el["node_x"] = el["x"][::10]
     el["node_y"] = el["y"][::10]
     return el
+
+
+def _integrator(attrs: Mapping[str, Any]) -> str:
+    """The integrator of a run (its ``integrator`` attribute; runs before it was recorded were
+    explicit)."""
+    return str(attrs.get("integrator", EXPLICIT_INTEGRATOR))
 
 
 def run_validation(
@@ -761,10 +769,15 @@ def _uniform_checks(case, n_modes, fs, loaded=True):
 
 
 def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
-    """The checks of the explicit run; ``info`` receives the run mesh's ``omega_1`` about the
-    static state (``omega_1_static``), the geometric-nonlinearity estimate relative to the
-    static tip (``nonlinearity_rel``) and the static tip's nonlinear part
-    (``static_nonlinearity_rel``): the per-case report's spectral and curvature bounds."""
+    """The checks of the dynamic run, with any integrator and Rayleigh damping; ``info``
+    receives the run mesh's ``omega_1`` about the static state (``omega_1_static``), the
+    geometric-nonlinearity estimate relative to the static tip (``nonlinearity_rel``) and the
+    static tip's nonlinear part (``static_nonlinearity_rel``): the per-case report's spectral
+    and curvature bounds. The linear references are the run's own scheme, step and damping on
+    the linear discrete model (:class:`_LinearRelease`). A BDF1 run has no energy row: at its
+    steps it dissipates the vibration within a few periods (drift near 1, far from its
+    asymptotic first order); the tip history checks its dissipation mode by mode. A
+    large-deflection BDF1 run therefore has no dynamic check."""
     from ancf_beam.beam.model import BeamModel
     from ancf_beam.solvers.modal import modal_analysis
     from ancf_beam.solvers.static import solve_static
@@ -774,7 +787,11 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
     sim_case = (
         case if ne_sim == case.mesh.n_elements else case.with_overrides({"mesh.n_elements": ne_sim})
     )
-    rows = [_energy_drift_check(sim_case, simulate_ds, fs, large)]
+    integrator = _integrator(simulate_ds.attrs)
+    label = "explicit run" if integrator == EXPLICIT_INTEGRATOR else f"{integrator} run"
+    rows = []
+    if integrator != "bdf1":
+        rows.append(_energy_drift_check(sim_case, simulate_ds, fs, large, label))
     if large:  # no vibration about the static state, no linear superposition
         return rows
     if sim_case is case:
@@ -791,19 +808,29 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
     t = simulate_ds["time"].values
     y = simulate_ds["tip_y"].values
     dt = float(simulate_ds.attrs["dt"])
-    response = _LinearRelease(sim_case, dt)
+    response = _LinearRelease(sim_case, dt, simulate_ds.attrs)
+    half = _half_load_run(sim_case, simulate_ds.attrs)
     mean, nper = whole_period_mean(t, y, 2 * math.pi / w1)
-    y_lin = response.tip(t, discrete=True)
+    y_lin = response.discrete(t)
     mean_lin, _ = whole_period_mean(t, y_lin, 2 * math.pi / w1)
     residual = mean_lin - response.static_tip
     b = Bound().add(
         f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|", fs * nonlinear / abs(tip_static)
     )
+    if half is not None:
+        yh = half["tip_y"].values
+        mean_h, _ = whole_period_mean(half["time"].values, yh, 2 * math.pi / w1)
+        nl_half = 2.0 * abs((mean - y[0]) - 2.0 * (mean_h - yh[0]))
+        b.add(
+            f"{fs:g} x nonlinear part from half load 2 |m - 2 m_half| (beta K0 damping)",
+            fs * nl_half / abs(tip_static),
+        )
     steps = float(simulate_ds.attrs["t_end"]) / dt
     b.add("time-stepping round-off eps x steps", EPS * steps)
+    response.add_newton(b, steps)
     rows.append(
         check(
-            "explicit run: mean tip over whole periods (2nd half) vs static tip + linear residual "
+            f"{label}: mean tip over whole periods (2nd half) vs static tip + linear residual "
             "oscillation",
             tip_static + residual,
             mean,
@@ -814,15 +841,17 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
         )
     )
     if straight:
-        rows.append(_first_period_check(sim_case, t, y, response, nonlinear, fs, steps))
+        rows.append(
+            _first_period_check(sim_case, t, y, response, nonlinear, fs, steps, label, half)
+        )
     return rows
 
 
-def _energy_drift_check(sim_case, simulate_ds, fs, large):
-    """Energy drift of the undamped explicit run against the central differences' bound on the
-    linearised beam (:func:`~ancf_beam.studies.bounds.central_difference_energy_bound`); with
-    large deflection or damping the linear bound does not apply, and the drift's estimate from
-    a second run at ``dt / 2`` (second order) is used."""
+def _energy_drift_check(sim_case, simulate_ds, fs, large, label="explicit run"):
+    """Energy drift of the run (damping work counted) against the central differences' bound
+    on the linearised beam (:func:`~ancf_beam.studies.bounds.central_difference_energy_bound`);
+    with large deflection, damping or an implicit (second-order) integrator the linear bound
+    does not apply, and the drift's estimate from a second run at ``dt / 2`` is used."""
     from ancf_beam.beam.model import BeamModel
 
     a = simulate_ds.attrs
@@ -837,49 +866,63 @@ def _energy_drift_check(sim_case, simulate_ds, fs, large):
     scale = float(sum(np.max(np.abs(e)) for e in energies))
     b = Bound().add("energy sums 16 eps", 16.0 * EPS * scale / t_max)
     damped = sim_case.dynamics.damping_alpha > 0.0 or sim_case.dynamics.damping_beta > 0.0
-    if large or damped:
+    explicit = _integrator(a) == EXPLICIT_INTEGRATOR
+    if large or damped or not explicit:
         half = _rerun(sim_case, a, 0.5 * dt)
         d_half = float(half["energy_drift_rel"])
         b.add(
             f"{fs:g} x estimate 4/3 |drift(dt) - drift(dt/2)| (second order; dt/2: {d_half:.3g})",
             fs * 4.0 / 3.0 * abs(drift - d_half),
         )
-        why = "large deflection" if large else "damped run"
+        why = "large deflection" if large else "damped run" if damped else "implicit run"
+        if not explicit:
+            b.add(
+                "Newton: residual test newton_tol x steps (relative work per step)",
+                float(a["newton_tol"]) * float(a["t_end"]) / dt,
+            )
     else:
         bound = central_difference_energy_bound(BeamModel(sim_case), dt)
         b.add(f"{fs:g} x central differences dt^2/8 Q_g M^-1 Q_g / max T", fs * bound / t_max)
         why = "linearised beam"
+    scheme = "central differences" if explicit else _integrator(a)
     return check(
-        "explicit run: energy drift max|E - E0| / max T",
+        f"{label}: energy drift max|E - E0| / max T",
         0.0,
         drift,
         b.total,
         mode="abs",
-        note=f"central differences; bound of the {why}; " + b.note(),
+        note=f"{scheme}; bound of the {why}; " + b.note(),
         case=sim_case.name,
     )
 
 
-def _rerun(sim_case, attrs, dt, t_end=None):
-    """The explicit run of ``sim_case`` again at step ``dt`` (same ``dt_critical``)."""
+def _rerun(sim_case, attrs, dt, t_end=None, dataset=False):
+    """The run of ``sim_case`` again at step ``dt`` (same integrator and ``dt_critical``): its
+    summary, or its Dataset (``dataset``)."""
     from ancf_beam.analyses import run_simulate
 
-    s, _ = run_simulate(
+    s, ds = run_simulate(
         sim_case,
         dt=dt,
         dt_critical=float(attrs["dt_critical"]),
         t_end=float(attrs["t_end"]) if t_end is None else t_end,
         progress=False,
     )
-    return s
+    return ds if dataset else s
+
+
+#: the parameters each implicit scheme takes (:func:`ancf_beam.solvers.settings.make_scheme`)
+_SCHEME_OPTIONS = {"newmark": ("beta", "gamma"), "generalized-alpha": ("rho_inf",)}
 
 
 class _LinearRelease:
     """Tip response of the linear discrete model released from rest under gravity (all modes):
-    continuous in time, or as the central differences at step ``dt`` produce it (mode ``k`` a
-    discrete cosine of frequency ``2 / dt asin(w_k dt / 2)``)."""
+    continuous in time and undamped, as the undamped central differences at step ``dt``
+    produce it (mode ``k`` a discrete cosine of frequency ``2 / dt asin(w_k dt / 2)``), or as
+    the run's scheme produces it (:meth:`discrete`: integrator and parameters from the run's
+    ``attrs``, Rayleigh damping ``zeta_k = alpha / (2 w_k) + beta w_k / 2``)."""
 
-    def __init__(self, sim_case, dt):
+    def __init__(self, sim_case, dt, attrs=None):
         from ancf_beam.identify import TipHistoryModel
 
         tm = TipHistoryModel(sim_case, min_participation=0.0)
@@ -887,26 +930,85 @@ class _LinearRelease:
         self.tip0 = tm.eigen.tip_y0
         self.static_tip = self.tip0 + float(np.sum(self.c))
         self.omega_dt = 2.0 / dt * np.arcsin(np.clip(0.5 * self.omega * dt, 0.0, 1.0))
+        attrs = attrs or {}
+        self.dt = dt
+        self.integrator = _integrator(attrs)
+        self.options = {k: float(attrs[k]) for k in _SCHEME_OPTIONS.get(self.integrator, ())}
+        d = sim_case.dynamics
+        self.zeta = d.damping_alpha / (2.0 * self.omega) + 0.5 * d.damping_beta * self.omega
+        self.cosines = self.integrator == EXPLICIT_INTEGRATOR and not np.any(self.zeta)
+        self.newton_tol = float(attrs.get("newton_tol", 0.0))
 
     def tip(self, t, discrete=False):
         w = self.omega_dt if discrete else self.omega
         return self.tip0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ self.c
 
+    def discrete(self, t):
+        """Tip history of the linear model under the run's scheme, step and damping, at the
+        times ``t`` (whole steps; :func:`ancf_beam.studies.integrators.mode_history`)."""
+        if self.cosines:
+            return self.tip(t, discrete=True)
+        from ancf_beam.studies.integrators import mode_history
 
-def _first_period_check(sim_case, t, y, response, nonlinear, fs, steps):
+        steps = np.rint(np.asarray(t, float) / self.dt)
+        modes = [
+            c * mode_history(self.integrator, self.dt, w, z, steps, self.options)
+            for w, c, z in zip(self.omega, self.c, self.zeta, strict=True)
+        ]
+        return self.static_tip + np.sum(modes, axis=0)
+
+    def add_newton(self, b: Bound, steps: float, scale: float = 1.0) -> None:
+        """An implicit run's Newton error: each step's residual test admits ``newton_tol`` of
+        the force scale, a displacement error of that order relative to the static deflection
+        (``K_eff >= K``), added up over ``steps`` (the scheme is stable); ``scale`` converts
+        to the quantity's normalisation."""
+        if self.newton_tol > 0.0:
+            b.add("Newton: newton_tol x steps", self.newton_tol * steps * scale)
+
+
+def _half_load_run(sim_case, attrs):
+    """With stiffness-proportional damping, the run repeated at half the load (same step):
+    ``beta K0`` also damps the axial velocities of the beam's geometric shortening (it is not
+    objective), a nonlinear effect the static estimate does not see; the linear part of the
+    response halves, so ``2 |d - 2 d_half|`` estimates the nonlinear part of a deflection
+    ``d``. None without it."""
+    if sim_case.dynamics.damping_beta == 0.0:
+        return None
+    half_case = sim_case.with_overrides({"load.g": 0.5 * sim_case.load.g})
+    return _rerun(half_case, attrs, float(attrs["dt"]), dataset=True)
+
+
+def _first_period_check(
+    sim_case, t, y, response, nonlinear, fs, steps, label="explicit run", half=None
+):
     """Tip history over the first period of omega_1 vs the linear modal superposition of the
-    same discrete model released from rest (all modes; independent of the time integrator).
-    Bound: the central differences' effect on the linear model (exact: its discrete cosines)
-    plus the geometric nonlinearity."""
+    same discrete model released from rest (all modes). Undamped central differences: against
+    the continuous superposition, its effect on the linear model (exact: the discrete cosines)
+    in the bound; otherwise against the run's scheme, step and damping on the linear model
+    (:meth:`_LinearRelease.discrete`). Plus the geometric nonlinearity, and with
+    stiffness-proportional damping the nonlinear part from the half-load run ``half``
+    (:func:`_half_load_run`)."""
     sel = t <= 2 * math.pi / response.omega[0]
-    y_lin = response.tip(t[sel])
     disp = float(np.max(np.abs(y[sel] - y[0])))
-    cd = float(np.max(np.abs(response.tip(t[sel], discrete=True) - y_lin))) / disp
-    b = Bound().add("central differences on the linear model", cd)
+    b = Bound()
+    if half is not None:
+        y_half = half["tip_y"].values[: int(sel.sum())]
+        nl_half = 2.0 * float(np.max(np.abs((y[sel] - y[0]) - 2.0 * (y_half - y_half[0]))))
+        b.add(f"{fs:g} x nonlinear part from half load 2 |d - 2 d_half|", fs * nl_half / disp)
+    if response.cosines:
+        y_lin = response.tip(t[sel])
+        cd = float(np.max(np.abs(response.tip(t[sel], discrete=True) - y_lin))) / disp
+        b.add("central differences on the linear model", cd)
+        what = "linear modal superposition"
+    else:
+        y_lin = response.discrete(t[sel])
+        what = f"the linear discrete model ({response.integrator}, same dt and damping)"
     b.add(f"{fs:g} x geometric nonlinearity 8 |tip - tip_linear|", fs * nonlinear / disp)
     b.add("time-stepping round-off eps x steps", EPS * steps)
+    newton_steps = float(t[sel][-1]) / response.dt  # the Newton errors before the window's end
+    response.add_newton(b, newton_steps, abs(response.static_tip - response.tip0) / disp)
     return check(
-        "explicit run: tip history over the first period vs linear modal superposition",
+        f"{label}: tip history over the first period vs {what}",
         0.0,
         float(np.max(np.abs(y[sel] - y_lin))) / disp,
         b.total,
