@@ -161,3 +161,21 @@ def test_case_report_spectral_peak_takes_the_runs_scheme_and_damping(overrides):
             r for r in case_checks(as_before, xr.Dataset()) if r["check"].startswith("spectral")
         ]
         assert old["status"] == "FAIL", old  # measured error/tolerance 1.10
+
+
+def test_damage_with_an_implicit_integrator_passes_its_damage_checks():
+    """Damage under generalized-alpha: the damage rows (first-order energy balance, observed
+    order, equilibrium with the final damage frozen, irreversibility) apply to any integrator
+    (the staggered damage update sets the order) and are named after it."""
+    damage = {"damage.threshold": 3.0e-5, "damage.softening": 2.0e-5}
+    case = case_with(
+        **{**BASE, **damage, "damage.enabled": True, "dynamics.integrator": "generalized-alpha"}
+    )
+    st_ds, mo_ds = run_static(case)[1], run_modal(case)[1]
+    si_ds = run_simulate(case, t_end=0.6, progress=False)[1]
+    va = run_family_validation(case, st_ds, mo_ds, si_ds)
+    names = [str(n) for n in va["name"].values]
+    assert va.attrs["dynamics_checks"] == "damage"
+    assert sum(n.startswith("generalized-alpha run with damage") for n in names) == 2, names
+    assert not any(n.startswith("explicit run") for n in names)
+    assert va.attrs["n_fail"] == 0

@@ -148,6 +148,12 @@ def _integrator(attrs: Mapping[str, Any]) -> str:
     return str(attrs.get("integrator", EXPLICIT_INTEGRATOR))
 
 
+def _run_label(attrs: Mapping[str, Any]) -> str:
+    """The run in the checks' names: ``explicit run``, ``generalized-alpha run``, ..."""
+    integrator = _integrator(attrs)
+    return "explicit run" if integrator == EXPLICIT_INTEGRATOR else f"{integrator} run"
+
+
 def run_validation(
     case: CaseSpec,
     static_ds: xr.Dataset,
@@ -788,7 +794,7 @@ def _dynamics_checks(case, static_ds, simulate_ds, fs, large, straight, info):
         case if ne_sim == case.mesh.n_elements else case.with_overrides({"mesh.n_elements": ne_sim})
     )
     integrator = _integrator(simulate_ds.attrs)
-    label = "explicit run" if integrator == EXPLICIT_INTEGRATOR else f"{integrator} run"
+    label = _run_label(simulate_ds.attrs)
     rows = []
     if integrator != "bdf1":
         rows.append(_energy_drift_check(sim_case, simulate_ds, fs, large, label))
@@ -1164,7 +1170,8 @@ def _damage_drift_check(name, simulate_ds, window, drifts, fs):
     )
     b.add("energy sums 16 eps", 16.0 * EPS * scale)
     return check(
-        f"explicit run with damage: energy drift max|E - E0| / max T (first {window:g} s)",
+        f"{_run_label(simulate_ds.attrs)} with damage: energy drift max|E - E0| / max T "
+        f"(first {window:g} s)",
         0.0,
         drifts[0],
         b.total,
@@ -1234,8 +1241,8 @@ def _frozen_damage_mean_tip_check(sim_case, simulate_ds, fs, info):
     b.add(f"{fs:g} x change between the window's halves", fs * abs(c_a - c_b) / abs(tip_frozen))
     b.add("least squares + round-off 64 eps", 64.0 * EPS)
     return check(
-        "explicit run with damage: equilibrium over whole periods (2nd half) vs static tip "
-        "with the final damage frozen",
+        f"{_run_label(simulate_ds.attrs)} with damage: equilibrium over whole periods (2nd "
+        "half) vs static tip with the final damage frozen",
         tip_frozen,
         c0,
         b.total,
