@@ -1,6 +1,7 @@
-# Explicit central-difference run from rest under gravity per case. The time step is
-# dynamics.dt_safety * dt_critical, with dt_critical read from this case's critical_dt result
-# at the run's mesh (a real DAG dependency).
+# The dynamic run from rest under gravity per case, with the case's integrator (explicit
+# central differences by default). The explicit time step is dynamics.dt_safety * dt_critical,
+# with dt_critical read from this case's critical_dt result at the run's mesh (a real DAG
+# dependency); an implicit integrator takes T1 / 100.
 
 
 rule simulate:
