@@ -16,9 +16,12 @@ __all__ = [
     "NEWTON_DEFAULTS",
     "NEWTON_PREDICTORS",
     "NEWTON_VARIANTS",
+    "SCHEME_OPTIONS",
     "Scheme",
     "generalized_alpha_parameters",
     "newmark_dissipation_advice",
+    "rayleigh_zeta",
+    "scheme_options",
 ]
 
 #: Newton controls of the implicit integrators: per-run solver settings (CLI options, keyword
@@ -34,6 +37,23 @@ NEWTON_DEFAULTS: dict[str, Any] = {
 NEWTON_VARIANTS = ("full", "modified")
 NEWTON_PREDICTORS = ("auto", "constant", "extrapolate")
 IMPLICIT_STEPS_PER_PERIOD = 100.0  # default implicit step: T1 / this
+#: the parameters each implicit scheme takes, as a run records them in its attributes
+SCHEME_OPTIONS: dict[str, tuple[str, ...]] = {
+    "newmark": ("beta", "gamma"),
+    "generalized-alpha": ("rho_inf",),
+}
+
+
+def scheme_options(attrs: Any) -> dict[str, float]:
+    """The scheme parameters a run recorded (``beta``, ``gamma`` or ``rho_inf``; none for the
+    central differences and BDF1), from its attributes ``attrs`` (a mapping)."""
+    return {k: float(attrs[k]) for k in SCHEME_OPTIONS.get(attrs.get("integrator"), ())}
+
+
+def rayleigh_zeta(w: Any, alpha: float, beta: float) -> Any:
+    """The damping ratio of a mode of frequency ``w`` (rad/s; a number or an array) under
+    Rayleigh damping ``C = alpha M + beta K``: ``alpha / (2 w) + beta w / 2``."""
+    return alpha / (2.0 * w) + 0.5 * beta * w
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
-from ancf_beam.config import PIPELINE_DEFAULTS
+from ancf_beam.config import EXPLICIT_INTEGRATOR, PIPELINE_DEFAULTS
+from ancf_beam.solvers.schemes import rayleigh_zeta, scheme_options
 from ancf_beam.studies.bounds import EPS, Bound
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "spectral_peak",
     "show_headline",
     "report_tolerances",
+    "run_label",
     "validation_checks",
 ]
 
@@ -423,21 +425,23 @@ class CaseRun:
     nonlinearity: float = math.nan  # geometric-nonlinearity estimate / static tip (validation)
     static_nonlinearity: float = math.nan  # the static tip's nonlinear part / static tip
     curvature_estimate: float = math.nan  # 4/3 RMS(kappa_n - kappa_4n) / RMS exact
-    integrator: str = "central-difference"  # the run's integrator
+    integrator: str = EXPLICIT_INTEGRATOR  # the run's integrator
     scheme: dict[str, float] = field(default_factory=dict)  # its beta, gamma or rho_inf
     damping: tuple[float, float] = (0.0, 0.0)  # Rayleigh alpha (1/s), beta (s)
 
     @property
     def label(self) -> str:
         """The run in words: ``explicit run``, ``generalized-alpha run (damped)``, ..."""
-        name = (
-            "explicit run" if self.integrator == "central-difference" else f"{self.integrator} run"
-        )
-        return name + (" (damped)" if any(self.damping) else "")
+        return run_label(self.integrator) + (" (damped)" if any(self.damping) else "")
 
     def zeta(self, w: float) -> float:
         """The Rayleigh damping ratio of a mode of frequency ``w`` (rad/s)."""
-        return self.damping[0] / (2.0 * w) + 0.5 * self.damping[1] * w
+        return rayleigh_zeta(w, *self.damping)
+
+
+def run_label(integrator: str) -> str:
+    """A run of ``integrator`` in the checks' names: ``explicit run``, ``newmark run``, ..."""
+    return "explicit run" if integrator == EXPLICIT_INTEGRATOR else f"{integrator} run"
 
 
 def case_run(
@@ -505,17 +509,10 @@ def case_run(
         nonlinearity=float(va.get("nonlinearity_rel", math.nan)),
         static_nonlinearity=float(va.get("static_nonlinearity_rel", math.nan)),
         curvature_estimate=curv_est,
-        integrator=str(simulate.attrs.get("integrator", "central-difference")),
-        scheme={
-            k: float(simulate.attrs[k])
-            for k in _SCHEME_KEYS.get(simulate.attrs.get("integrator"), ())
-        },
+        integrator=str(simulate.attrs.get("integrator", EXPLICIT_INTEGRATOR)),
+        scheme=scheme_options(simulate.attrs),
         damping=tuple(float(simulate.attrs.get(k, 0.0)) for k in ("damping_alpha", "damping_beta")),
     )
-
-
-#: the scheme parameters of each implicit integrator, as its run records them
-_SCHEME_KEYS = {"newmark": ("beta", "gamma"), "generalized-alpha": ("rho_inf",)}
 
 
 def spectral_peak(t: np.ndarray, y: np.ndarray, omega_guess: float) -> float:
@@ -589,7 +586,7 @@ def _spectral_peak_check(run: CaseRun, fs: float) -> dict[str, Any]:
         shift += abs(run.omega_static - w_ref)
     if math.isfinite(run.nonlinearity):
         shift += run.nonlinearity * w_ref
-    if run.integrator == "central-difference" and not any(run.damping):
+    if run.integrator == EXPLICIT_INTEGRATOR and not any(run.damping):
         tone = abs(spectral_peak(run.t, np.cos(w_ref * run.t), w_ref) - w_ref)
         shift += (w_ref * run.dt) ** 2 / 24.0 * w_ref if math.isfinite(run.dt) else 0.0
         b = Bound().add("estimator on a pure tone", tone / run.resolution)
@@ -1177,7 +1174,7 @@ def _integrator_run_rows(c, d, i, tol, fs, nl, newton_tol):
     if run == a.get("reference_run"):
         return rows  # what the others are measured against: its omega_1 is checked above
     damped = bool(int(d["damped"][i]))
-    explicit = integ == "central-difference"
+    explicit = integ == EXPLICIT_INTEGRATOR
     steps = float(d["steps"][i])
     solver = steps * (EPS if explicit else newton_tol)
     solver_name = "round-off eps x steps" if explicit else "Newton tol x steps"
@@ -1310,7 +1307,7 @@ def _reference_of(d, damped: bool) -> str:
     explicit run for the damped runs."""
     if not damped:
         return str(d.attrs["reference_run"])
-    sel = (d["damped"].values == 1) & (d["integrator"].values == "central-difference")
+    sel = (d["damped"].values == 1) & (d["integrator"].values == EXPLICIT_INTEGRATOR)
     return str(d["run"].values[np.flatnonzero(sel)[0]])
 
 

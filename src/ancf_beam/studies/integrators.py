@@ -32,6 +32,7 @@ __all__ = [
     "integrator_plan",
     "linear_step_properties",
     "mode_history",
+    "modes_history",
     "pad_rows",
     "recommend_integrators",
     "run_integrator_study",
@@ -457,12 +458,9 @@ class LinearModes:
         """Tip history of the linear discrete model released from rest, run with
         ``integrator`` at step ``dt`` (mass-proportional damping ``alpha``, 1/s; the scheme's
         ``options``), at the times ``t`` (rounded to whole steps)."""
-        steps = np.rint(np.asarray(t, float) / dt)
-        modes = [
-            c * self._mode_history(integrator, dt, w, alpha, steps, options)
-            for w, c in zip(self.omega, self.c, strict=True)
-        ]
-        return self.tip0 + float(np.sum(self.c)) + np.sum(modes, axis=0)
+        zeta = [alpha / (2.0 * w) for w in self.omega]
+        modes = modes_history(integrator, dt, t, self.omega, self.c, zeta, options)
+        return self.tip0 + float(np.sum(self.c)) + modes
 
     @staticmethod
     def _mode_history(integrator, dt, w: float, alpha: float, steps, options) -> np.ndarray:
@@ -491,6 +489,18 @@ def mode_history(
         axis=1
     )
     return hist.real
+
+
+def modes_history(integrator: str, dt: float, t, omega, c, zeta, options) -> np.ndarray:
+    """The sum over modes of ``c_k`` times :func:`mode_history` (frequency ``omega_k``, damping
+    ratio ``zeta_k``) at the times ``t`` rounded to whole steps of ``dt``: a linear discrete
+    model released from rest, about its static state."""
+    steps = np.rint(np.asarray(t, float) / dt)
+    modes = [
+        ck * mode_history(integrator, dt, w, z, steps, options)
+        for w, ck, z in zip(omega, c, zeta, strict=True)
+    ]
+    return np.sum(modes, axis=0)
 
 
 def _run_planned(case, p: PlannedRun, dt_critical, t_end, alpha, progress) -> StudyRun:

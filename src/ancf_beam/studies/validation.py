@@ -22,6 +22,7 @@ import xarray as xr
 from ancf_beam.config import EXPLICIT_INTEGRATOR, PIPELINE_DEFAULTS
 from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
+from ancf_beam.solvers.schemes import rayleigh_zeta, scheme_options
 from ancf_beam.specs import CaseSpec
 from ancf_beam.studies.bounds import (
     EPS,
@@ -40,7 +41,7 @@ from ancf_beam.studies.bounds import (
     stepped_roundoff,
     tip_gradients,
 )
-from ancf_beam.studies.checks import check, checks_dataset, extend_checks
+from ancf_beam.studies.checks import check, checks_dataset, extend_checks, run_label
 from ancf_beam.studies.defects import (
     families,
     frozen_damage_model,
@@ -150,8 +151,7 @@ def _integrator(attrs: Mapping[str, Any]) -> str:
 
 def _run_label(attrs: Mapping[str, Any]) -> str:
     """The run in the checks' names: ``explicit run``, ``generalized-alpha run``, ..."""
-    integrator = _integrator(attrs)
-    return "explicit run" if integrator == EXPLICIT_INTEGRATOR else f"{integrator} run"
+    return run_label(_integrator(attrs))
 
 
 def run_validation(
@@ -917,10 +917,6 @@ def _rerun(sim_case, attrs, dt, t_end=None, dataset=False):
     return ds if dataset else s
 
 
-#: the parameters each implicit scheme takes (:func:`ancf_beam.solvers.settings.make_scheme`)
-_SCHEME_OPTIONS = {"newmark": ("beta", "gamma"), "generalized-alpha": ("rho_inf",)}
-
-
 class _LinearRelease:
     """Tip response of the linear discrete model released from rest under gravity (all modes):
     continuous in time and undamped, as the undamped central differences at step ``dt``
@@ -939,9 +935,9 @@ class _LinearRelease:
         attrs = attrs or {}
         self.dt = dt
         self.integrator = _integrator(attrs)
-        self.options = {k: float(attrs[k]) for k in _SCHEME_OPTIONS.get(self.integrator, ())}
+        self.options = scheme_options(attrs)
         d = sim_case.dynamics
-        self.zeta = d.damping_alpha / (2.0 * self.omega) + 0.5 * d.damping_beta * self.omega
+        self.zeta = rayleigh_zeta(self.omega, d.damping_alpha, d.damping_beta)
         self.cosines = self.integrator == EXPLICIT_INTEGRATOR and not np.any(self.zeta)
         self.newton_tol = float(attrs.get("newton_tol", 0.0))
 
@@ -954,14 +950,12 @@ class _LinearRelease:
         times ``t`` (whole steps; :func:`ancf_beam.studies.integrators.mode_history`)."""
         if self.cosines:
             return self.tip(t, discrete=True)
-        from ancf_beam.studies.integrators import mode_history
+        from ancf_beam.studies.integrators import modes_history
 
-        steps = np.rint(np.asarray(t, float) / self.dt)
-        modes = [
-            c * mode_history(self.integrator, self.dt, w, z, steps, self.options)
-            for w, c, z in zip(self.omega, self.c, self.zeta, strict=True)
-        ]
-        return self.static_tip + np.sum(modes, axis=0)
+        modes = modes_history(
+            self.integrator, self.dt, t, self.omega, self.c, self.zeta, self.options
+        )
+        return self.static_tip + modes
 
     def add_newton(self, b: Bound, steps: float, scale: float = 1.0) -> None:
         """An implicit run's Newton error: each step's residual test admits ``newton_tol`` of
