@@ -82,6 +82,27 @@ def test_soa_is_off_where_the_element_major_kernel_is_used():
     assert not kernels.soa_args(lin.kernel_args(), lin.le, False).on
 
 
+@pytest.mark.parametrize("rule", [{}, _FIVE], ids=["3/3", "5/3"])
+def test_one_kernel_type_for_every_mesh_of_a_rule(rule):
+    """The kernels' argument types depend on the Gauss rule alone: element-major (small
+    meshes, damage, the linear model) or structure-of-arrays, fixed or run-time rows. Each
+    type compiles every dynamic kernel anew (the pipeline compiled them twice for the
+    element-major runs of the default rule), so the layouts differ only in values."""
+    import numba
+
+    types = set()
+    for ne, damage, extra in [
+        (kernels.SOA_MIN_ELEMENTS // 2, False, {}),
+        (2 * kernels.SOA_MIN_ELEMENTS, False, {}),
+        (2 * kernels.SOA_MIN_ELEMENTS, True, {}),
+        (2 * kernels.SOA_MIN_ELEMENTS, False, {"mesh.strain": "linear"}),
+        (kernels.SOA_ROW + kernels.SOA_VECTOR, False, {}),
+    ]:
+        m = make_model(**{"mesh.n_elements": ne, **rule, **extra})
+        types.add(numba.typeof(kernels.soa_args(m.kernel_args(), m.le, damage)))
+    assert len(types) == 1, types
+
+
 def test_config_gauss_range_is_covered_by_the_unrolled_passes():
     """The element loop is written out for at most SOA_MAX_GAUSS points per rule (four passes
     of three): the config's range must stay inside it."""

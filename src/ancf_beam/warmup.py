@@ -35,10 +35,11 @@ from ancf_beam.beam import kernels
 
 __all__ = ["GROUPS", "main", "warm_kernels", "write_record"]
 
-#: meshes of the short dynamic runs: the kernels' argument types change with the mesh where the
-#: element loops change form (beam.kernels.SoaArgs: element-major below SOA_MIN_ELEMENTS,
-#: structure-of-arrays above, rows of fixed length up to SOA_ROW padded elements); statics and
-#: modes run on the case's own mesh (a coarse mesh can fail the strain check)
+#: meshes of the short dynamic runs, one per form of the element loops (beam.kernels.SoaArgs:
+#: element-major below SOA_MIN_ELEMENTS, structure-of-arrays above, rows of fixed length up to
+#: SOA_ROW padded elements); the argument types are those of the Gauss rule alone, so for one
+#: rule the three compile once; statics and modes run on the case's own mesh (a coarse mesh
+#: can fail the strain check)
 DYNAMIC_MESHES = (
     kernels.SOA_MIN_ELEMENTS // 2,
     2 * kernels.SOA_MIN_ELEMENTS,

@@ -411,9 +411,12 @@ def soa_args(
     least = SOA_MIN_ELEMENTS if same else SOA_MIN_ELEMENTS_SPLIT
     on = n_el >= least if force is None else bool(force)
     on = on and not linear and not damage_on and max(na, nb) <= SOA_MAX_GAUSS
+    # the rule's points when the kernels can take them, also when off: gb's length is part of
+    # the kernels' numba type, and one type for every run of a rule is one compiled set
+    gb = tuple(range(nb)) if same and nb <= SOA_MAX_GAUSS else ()
     if not on:
         z = np.zeros((1, 1))
-        return SoaArgs(False, float(le), z, z, z, z, z, np.zeros(8), ())
+        return SoaArgs(False, float(le), z, z, z, z, z, np.zeros(8), gb)
     n_pad = -(-n_el // SOA_VECTOR) * SOA_VECTOR
     rows = not same and n_pad <= SOA_ROW  # fixed-length rows (_split_fixed)
     if fixed_rows is not None:
@@ -428,7 +431,6 @@ def soa_args(
     *tabs, x, g = aligned_zeros(shapes)
     for t, a in zip(tabs, tables, strict=True):
         t.reshape(a.shape[1], n_row)[:, :n_el] = a.T
-    gb = tuple(range(nb)) if same else ()
     return SoaArgs(True, float(le), *tabs, x, g, gb)
 
 
