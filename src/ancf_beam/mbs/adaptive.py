@@ -108,6 +108,8 @@ class _AdaptiveRun:
         self.states = np.zeros((n_samples, *system.fst.shape))
         self.states[0] = system.fst
         self.contacts = system.contact_indices
+        # the work the contacts and dampers dissipate is booked on the dense output
+        self.dissipates = bool(system.contact_indices or system.damper_indices)
         self.gaps = np.zeros(len(system.forces))
         self.rates = np.zeros(len(system.forces))
         core.contact_gaps(q, self.data, self.gaps)
@@ -199,7 +201,7 @@ class _AdaptiveRun:
             self.ys[k] = dense(min(ts[k], t_stop))
             self.states[k] = system.fst
             t_k = min(ts[k], t_stop)
-            if self.contacts:
+            if self.dissipates:
                 self.diss_s[k] = self.diss + step_dissipation(
                     system, dense, t_from, t_k, system.fst, kinks
                 )
@@ -366,8 +368,10 @@ class _AdaptiveRun:
             self.work += self.step_work(
                 solver.dense_output() if dense is None else dense, t_old, solver.t, kinks
             )
+        if self.dissipates:
+            d = solver.dense_output() if dense is None else dense
+            self.diss += step_dissipation(system, d, t_old, solver.t, system.fst, kinks)
         if contacts:
-            self.diss += step_dissipation(system, dense, t_old, solver.t, system.fst, kinks)
             before = system.fst.copy()
             q1 = np.ascontiguousarray(y1[:n])
             v1 = np.ascontiguousarray(y1[n:])

@@ -51,7 +51,7 @@ __all__ = [
     "accel_index1",
     "constraint_hessian_band",
     "contact_breach",
-    "contact_dissipation",
+    "dissipation_power",
     "contact_gaps",
     "contact_kinematics",
     "eval_constraints",
@@ -961,16 +961,22 @@ def contact_breach(q, S):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def contact_dissipation(q, v, S, fst, pp, pq):
-    """Power (W, >= 0) the contacts dissipate at ``(q, v)``: ``(F_n - F_el) delta_dot -
-    F_t v_t`` summed over the contact elements, with ``F_el`` the elastic part of the normal law
+def dissipation_power(q, v, S, fst, pp, pq):
+    """Power (W, >= 0) the force elements dissipate at ``(q, v)``: for the contacts
+    ``(F_n - F_el) delta_dot - F_t v_t``, with ``F_el`` the elastic part of the normal law
     (``K delta^n``, ``k delta``) whose work is the contact's potential energy and ``F_t v_t``
-    the power of friction (force on Q along ``t`` times the sliding speed). The energy balance
-    is then ``E + D - W_drive = const`` with ``D`` its time integral."""
+    the power of friction (force on Q along ``t`` times the sliding speed); for the
+    spring-dampers ``c l_dot^2``. The energy balance is then ``E + D - W_drive = const`` with
+    ``D`` its time integral."""
     fei = S[7]
     fef = S[8]
     power = 0.0
     for e in range(fei.shape[0]):
+        if fei[e, 0] == FE_SPRING:
+            if fef[e, 9] != 0.0:
+                ldot = _spring_state(fei[e], fef[e], q, v, pp, pq)[3]
+                power += fef[e, 9] * ldot * ldot
+            continue
         if not is_contact(fei[e, 0]):
             continue
         delta, ddot, _, _, _, vt, _, fn, ft = contact_forces(fei[e], fef[e], fst[e], q, v, pp, pq)

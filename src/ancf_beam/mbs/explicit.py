@@ -69,7 +69,7 @@ def cd_chunk(
     of every array in them per call, 14 % of the step of the pendulum.)"""
     q, v, a, lam, S, W, vs, q_ref, bufs = borrow((q, v, a, lam, S, W, vs, q_ref, bufs))
     n = q.shape[0]
-    p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
+    p1 = core.dissipation_power(q, v, S, W[20], W[13], W[14])
     w1 = drive_power(lam, W[7])
     for s in range(n_steps):
         step = step0 + s
@@ -102,7 +102,7 @@ def cd_chunk(
         if core.update_force_state(q, v, t1, S, W[20]) >= 0:  # core.contact_breach
             return s, OVERLAP, i_sample, diss, work
         released = release_damage(q, S)
-        p1 = core.contact_dissipation(q, v, S, W[20], W[13], W[14])
+        p1 = core.dissipation_power(q, v, S, W[20], W[13], W[14])
         diss += released + 0.5 * h * (p0 + p1)  # damage; contacts (trapezoidal rule)
         w1 = drive_power(lam, W[7])
         work += 0.5 * h * (w0 + w1)

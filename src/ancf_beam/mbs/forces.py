@@ -160,6 +160,12 @@ class SpringDamper(ForceElement):
     def conservative(self) -> bool:
         return self.c == 0.0
 
+    @property
+    def energy_booked(self) -> bool:
+        """Always: the integrators book the work the damping dissipates, ``c l_dot^2``
+        (:func:`ancf_beam.mbs.core.dissipation_power`)."""
+        return True
+
 
 #: contact models: a compliant force element (a normal ``law``) or a unilateral constraint
 #: (``nonsmooth``: Newton's impact law and Coulomb friction, :mod:`ancf_beam.mbs.moreau`)
@@ -194,7 +200,7 @@ class Contact(ForceElement):
     the element is conservative when the law has no damping (hertz, kelvin-voigt with ``c =
     0``, a hysteresis law with ``ce = 1``) and there is no friction; otherwise the integrators
     book the work the damping and friction dissipate (:func:`ancf_beam.mbs.core.
-    contact_dissipation`) with the damage work, so the energy balance closes either way.
+    dissipation_power`) with the damage work, so the energy balance closes either way.
 
     ``model="nonsmooth"``: the contact is a unilateral constraint instead (gap ``g = -delta >=
     0``, the same geometry), with Newton's impact law (``restitution`` e, 0 <= e <= 1) and
@@ -212,7 +218,7 @@ class Contact(ForceElement):
     @property
     def energy_booked(self) -> bool:
         """Always: the integrators book the work the law's damping and friction dissipate
-        (:func:`ancf_beam.mbs.core.contact_dissipation`)."""
+        (:func:`ancf_beam.mbs.core.dissipation_power`)."""
         return True
 
     def _side_masses(self) -> list[float | None]:

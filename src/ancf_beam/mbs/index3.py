@@ -353,10 +353,13 @@ def ga_chunk(
     one of ``h_last``, ending at ``t_end``; the final state is always recorded); returns
     (steps done, i_sample, dissipated work); fewer steps than asked means the next one failed
     (state left at its start). Every step books the drives' work in ``fst[F_WORK]``
-    (:func:`ga_step`)."""
+    (:func:`ga_step`) and the work the dampers dissipate (trapezoidal rule,
+    :func:`~ancf_beam.mbs.core.dissipation_power`; the runs with contacts take
+    :mod:`ancf_beam.mbs.stepping`)."""
     q, v, a, at, lam, par, ist, fst, S, W, G, L, bufs, iters = borrow(
         (q, v, a, at, lam, par, ist, fst, S, W, G, L, bufs, iters)
     )
+    p1 = core.dissipation_power(q, v, S, W[20], W[13], W[14])
     for s in range(n_steps):
         step = step0 + s
         last = step == n_total - 1
@@ -366,6 +369,9 @@ def ga_chunk(
         if not ok:
             return s, i_sample, diss
         iters[step] = it
+        p0 = p1
+        p1 = core.dissipation_power(q, v, S, W[20], W[13], W[14])
+        diss += 0.5 * h * (p0 + p1)
         released = release_damage(q, S)
         if released != 0.0:
             diss += released
@@ -541,9 +547,11 @@ def run_index3(system, st, dt, plan, q, v, a, lam, W, q_ref, buf, one, progress,
         step += done
         if done < todo:  # retry step `step` as half steps from Python
             h = plan.last_dt if step == n_steps - 1 else dt
+            p0 = core.dissipation_power(q, v, system.data, W[20], W[13], W[14])
             iters[step] = run.recover(h, step * dt, step)
+            p1 = core.dissipation_power(q, v, system.data, W[20], W[13], W[14])
             released = release_damage(q, system.data)
-            diss += released
+            diss += released + 0.5 * h * (p0 + p1)
             run.fst[F_ENERGY] -= released
             step += 1
             if step % sample_every == 0 or step == n_steps:

@@ -61,7 +61,7 @@ laws above exactly (:func:`pgs_residual` measures it).
 Energy: the work of the contact impulses in a step, ``P . (u+ + u-)/2`` (``u-``, ``u+`` the
 contact velocities before and after, the rows at ``q_m``), is booked as dissipation (<= 0 work
 for ``e <= 1`` and friction); the compliant force elements' dissipation (trapezoidal rule on
-:func:`ancf_beam.mbs.core.contact_dissipation`) and the beams' damage as in the other
+:func:`ancf_beam.mbs.core.dissipation_power`) and the beams' damage as in the other
 integrators.
 """
 
@@ -661,7 +661,7 @@ class MJRun(NamedTuple):
     pos_tol: float  # the position projections' tolerance at least (m)
     proj_iter: int  # their largest number of iterations
     use_k: bool  # the tangent stiffness and damping enter the iteration matrix
-    has_compliant: bool  # compliant contacts: their state and dissipation
+    has_compliant: bool  # compliant contacts or dampers: their state and dissipation
     has_damage: bool  # damaging beams: the energy their damage releases
 
 
@@ -687,7 +687,7 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
     a_mean, phit, lb, unit, dofs, gap = X[2], X[5], X[10], X[11], X[12], X[13]
     wn, wt, act, v1, q1, pn_step, pt_step = X[14], X[15], X[16], X[25], X[26], X[27], X[28]
     uei, uef = U[0], U[1]
-    p_diss0 = core.contact_dissipation(q, v, S, fst, pp, pq) if run.has_compliant else 0.0
+    p_diss0 = core.dissipation_power(q, v, S, fst, pp, pq) if run.has_compliant else 0.0
     for step in range(step0, step1):
         t1 = run.t_end if step == run.n_steps - 1 else (step + 1) * run.h0
         h = t1 - t
@@ -722,7 +722,7 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
         acc[0] += d_imp
         if run.has_compliant:
             core.update_force_state(q1, v1, t1, S, fst)
-            p_diss1 = core.contact_dissipation(q1, v1, S, fst, pp, pq)
+            p_diss1 = core.dissipation_power(q1, v1, S, fst, pp, pq)
             acc[0] += 0.5 * h * (p_diss0 + p_diss1)
             p_diss0 = p_diss1
         if run.has_damage:
@@ -913,7 +913,7 @@ def _run_scalars(system, settings, plan, tangent, pos_tol) -> MJRun:
         pos_tol=pos_tol,
         proj_iter=PROJECTION_ITER,
         use_k=not tangent.zero,
-        has_compliant=bool(system.contact_indices),
+        has_compliant=bool(system.contact_indices or system.damper_indices),
         has_damage=bool(system.damage_states),
     )
 

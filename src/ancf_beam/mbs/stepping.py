@@ -51,7 +51,7 @@ and its time, the time with ``delta > 0`` (gaps
 interpolated linearly across a step that changes sign) and the contact episodes: onset time
 (interpolated zero of the gap), end time, approach speed ``v0``, peak normal force and largest
 penetration (:class:`ContactRecord`), the largest penetration searched like the force.
-Both paths book the work the contacts dissipate (:func:`ancf_beam.mbs.core.contact_dissipation`)
+Both paths book the work the contacts dissipate (:func:`ancf_beam.mbs.core.dissipation_power`)
 with the damage work: the index-3 steps by the trapezoidal rule, the adaptive steps by
 Gauss-Legendre on the dense output (:func:`step_dissipation`).
 """
@@ -287,10 +287,10 @@ def contact_profile(ys, n, S, fs, out, pp, pq):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def dissipation_profile(ys, n, S, fs, out, pp, pq):
-    """``out[j]``: the power the contacts dissipate (:func:`ancf_beam.mbs.core.
-    contact_dissipation`) at the state ``ys[j] = [q; v]`` with the carried state ``fs``."""
+    """``out[j]``: the power the force elements dissipate (:func:`ancf_beam.mbs.core.
+    dissipation_power`) at the state ``ys[j] = [q; v]`` with the carried state ``fs``."""
     for j in range(ys.shape[0]):
-        out[j] = core.contact_dissipation(ys[j, :n], ys[j, n:], S, fs, pp, pq)
+        out[j] = core.dissipation_power(ys[j, :n], ys[j, n:], S, fs, pp, pq)
 
 
 #: Gauss-Legendre rule (nodes on [-1, 1], weights) for the work the contacts dissipate within
@@ -344,9 +344,10 @@ def gauss_nodes(a: float, b: float, splits=()) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_dissipation(system, dense, a, b, fs, splits=()) -> float:
-    """Work (J) the contacts dissipate over ``[a, b]`` inside one step (``dense`` its dense
-    output, ``fs`` the carried state during the step), by :func:`gauss_nodes`."""
-    if not b > a or not np.any(fs[system.contact_indices, core.S_FLAG] != 0.0):
+    """Work (J) the contacts and dampers dissipate over ``[a, b]`` inside one step (``dense``
+    its dense output, ``fs`` the carried state during the step), by :func:`gauss_nodes`."""
+    closed = np.any(fs[system.contact_indices, core.S_FLAG] != 0.0)
+    if not b > a or not (closed or system.damper_indices):
         return 0.0
     tq, wq = gauss_nodes(a, b, splits)
     ys = np.ascontiguousarray(np.asarray(dense(tq)).T)
@@ -624,7 +625,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
         h_land = h
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
         w_save, p_save = fst[F_WORK], fst[F_POWER]  # the drives' work, power (every ga_step)
-        p0 = core.contact_dissipation(q, v, S, fs, pp, pq)  # W, at the start of the step
+        p0 = core.dissipation_power(q, v, S, fs, pp, pq)  # W, at the start of the step
         ok = False
         for _k in range(max_halvings + 1):  # the step, halved after a failed Newton iteration
             ok, it = ga_step(
@@ -660,7 +661,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
         if not update_record(t, h, gap0, gap1, sfs, q, v, S, fs, diag, ep, cnt, pp, pq):
             _rewind(q, v, a, at, lam, fs, fst, save, w_save, p_save)  # nothing booked
             return t, EP_FULL, h, diss
-        released, p1 = release_damage(q, S), core.contact_dissipation(q, v, S, fs, pp, pq)
+        released, p1 = release_damage(q, S), core.dissipation_power(q, v, S, fs, pp, pq)
         diss = _book_step(h, p0, p1, released, diss, ist, fst)
         if t + h <= t:  # the step no longer advances time (state at t + h == t)
             return t, STALL, h, diss

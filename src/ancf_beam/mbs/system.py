@@ -203,6 +203,11 @@ class System:
         self.fslot = np.array(slots, dtype=np.int64)
         self.n_low_rank = int(np.sum(self.fslot >= 0))
         self.contact_indices = [i for i, fe in enumerate(self.forces) if isinstance(fe, Contact)]
+        #: the force elements that dissipate outside contacts (spring-dampers with c > 0): the
+        #: integrators book their work (core.dissipation_power) also in runs without contacts
+        self.damper_indices = [
+            i for i, fe in enumerate(self.forces) if isinstance(fe, SpringDamper) and fe.c > 0.0
+        ]
         self.contact_forces = {i: self.forces[i] for i in self.contact_indices}
 
     @staticmethod
@@ -468,9 +473,9 @@ class System:
 
     @property
     def energy_balance_closes(self) -> bool:
-        """True when kinetic + potential energy + the booked dissipation (damage, contacts) is
-        conserved: no driver feeds work in and every force element's work is in its potential
-        or in the booked dissipation."""
+        """True when kinetic + potential energy + the booked dissipation (damage, contacts,
+        dampers) is conserved: no driver feeds work in and every force element's work is in its
+        potential or in the booked dissipation."""
         return not any(j.works for j in self.joints) and all(f.energy_booked for f in self.forces)
 
     # ------------------------------------------------------------------------------------
