@@ -12,11 +12,14 @@ configuration names; a prismatic with a ``guide`` becomes four corner-against-li
 Forces: gravity (the system's ``g``), spring-dampers, torques, point loads. Contacts: two
 circles, a journal in a bearing, points against a line.
 
-Initial state: positions assembled from the given ones by a mass-weighted Gauss-Newton
-projection onto the joints (:meth:`~ancf_beam.mbs.system.System.project_positions`; an error
-naming the joints when it fails or when equations are redundant); velocities the closest (in
-kinetic energy) to the given ones that satisfy the joints and drivers. With clearance joints or
-guides the velocities are those of the ideal mechanism (each journal moving with its bearing).
+Initial state: positions assembled from the given ones onto the joints, first by moving the
+beams as rigid bodies (:meth:`~ancf_beam.mbs.system.System.assemble_rigidly`: their given
+shapes kept, so a guessed angle does not strain them), else by a mass-weighted Gauss-Newton
+projection that may deform them (:meth:`~ancf_beam.mbs.system.System.project_positions`; an
+error naming the joints when it fails or when equations are redundant); velocities the
+closest (in kinetic energy) to the given ones that satisfy the joints and drivers. With
+clearance joints or guides the velocities are those of the ideal mechanism (each journal
+moving with its bearing).
 """
 
 from __future__ import annotations
@@ -317,6 +320,12 @@ def _assemble(spec: MechanismSpec, system: System) -> np.ndarray:
         return q
     scale = max(1e-3, float(np.max(np.abs(q))))
     if np.max(np.abs(system.constraints(q)["phi"])) > 1e-12 * scale:  # the integrators' test
+        rigid = None
+        if system.beams:
+            rigid = system.assemble_rigidly(q, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
+        if rigid is not None:  # the beams moved as rigid bodies: their given shapes kept
+            _check_real(spec, system, rigid)
+            return rigid
         try:
             q = system.project_positions(q, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
         except ValueError as exc:

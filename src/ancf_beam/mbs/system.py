@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 
 import numpy as np
 
@@ -572,6 +573,46 @@ class System:
                 return v + dv
         raise ValueError("no velocities satisfy the velocity constraints at the initial state")
 
+    def assemble_rigidly(self, q, t: float = 0.0, tol: float = 1e-12, max_iter: int = 50):
+        """``q`` moved onto ``Phi(q, t) = 0`` by rigid motions of the beams (and any motion of
+        the rigid bodies and point masses): Gauss-Newton in those motions, the kinetic-energy
+        norm, each beam's step applied as an exact rotation about its node 0 plus a
+        translation, so that its shape (strains, curvatures) is the given one. Returns the
+        positions, or None when the rigid motions do not meet the joints within ``max_iter``
+        iterations (a beam that must deform to fit; :meth:`project_positions` then)."""
+        self._prep(t)
+        q = np.array(q, dtype=float)
+        mass = self.mass_dense()
+        for _ in range(max_iter):
+            c = self.constraints(q, None, t)
+            phi = c["phi"]
+            if not np.all(np.isfinite(phi)):
+                return None
+            if np.max(np.abs(phi), initial=0.0) <= tol:
+                return q
+            blocks = [b.rigid_velocity_modes(q[b.offset : b.offset + b.n_dof]) for b in self.bodies]
+            tmat = np.zeros((self.n, sum(tb.shape[1] for tb in blocks)))
+            col = 0
+            for b, tb in zip(self.bodies, blocks, strict=True):
+                tmat[b.offset : b.offset + b.n_dof, col : col + tb.shape[1]] = tb
+                col += tb.shape[1]
+            jr = c["jacobian"] @ tmat
+            try:
+                minv_jt = np.linalg.solve(tmat.T @ mass @ tmat, jr.T)
+                dw = -minv_jt @ np.linalg.lstsq(jr @ minv_jt, phi, rcond=None)[0]
+            except np.linalg.LinAlgError:
+                return None
+            col = 0
+            for b, tb in zip(self.bodies, blocks, strict=True):
+                k = tb.shape[1]
+                qb = q[b.offset : b.offset + b.n_dof]
+                if isinstance(b, BeamBody):
+                    _move_beam_rigidly(qb, dw[col], dw[col + 1], dw[col + 2])
+                else:
+                    qb += tb @ dw[col : col + k]
+                col += k
+        return None
+
     def project_positions(self, q, t: float = 0.0, tol: float = 1e-12, max_iter: int = 20):
         """Mass-weighted Gauss-Newton projection of ``q`` onto ``Phi(q, t) = 0``."""
         w = self._prep(t)
@@ -633,6 +674,22 @@ def _soa_entry(kargs, le: float, damage: bool) -> tuple:
         sa = kernels.soa_args(kargs, le, damage)
     layout = 0 if not sa.on else (1 if sa.x.shape[0] == 1 else 2)
     return layout, (float(sa.le), sa.ea_t, sa.ei_t, sa.eps0_t, sa.kap0_t, sa.x, sa.g)
+
+
+def _move_beam_rigidly(qb: np.ndarray, dx: float, dy: float, dth: float) -> None:
+    """Rotate the beam coordinates ``qb`` (in place) by ``dth`` about node 0, then translate
+    them by ``(dx, dy)``: the step of :meth:`System.assemble_rigidly` along the beam's rigid
+    modes (:meth:`~ancf_beam.mbs.bodies.BeamBody.rigid_velocity_modes`), taken exactly."""
+    c, s = math.cos(dth), math.sin(dth)
+    r = qb.reshape(-1, 2)  # rows: node positions and slopes, alternately
+    x0, y0 = float(qb[0]), float(qb[1])
+    rel = r.copy()
+    rel[0::2, 0] -= x0
+    rel[0::2, 1] -= y0
+    r[:, 0] = c * rel[:, 0] - s * rel[:, 1]
+    r[:, 1] = s * rel[:, 0] + c * rel[:, 1]
+    r[0::2, 0] += x0 + dx
+    r[0::2, 1] += y0 + dy
 
 
 def _dummy_kernel_args():
