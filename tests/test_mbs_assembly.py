@@ -10,62 +10,45 @@ of the element length and unit slopes to round-off (the straight beam: exactly).
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from ancf_beam.config import resolve_mechanism
+from ancf_beam.config import load_config, resolve_mechanism
 from ancf_beam.mbs.analysis import settings_from_spec
 from ancf_beam.mbs.integrators import integrate
 from ancf_beam.mbs.mechanisms import build_mechanism
 from ancf_beam.studies.bounds import EPS
 
 N_EL, L_COUPLER = 8, 0.2
+SHIPPED = load_config(Path(__file__).resolve().parents[1] / "config" / "config.yaml")["mechanisms"][
+    "four_bar"
+]
 
 
 def _four_bar(angle: float) -> dict:
-    """The shipped four-bar (crank 0.05, rocker 0.15 m, ground 0.25 m) with a graded steel
-    ANCF coupler given at ``angle`` (assembled: 0.76873 rad); the rocker's angle is a guess
-    too."""
-    return {
-        "kind": "general",
-        "t_end": 2.0e-3,
-        "sample_dt": 1.0e-4,
-        "solver": {"dt": 1.0e-5, "rho_inf": 0.8},
-        "bodies": {
-            "crank": {
-                "type": "rigid",
-                "mass": 0.2,
-                "inertia": 5.0e-5,
-                "position": [0.025, 0.0],
-                "markers": {"pivot": [-0.025, 0.0], "tip": [0.025, 0.0]},
-            },
-            "coupler": {
-                "type": "beam",
-                "origin": [0.05, 0.0],
-                "angle": angle,
-                "beam": {"length": L_COUPLER, "width": 0.01, "height": 0.01},
-                "material": {"E0": 2.0e11, "rho": 7800.0},
-                "mesh": {"n_elements": N_EL},
-                "defect": {"lam": 0.45, "n": 1.5},
-            },
-            "rocker": {
-                "type": "rigid",
-                "mass": 0.3,
-                "inertia": 6.0e-4,
-                "position": [0.22, 0.07],
-                "angle": 1.95,
-                "markers": {"pivot": [-0.075, 0.0], "tip": [0.075, 0.0]},
-            },
-        },
-        "joints": {
-            "A": {"type": "ground-pin", "point": "crank.pivot", "at": [0.0, 0.0]},
-            "B": {"type": "revolute", "points": ["crank.tip", "coupler.start"]},
-            "C": {"type": "revolute", "points": ["coupler.end", "rocker.tip"]},
-            "D": {"type": "ground-pin", "point": "rocker.pivot", "at": [0.25, 0.0]},
-            "drive": {"type": "driver", "body": "crank", "omega": 100.0},
-        },
-        "forces": {"gravity": {"type": "gravity"}},
+    """The shipped four-bar (crank 0.05, rocker 0.15 m, ground 0.25 m; its rocker angle a
+    guess) with a graded steel ANCF coupler given at ``angle`` (assembled: 0.76873 rad)."""
+    block = copy.deepcopy(SHIPPED)
+    block.pop("reference")  # the four-bar reference is that of a rigid coupler
+    block.update(t_end=2.0e-3, sample_dt=1.0e-4)
+    block["bodies"]["coupler"] = {
+        "type": "beam",
+        "origin": [0.05, 0.0],
+        "angle": angle,
+        "beam": {"length": L_COUPLER, "width": 0.01, "height": 0.01},
+        "material": {"E0": 2.0e11, "rho": 7800.0},
+        "mesh": {"n_elements": N_EL},
+        "defect": {"lam": 0.45, "n": 1.5},
     }
+    for joint, marker in (("B", "start"), ("C", "end")):
+        points = block["joints"][joint]["points"]
+        block["joints"][joint]["points"] = [
+            f"coupler.{marker}" if p.startswith("coupler.") else p for p in points
+        ]
+    return block
 
 
 def _beam_shape(mech, q):

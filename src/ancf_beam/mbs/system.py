@@ -548,30 +548,29 @@ class System:
         mass = self.mass_dense()
         candidates = []
         if rigid_beams and self.beams:
-            t_blocks = [
-                b_.rigid_velocity_modes(q[b_.offset : b_.offset + b_.n_dof]) for b_ in self.bodies
-            ]
-            k = sum(tb.shape[1] for tb in t_blocks)
-            tmat = np.zeros((self.n, k))
-            col = 0
-            for b_, tb in zip(self.bodies, t_blocks, strict=True):
-                tmat[b_.offset : b_.offset + b_.n_dof, col : col + tb.shape[1]] = tb
-                col += tb.shape[1]
-            candidates.append(tmat)
+            candidates.append(self._rigid_modes(q)[0])
         candidates.append(np.eye(self.n))
         for tmat in candidates:
-            mr = tmat.T @ mass @ tmat
-            jr = jac @ tmat
             try:
-                minv_jt = np.linalg.solve(mr, jr.T)
-                s = jr @ minv_jt
-                dw = minv_jt @ np.linalg.lstsq(s, b, rcond=None)[0]
+                dw = _reduced_correction(jac, tmat, mass, b)
             except np.linalg.LinAlgError:
                 continue
             dv = tmat @ dw
             if np.linalg.norm(jac @ dv - b) <= 1e-10 * max(1.0, np.linalg.norm(b)):
                 return v + dv
         raise ValueError("no velocities satisfy the velocity constraints at the initial state")
+
+    def _rigid_modes(self, q) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``T`` (n, k): the bodies' rigid motions at ``q`` as columns (each body's block of
+        :meth:`~ancf_beam.mbs.bodies.Body.rigid_velocity_modes` on its coordinates), and the
+        blocks."""
+        blocks = [b.rigid_velocity_modes(q[b.offset : b.offset + b.n_dof]) for b in self.bodies]
+        tmat = np.zeros((self.n, sum(tb.shape[1] for tb in blocks)))
+        col = 0
+        for b, tb in zip(self.bodies, blocks, strict=True):
+            tmat[b.offset : b.offset + b.n_dof, col : col + tb.shape[1]] = tb
+            col += tb.shape[1]
+        return tmat, blocks
 
     def assemble_rigidly(self, q, t: float = 0.0, tol: float = 1e-12, max_iter: int = 50):
         """``q`` moved onto ``Phi(q, t) = 0`` by rigid motions of the beams (and any motion of
@@ -590,16 +589,9 @@ class System:
                 return None
             if np.max(np.abs(phi), initial=0.0) <= tol:
                 return q
-            blocks = [b.rigid_velocity_modes(q[b.offset : b.offset + b.n_dof]) for b in self.bodies]
-            tmat = np.zeros((self.n, sum(tb.shape[1] for tb in blocks)))
-            col = 0
-            for b, tb in zip(self.bodies, blocks, strict=True):
-                tmat[b.offset : b.offset + b.n_dof, col : col + tb.shape[1]] = tb
-                col += tb.shape[1]
-            jr = c["jacobian"] @ tmat
+            tmat, blocks = self._rigid_modes(q)
             try:
-                minv_jt = np.linalg.solve(tmat.T @ mass @ tmat, jr.T)
-                dw = -minv_jt @ np.linalg.lstsq(jr @ minv_jt, phi, rcond=None)[0]
+                dw = _reduced_correction(c["jacobian"], tmat, mass, -phi)
             except np.linalg.LinAlgError:
                 return None
             col = 0
@@ -674,6 +666,15 @@ def _soa_entry(kargs, le: float, damage: bool) -> tuple:
         sa = kernels.soa_args(kargs, le, damage)
     layout = 0 if not sa.on else (1 if sa.x.shape[0] == 1 else 2)
     return layout, (float(sa.le), sa.ea_t, sa.ei_t, sa.eps0_t, sa.kap0_t, sa.x, sa.g)
+
+
+def _reduced_correction(jac, tmat, mass, rhs) -> np.ndarray:
+    """``dw`` of the least change ``T dw`` in the kinetic-energy norm (``T^T M T``) with
+    ``J T dw = rhs`` (least squares when the rows depend); raises ``LinAlgError`` when
+    ``T^T M T`` is singular."""
+    jr = jac @ tmat
+    minv_jt = np.linalg.solve(tmat.T @ mass @ tmat, jr.T)
+    return minv_jt @ np.linalg.lstsq(jr @ minv_jt, rhs, rcond=None)[0]
 
 
 def _move_beam_rigidly(qb: np.ndarray, dx: float, dy: float, dth: float) -> None:

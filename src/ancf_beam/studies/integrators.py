@@ -18,6 +18,7 @@ from ancf_beam.io import provenance_attrs
 from ancf_beam.kernel_cache import run_clock
 from ancf_beam.results import DynamicsResult
 from ancf_beam.solvers import DynamicsSettings, simulate
+from ancf_beam.solvers.schemes import rayleigh_zeta
 from ancf_beam.solvers.settings import EXPLICIT_INTEGRATOR, INTEGRATORS, make_scheme
 from ancf_beam.specs import CaseSpec
 
@@ -458,14 +459,14 @@ class LinearModes:
         """Tip history of the linear discrete model released from rest, run with
         ``integrator`` at step ``dt`` (mass-proportional damping ``alpha``, 1/s; the scheme's
         ``options``), at the times ``t`` (rounded to whole steps)."""
-        zeta = [alpha / (2.0 * w) for w in self.omega]
+        zeta = rayleigh_zeta(np.asarray(self.omega, float), alpha, 0.0)
         modes = modes_history(integrator, dt, t, self.omega, self.c, zeta, options)
         return self.tip0 + float(np.sum(self.c)) + modes
 
     @staticmethod
     def _mode_history(integrator, dt, w: float, alpha: float, steps, options) -> np.ndarray:
         """:func:`mode_history` with mass-proportional damping ``alpha`` (1/s)."""
-        return mode_history(integrator, dt, w, alpha / (2.0 * w), steps, options)
+        return mode_history(integrator, dt, w, rayleigh_zeta(w, alpha, 0.0), steps, options)
 
 
 def mode_history(
