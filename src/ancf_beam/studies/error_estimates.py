@@ -23,6 +23,7 @@ __all__ = [
     "est_check",
     "estimate",
     "max_rel",
+    "resolved",
     "roundoff",
     "tol_floor",
 ]
@@ -97,6 +98,19 @@ def est_check(name, reference, computed, est, floor, factor, case, note, scale=1
     return row
 
 
+def resolved(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (an error over the quantity's own scale, such as ``/ max T``) marked FAIL when
+    its tolerance reaches that scale (1): the refined runs differ by as much as the quantity
+    itself, so the run does not resolve it, and any result, zero included, would pass."""
+    if row["tolerance"] >= 1.0:
+        row["status"] = "FAIL"
+        row["note"] = (
+            f"not resolved: the tolerance {row['tolerance']:.3g} (from the refined runs) reaches "
+            f"the quantity's scale (1); {row['note']}"
+        )
+    return row
+
+
 @dataclass(frozen=True)
 class HistoryBound:
     """How a history is checked against its reference: the largest error over the reference's
@@ -113,7 +127,7 @@ class HistoryBound:
         sc = float(np.max(np.abs(reference)))
         est = estimate(computed, refined, self.kappa, self.rtol * sc) / sc
         error = max_rel(computed, reference)
-        return est_check(label, 0.0, error, est, self.floor, self.factor, self.case, note)
+        return resolved(est_check(label, 0.0, error, est, self.floor, self.factor, self.case, note))
 
 
 def energy_balance_row(ds, fine, bound: HistoryBound, est_note: str) -> dict[str, Any]:
@@ -128,7 +142,7 @@ def energy_balance_row(ds, fine, bound: HistoryBound, est_note: str) -> dict[str
         else e_scale
     )
     refined = [energy_residual(f) for f in fine]
-    return est_check(
+    row = est_check(
         "energy change vs drive work (/ max T)",
         0.0,
         float(np.max(np.abs(res))) / tmax,
@@ -138,3 +152,4 @@ def energy_balance_row(ds, fine, bound: HistoryBound, est_note: str) -> dict[str
         bound.case,
         f"drive work and dissipation booked every step; {est_note}",
     )
+    return resolved(row)

@@ -56,6 +56,7 @@ from ancf_beam.studies.error_estimates import (
     energy_residual,
     est_check,
     estimate,
+    resolved,
     roundoff,
     tol_floor,
 )
@@ -442,7 +443,7 @@ def _energy_row(
     res = energy_residual(ds)
     tmax = float(ds["kinetic_energy"].max())
     e_scale = float(np.max(np.abs(ds["energy_total"].values))) / tmax
-    return est_check(
+    row = est_check(
         "energy balance max|E - E0| / max T (no drive)",
         0.0,
         float(np.max(np.abs(res))) / tmax,
@@ -459,6 +460,7 @@ def _energy_row(
         f"{spec.integrator}, numerical dissipation included; bound {S:g} x estimate from "
         f"the refined run (kappa {kappa:g}) + round-off",
     )
+    return resolved(row)
 
 
 def length_scale(spec: MechanismSpec) -> float:
@@ -1216,15 +1218,17 @@ def flagship_checks(
             n_rev = float(ds.attrs["check_t_end"]) / float(ds.attrs["revolution_period"])
             window = f" over the first {n_rev:.3g} revolution(s)"
         rows.append(
-            check(
-                f"{v}: energy change vs drive work (/ max T){window}",
-                0.0,
-                float(ds["energy_drive_error"].values[i]),
-                S * est + 8 * EPS * steps,
-                mode="abs",
-                note=f"contact and damage dissipation booked; bound {S:g} "
-                "x estimate from the refined run + round-off",
-                case=case,
+            resolved(
+                check(
+                    f"{v}: energy change vs drive work (/ max T){window}",
+                    0.0,
+                    float(ds["energy_drive_error"].values[i]),
+                    S * est + 8 * EPS * steps,
+                    mode="abs",
+                    note=f"contact and damage dissipation booked; bound {S:g} "
+                    "x estimate from the refined run + round-off",
+                    case=case,
+                )
             )
         )
         if "max_eccentricity" in ds:  # from every sample of the run
