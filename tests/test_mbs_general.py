@@ -106,6 +106,56 @@ def test_cli_exit_2_on_a_bad_general_block(capsys, tmp_path):
     assert code == 2 and "mechanisms.m.joints.C.points.1" in err and "rockr.tip" in err
 
 
+def _beam_wall(through: list, direction: list) -> dict:
+    """An ANCF pendulum (0.5 m, held horizontal) whose tip disc (r = 0.01 m) may strike a wall:
+    the line through ``through`` along ``direction`` (normal: the direction turned +90 deg)."""
+    return {
+        "kind": "general",
+        "t_end": 0.01,
+        "sample_dt": 1.0e-3,
+        "solver": {"dt": 1.0e-4, "dt_contact": 1.0e-5, "step_control": True},
+        "bodies": {
+            "arm": {
+                "type": "beam",
+                "origin": [0.0, 0.0],
+                "beam": {"length": 0.5, "width": 0.01, "height": 0.01},
+                "material": {"E0": 2.0e9, "rho": 7800.0},
+                "mesh": {"n_elements": 4},
+            }
+        },
+        "joints": {"pin": {"type": "ground-pin", "point": "arm.start", "at": [0.0, 0.0]}},
+        "forces": {"gravity": {"type": "gravity"}},
+        "contacts": {
+            "wall": {
+                "type": "point-line",
+                "points": ["arm.end"],
+                "radius": 0.01,
+                "through": through,
+                "direction": direction,
+                "contact": {"law": "hunt-crossley", "K": 1.0e8, "restitution": 0.8},
+            }
+        },
+    }
+
+
+def test_a_contact_that_penetrates_at_the_start_is_named(capsys, tmp_path):
+    """A wall placed through the beam (the tip disc 0.21 m on its wrong side) is refused, naming
+    the contact and the depth, CLI exit 2 with nothing written; a disc that touches the wall
+    (gap 0 up to round-off) is a valid start."""
+    bad = _beam_wall([0.3, 0.0], [0.0, 1.0])
+    with pytest.raises(ConfigError, match=r"mechanisms\.m\.contacts\.wall.*penetrates 0\.21 m"):
+        build_mechanism(_resolve(bad))
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"mechanisms": {"m": bad}}))
+    out = tmp_path / "out.nc"
+    code = main(["mechanism", "--config", str(path), "--case", "m", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "contacts.wall" in err and not out.exists()
+    touching = build_mechanism(_resolve(_beam_wall([0.51, 0.0], [0.0, 1.0])))
+    gap = touching.system.contact_gaps(touching.q0)[0]
+    assert abs(gap) < 64 * np.finfo(float).eps
+
+
 def test_guess_is_assembled_onto_the_joints():
     """Rough guesses (the shipped ones, a few mm and 0.01 rad off) end on the joints: the
     distances between pinned markers vanish to round-off (a few eps times the 0.25 m size)."""

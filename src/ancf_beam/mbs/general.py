@@ -19,7 +19,8 @@ projection that may deform them (:meth:`~ancf_beam.mbs.system.System.project_pos
 error naming the joints when it fails or when equations are redundant); velocities the
 closest (in kinetic energy) to the given ones that satisfy the joints and drivers. With
 clearance joints or guides the velocities are those of the ideal mechanism (each journal
-moving with its bearing).
+moving with its bearing). Contacts must start apart or touching (an error naming the
+contact otherwise).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ancf_beam.specs import MechanismSpec
 
 __all__ = ["GeneralParts", "build_general", "spin_up_profile"]
 
+EPS = float(np.finfo(float).eps)
 ASSEMBLY_TOL = 1e-12  # m (rad): the assembled joints' residual, a few eps times the sizes
 ASSEMBLY_ITER = 50  # Gauss-Newton iterations of the assembly (quadratic once near)
 
@@ -373,5 +375,29 @@ def build_general(spec: MechanismSpec, gen=None):
         speeds = [np.hypot(*p.velocity(q, v)) for p in iparts.markers.values()]
         system, parts = _system(spec, gen, ideal=False, v_impact=max(max(speeds), 1e-3))
         _check_real(spec, system, q)
+        _check_apart(spec, gen, system, q)
     system.q0 = q
     return system, parts, q, v
+
+
+def _check_apart(spec: MechanismSpec, gen, system: System, q: np.ndarray) -> None:
+    """Contacts start apart or touching: a penetration at the assembled positions beyond their
+    round-off (``64 eps max(|q0|, 1 mm)``, the index-3 Newton floor) is a placement mistake
+    (a wall through a beam, two discs placed one inside the other) that would start the run
+    with a contact force the configuration never meant; ConfigError naming the contact."""
+    tol = 64.0 * EPS * max(1e-3, float(np.max(np.abs(q))))
+    gaps = system.contact_gaps(q)
+    for fe, gap in zip(system.forces, gaps, strict=True):
+        if gap < -tol:
+            joint = fe.name.split(".")[0]
+            if fe.name in gen.contacts:
+                key = f"contacts.{fe.name}"
+            else:
+                key = f"joints.{joint}.{'guide' if gen.joints[joint].get('guide') else 'clearance'}"
+            raise ConfigError(
+                f"config key 'mechanisms.{spec.name}.{key}': the contact '{fe.name}' penetrates "
+                f"{-gap:.6g} m at t = 0 (its gap at the assembled positions); contacts start "
+                f"apart or touching (a penetration of at most the assembly's round-off, "
+                f"{tol:.2g} m): place the bodies, or the contact's line or circles, so that the "
+                "surfaces do not overlap"
+            )
