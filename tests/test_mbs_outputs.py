@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
 
-from ancf_beam.animation import animate_mechanism, hermite_curve, motion_figure
+from ancf_beam.animation import MAX_RATIO, animate_mechanism, hermite_curve, motion_figure, zigzag
 from ancf_beam.beam.model import BeamModel
 from ancf_beam.config import resolve_case
 from ancf_beam.config.contact import contact_law
 from ancf_beam.mbs.bodies import BeamBody, PointMass, RigidBody, ground
-from ancf_beam.mbs.forces import CircleContact
+from ancf_beam.mbs.forces import CircleContact, SpringDamper
 from ancf_beam.mbs.integrators import IntegratorSettings, integrate
 from ancf_beam.mbs.joints import Driver, Revolute
 from ancf_beam.mbs.outputs import contact_state, general_outputs, geometry
@@ -468,7 +468,7 @@ def _frames_match_full_drawings(ds, tmp_path, frames=12):
     m = an._Motion(ds)
     fig, ax, insets = an._layout(m, True)
     ups = an._static(ax, m) + an._body_artists(ax, m, 1.0, 5.0) + an._joint_artists(ax, m, 1.0)
-    ups += an._contact_artists(ax, m, 1.0)
+    ups += an._contact_artists(ax, m, 1.0) + an._spring_artists(ax, m, 1.0)
     inset_ups = [an._inset(a, m, name) for name, a in insets]
     title = ax.set_title("", fontsize=9)
     digits = an._decimals(float(m.t[-1] - m.t[0]), frames)
@@ -533,3 +533,50 @@ def test_animation_gif_frames_and_size(tmp_path):
     ax = motion_figure(ds, fig.add_subplot(), snapshots=4)
     assert ax.get_xlim()[0] < 0.0 < 0.31 < ax.get_xlim()[1]  # the whole scene in view
     fig.savefig(tmp_path / "snapshots.png")
+
+
+def test_zigzag_runs_from_end_to_end_within_its_width():
+    a, b = np.array([0.2, -0.1]), np.array([0.5, 0.3])  # 0.5 m apart
+    pts = zigzag(a, b, 6, 0.01)
+    assert len(pts) == 16
+    assert np.array_equal(pts[0], a) and np.allclose(pts[-1], b, rtol=0, atol=4 * EPS)
+    u = (b - a) / 0.5
+    along = (pts - a) @ u
+    across = (pts - a) @ np.array([-u[1], u[0]])
+    assert np.all(np.diff(along) > 0)  # it never turns back
+    assert np.allclose(np.abs(across[2:-2]), 0.01, rtol=0, atol=4 * EPS)
+    assert np.allclose(across[[0, 1, -2, -1]], 0.0, rtol=0, atol=4 * EPS)  # straight leads
+
+
+def test_a_spring_is_drawn_and_a_vertical_motion_gets_a_readable_box(tmp_path):
+    """A bob bouncing on a vertical spring below a ground anchor: the spring is part of the
+    geometry and drawn from the anchor to the bob in every frame; the scene moves along one
+    line, and its box is widened to at most MAX_RATIO of height per width (before, the x axis
+    was a few mm wide, and its tick labels ran into each other)."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    s = System(g=G, name="bob")
+    bob = PointMass("bob", mass=0.2, position=(0.0, -0.5))
+    s.add(bob)
+    s.add(SpringDamper("spring", p=bob.point(), q=ground(0.0, 0.0), k=40.0, c=0.1, l0=0.45))
+    s.finalize()
+    mech = _mech(s, {"bob.cm": bob.point()}, {"bob": bob})
+    res = integrate(s, IntegratorSettings("generalized-alpha", t_end=0.5, dt=1e-3, sample_dt=1e-2))
+    _, ds = _dataset(mech, res, "bob")
+    geo = json.loads(ds.attrs["geometry"])
+    ends = geo["springs"]["spring"]["points"]
+    assert ends[0]["body"] == "bob" and ends[1]["kind"] == "ground"
+    fig = Figure(figsize=(8, 5.5))
+    ax = motion_figure(ds, fig.add_subplot(), snapshots=3)
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert y1 - y0 <= MAX_RATIO * (x1 - x0) * (1 + 1e-12)
+    assert y1 > 0.0 > -0.5 > y0  # the anchor and the bob in view
+    springs = [a for a in ax.get_children() if isinstance(a, Line2D) and len(a.get_xdata()) == 16]
+    assert len(springs) == 3  # one per snapshot
+    y_bob = ds["marker_y"].values[-1, 0]
+    last = np.column_stack(springs[-1].get_data())
+    assert np.allclose(last[[0, -1], 1], [y_bob, 0.0], rtol=0, atol=1e-12)
+    fig.savefig(tmp_path / "bob.png")
+    path = animate_mechanism(ds, tmp_path / "bob.gif", frames=5)
+    assert path.stat().st_size > 0

@@ -8,11 +8,16 @@ lacks may be absent) and in ``ds.attrs["geometry"]`` the JSON of
 through their centre of mass and attachment points, beams as the cubic Hermite curves of their
 elements through the node positions and slopes (the ANCF interpolation itself), point masses
 as dots, ground pins as triangles, ground welds as squares, guide lines, contact circles at
-true scale, and the markers' paths faintly. For every journal-in-bearing contact an inset
-magnifies the clearance: lengths in units of the radial clearance ``c``, the journal centre at
-``e / c`` with its path so far, the circle ``|e| = c`` (dashed) on which the journal touches
-the bearing, and the journal (radius ``R``) inside its bearing (radius ``R + 1``) drawn with the
-radii shrunk to ``R = 3`` so that the gap shows (red while it penetrates).
+true scale, spring-dampers as zigzags, and the markers' paths faintly. For every
+journal-in-bearing contact an inset magnifies the clearance: lengths in units of the radial
+clearance ``c``, the journal centre at ``e / c`` with its path so far, the circle ``|e| = c``
+(dashed) on which the journal touches the bearing, and the journal (radius ``R``) inside its
+bearing (radius ``R + 1``) drawn with the radii shrunk to ``R = 3`` so that the gap shows (red
+while it penetrates).
+
+The drawing's box holds the whole motion, widened so that its height is between
+:data:`MIN_RATIO` and :data:`MAX_RATIO` of its width (a mechanism that moves along one line
+would otherwise get an axis too short for its tick labels).
 
 Frames are evenly spaced in time (the states linearly interpolated between samples), the axes
 fixed from the whole motion, the time in the title. The GIF is written with Pillow, no ffmpeg
@@ -29,12 +34,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["animate_mechanism", "hermite_curve", "motion_figure"]
+__all__ = ["animate_mechanism", "hermite_curve", "motion_figure", "zigzag"]
 
 #: journal radius of the inset, in units of the radial clearance (bearing: one more)
 INSET_JOURNAL = 3.0
 #: points per beam element of the drawn Hermite curve
 CURVE_POINTS = 12
+#: the drawing's height over its width, at least and at most (the figure's shape follows)
+MIN_RATIO, MAX_RATIO = 0.35, 1.2
+#: zigzags of a drawn spring, and its half-width as a share of the drawing's larger side
+SPRING_COILS, SPRING_WIDTH = 6, 0.012
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:cyan")
 
 
@@ -157,7 +166,7 @@ def _extent(m: _Motion) -> tuple[float, float, float, float]:
             if g["type"] == "rigid" and name in m.body_index:
                 pts.append(_outline_history(m, name))
     pts += [np.asarray(p, float).reshape(-1, 2) for p in _ground_points(m)]
-    pts += _circle_extent(m)
+    pts += _circle_extent(m) + _spring_extent(m)
     xy = np.concatenate(pts)
     xy = xy[np.all(np.isfinite(xy), axis=1)]
     if not len(xy):
@@ -165,7 +174,13 @@ def _extent(m: _Motion) -> tuple[float, float, float, float]:
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     span = float(max(hi - lo))
     pad = 0.08 * span if span > 0.0 else max(1e-3, 0.1 * float(np.max(np.abs(lo))))
-    return lo[0] - pad, hi[0] + pad, lo[1] - pad, hi[1] + pad
+    (x0, y0), (x1, y1) = lo - pad, hi + pad
+    w, h = x1 - x0, y1 - y0
+    if h > MAX_RATIO * w:  # too narrow: widen about the centre
+        x0, x1 = 0.5 * (x0 + x1 - h / MAX_RATIO), 0.5 * (x0 + x1 + h / MAX_RATIO)
+    elif h < MIN_RATIO * w:  # too flat: heighten
+        y0, y1 = 0.5 * (y0 + y1 - MIN_RATIO * w), 0.5 * (y0 + y1 + MIN_RATIO * w)
+    return float(x0), float(x1), float(y0), float(y1)
 
 
 def _outline_history(m: _Motion, name: str) -> np.ndarray:
@@ -198,6 +213,32 @@ def _circle_extent(m: _Motion) -> list[np.ndarray]:
                 if c is not None:
                     out.append(np.array([c - r, c + r]))
     return out
+
+
+def _spring_extent(m: _Motion) -> list[np.ndarray]:
+    """The springs' end points (a ground anchor may lie off the bodies' paths) at the first and
+    last samples."""
+    out = []
+    for g in m.geo.get("springs", {}).values():
+        for t in (m.t[0], m.t[-1]):
+            state = m.at(t)
+            out += [p[None, :] for p in (m.point(s, state) for s in g["points"]) if p is not None]
+    return out
+
+
+def zigzag(a: np.ndarray, b: np.ndarray, coils: int, width: float) -> np.ndarray:
+    """Points ``(2 coils + 4, 2)`` of a spring drawn from ``a`` to ``b``: straight leads of a
+    sixth of the length at both ends, ``coils`` zigzags of half-width ``width`` between."""
+    d = np.asarray(b, float) - np.asarray(a, float)
+    length = float(np.hypot(*d))
+    if length == 0.0:
+        return np.array([a, b], float)
+    u = d / length
+    normal = np.array([-u[1], u[0]])
+    s = np.concatenate([[0.0], np.linspace(1 / 6, 5 / 6, 2 * coils + 2), [1.0]])
+    side = np.zeros_like(s)
+    side[2:-2] = np.where(np.arange(2 * coils) % 2 == 0, 1.0, -1.0)
+    return np.asarray(a, float) + s[:, None] * d + (width * side)[:, None] * normal
 
 
 # ------------------------------------------------------------------------------------------
@@ -252,6 +293,24 @@ def _joint_artists(ax, m: _Motion, alpha: float) -> list[Updater]:
             xy = m.point(sp, s)
             if xy is not None:
                 d.set_data([xy[0]], [xy[1]])
+
+        ups.append(up)
+    return ups
+
+
+def _spring_artists(ax, m: _Motion, alpha: float) -> list[Updater]:
+    """Spring-dampers: zigzags between their two points."""
+    width = SPRING_WIDTH * max(np.diff(ax.get_xlim())[0], np.diff(ax.get_ylim())[0])
+    ups: list[Updater] = []
+    for g in m.geo.get("springs", {}).values():
+        (line,) = ax.plot([], [], "-", color="0.3", lw=1.0, alpha=alpha, zorder=1.8)
+
+        def up(s, ln=line, a=g["points"][0], b=g["points"][1]):
+            pa, pb = m.point(a, s), m.point(b, s)
+            if pa is None or pb is None:
+                ln.set_data([], [])
+            else:
+                ln.set_data(*zigzag(pa, pb, SPRING_COILS, width).T)
 
         ups.append(up)
     return ups
@@ -436,7 +495,7 @@ def animate_mechanism(
     _ground(ax, m)
     still = {id(a) for a in _parts(fig)}
     ups = _guides(ax, m) + _body_artists(ax, m, 1.0, 5.0) + _joint_artists(ax, m, 1.0)
-    ups += _contact_artists(ax, m, 1.0)
+    ups += _contact_artists(ax, m, 1.0) + _spring_artists(ax, m, 1.0)
     inset_ups = [_inset(a, m, name) for name, a in insets]
     title = ax.set_title("", fontsize=9)
     moving = _moving(fig, still, title)
@@ -518,7 +577,8 @@ def motion_figure(ds, ax, snapshots: int = 5, paths: bool = True):
         alpha = 0.25 + 0.75 * (k + 1) / len(times)
         state = m.at(float(t))
         ups = _body_artists(ax, m, alpha, 4.0) + _joint_artists(ax, m, alpha)
-        for up in guides + ups + _contact_artists(ax, m, alpha):
+        ups += _contact_artists(ax, m, alpha) + _spring_artists(ax, m, alpha)
+        for up in guides + ups:
             up(state)
     ax.set_title(
         f"{m.case} at t = " + ", ".join(f"{t:.3g}" for t in times) + " s (later: darker)",

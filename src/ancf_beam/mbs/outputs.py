@@ -67,7 +67,8 @@ or ``beam`` with its ``nodes`` ``[first, stop)`` along the ``node`` dimension an
 specs) and ``contacts`` (per name its ``type``: ``journal-bearing`` with ``bearing`` and
 ``journal`` point specs, ``bearing_radius``, ``journal_radius``, ``clearance``; ``discs`` with
 ``p``, ``q``, ``r_p``, ``r_q``; ``line`` with the ``points`` in contact and the ``line``:
-``point`` spec, ``direction`` and ``segment``). A *point spec* locates a point from the data:
+``point`` spec, ``direction`` and ``segment``) and ``springs`` (per spring-damper its two
+``points`` specs). A *point spec* locates a point from the data:
 ``{"body": name or null, "kind": "ground" | "rigid" | "linear", "rel", "weights"}`` as
 :class:`~ancf_beam.mbs.bodies.Point` (rigid: body-frame offset from the centre of mass; linear:
 weights of the body's coordinates from ``rel`` on: a point mass's ``(x, y)``, a beam's node-major
@@ -83,6 +84,7 @@ import numpy as np
 
 from ancf_beam.mbs import core
 from ancf_beam.mbs.bodies import PT_GROUND, PT_RIGID, BeamBody, Point, PointMass, RigidBody
+from ancf_beam.mbs.forces import SpringDamper
 from ancf_beam.mbs.joints import Driver, Prismatic, Revolute, Weld
 from ancf_beam.mbs.stepping import classify_episodes
 
@@ -701,4 +703,9 @@ def geometry(mech: Any) -> dict[str, Any]:
         "ground_welds": welds,
         "guides": guides,
         "contacts": {n: _contact_geometry(fe, names) for n, fe in contacts.items()},
+        "springs": {
+            fe.name: {"points": [point_spec(fe.p, names), point_spec(fe.q, names)]}
+            for fe in mech.system.forces
+            if isinstance(fe, SpringDamper)
+        },
     }
