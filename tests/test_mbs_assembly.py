@@ -11,6 +11,8 @@ of the element length and unit slopes to round-off (the straight beam: exactly).
 from __future__ import annotations
 
 import copy
+import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +62,11 @@ def _beam_shape(mech, q):
 
 
 @pytest.mark.parametrize("angle", [0.76873, 0.77, 0.70, 0.85])
-def test_a_guessed_coupler_is_assembled_unstrained(angle):
+def test_a_guessed_coupler_is_assembled_unstrained(angle, caplog):
     spec = resolve_mechanism({"mechanisms": {"fb": _four_bar(angle)}}, "fb")
-    mech = build_mechanism(spec)
+    with caplog.at_level(logging.WARNING, logger="ancf_beam.mbs.general"):
+        mech = build_mechanism(spec)
+    assert not [r for r in caplog.records if "starts strained" in r.getMessage()]
     chords, slopes = _beam_shape(mech, mech.q0)
     # a straight beam rotated and translated: chords and slopes exact to a few eps (the
     # rotation's round-off), against the 7 % of the projection
@@ -75,9 +79,10 @@ def test_a_guessed_coupler_is_assembled_unstrained(angle):
     assert res.steps == 200 and res.phi_max.max() <= 1e-10
 
 
-def test_a_beam_that_must_deform_is_still_assembled():
+def test_a_beam_that_must_deform_is_still_assembled(caplog):
     """A coupler that no rigid motion fits (both ends on ground pins 1 mm farther apart than
-    its length) falls back to the projection, which stretches it: about 1 mm / 0.2 m."""
+    its length) falls back to the projection, which stretches it: about 1 mm / 0.2 m, and a
+    warning says so (its largest chord change at least the mean, 1 mm / 0.2 m)."""
     block = _four_bar(0.0)
     block["bodies"]["coupler"]["origin"] = [0.0, 0.3]
     block["joints"] = {
@@ -87,7 +92,12 @@ def test_a_beam_that_must_deform_is_still_assembled():
         "pin2": {"type": "ground-pin", "point": "rocker.pivot", "at": [0.25, 0.0]},
     }
     spec = resolve_mechanism({"mechanisms": {"fb": block}}, "fb")
-    mech = build_mechanism(spec)
+    with caplog.at_level(logging.WARNING, logger="ancf_beam.mbs.general"):
+        mech = build_mechanism(spec)
+    (warning,) = [r.getMessage() for r in caplog.records if "starts strained" in r.getMessage()]
+    assert "mechanisms.fb" in warning and "beam 'coupler'" in warning
+    change = float(re.search(r"changed by up to (\S+) of the element length", warning)[1])
+    assert (1 - 1e-9) * 1.0e-3 / L_COUPLER <= change <= 1.0  # the mean: 1 mm over 8 chords
     chords, _ = _beam_shape(mech, mech.q0)
     assert np.max(np.abs(mech.system.constraints(mech.q0)["phi"])) <= 1e-12
     assert 0.0 < np.mean(chords) <= 2 * 1.0e-3 / L_COUPLER

@@ -25,6 +25,7 @@ contact otherwise).
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ from ancf_beam.specs import MechanismSpec
 
 __all__ = ["GeneralParts", "build_general", "spin_up_profile"]
 
+log = logging.getLogger(__name__)
 EPS = float(np.finfo(float).eps)
 ASSEMBLY_TOL = 1e-12  # m (rad): the assembled joints' residual, a few eps times the sizes
 ASSEMBLY_ITER = 50  # Gauss-Newton iterations of the assembly (quadratic once near)
@@ -329,7 +331,8 @@ def _assemble(spec: MechanismSpec, system: System) -> np.ndarray:
             _check_real(spec, system, rigid)
             return rigid
         try:
-            q = system.project_positions(q, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
+            given, q = q, system.project_positions(q, 0.0, ASSEMBLY_TOL, ASSEMBLY_ITER)
+            _report_deformed(spec, system, given, q)
         except ValueError as exc:
             _check_real(spec, system, q)  # redundant joints: named at the guess
             joints = ", ".join(j.name for j in system.joints)
@@ -340,6 +343,31 @@ def _assemble(spec: MechanismSpec, system: System) -> np.ndarray:
             ) from exc
     _check_real(spec, system, q)
     return q
+
+
+def _report_deformed(spec: MechanismSpec, system: System, given, q) -> None:
+    """Warn when the projection (no rigid motion of the beams closes the joints) changed a
+    beam's shape: its largest change of an element chord over the element length and of a
+    slope's length, so a beam that starts strained is said, with how much."""
+    for b in system.beams:
+        a, c = (x[b.offset : b.offset + b.n_dof].reshape(-1, 4) for x in (given, q))
+        chord = float(np.max(np.abs(_chords(c) - _chords(a)))) / float(b.model.le)
+        slope = float(np.max(np.abs(np.hypot(c[:, 2], c[:, 3]) - np.hypot(a[:, 2], a[:, 3]))))
+        if max(chord, slope) <= 64.0 * EPS:  # round-off: this beam kept its shape
+            continue
+        log.warning(
+            "mechanisms.%s: no rigid motion of the beams closes the joints; the assembly "
+            "deformed beam '%s' (element chords changed by up to %.3g of the element length, "
+            "slopes by up to %.3g): it starts strained",
+            spec.name,
+            b.name,
+            chord,
+            slope,
+        )
+
+
+def _chords(nodes: np.ndarray) -> np.ndarray:
+    return np.hypot(*np.diff(nodes[:, :2], axis=0).T)
 
 
 def _check_real(spec: MechanismSpec, system: System, q: np.ndarray) -> None:
