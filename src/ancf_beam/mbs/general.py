@@ -418,7 +418,7 @@ def _check_apart(spec: MechanismSpec, gen, system: System, q: np.ndarray) -> Non
     for fe, gap in zip(system.forces, gaps, strict=True):
         if gap < -tol:
             joint = fe.name.split(".")[0]
-            if fe.name in gen.contacts:
+            if fe.name in gen.contacts or joint not in gen.joints:
                 key = f"contacts.{fe.name}"
             else:
                 key = f"joints.{joint}.{'guide' if gen.joints[joint].get('guide') else 'clearance'}"
