@@ -4,19 +4,24 @@ key, exit 2), the presets as general descriptions, the clearance journal's side.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ancf_beam.cli import main
 from ancf_beam.config import ConfigError, load_config, resolve_mechanism
 from ancf_beam.mbs.analysis import run_mechanism
 from ancf_beam.mbs.mechanisms import build_mechanism
 from ancf_beam.mbs.presets import expand
+from conftest import HYPOTHESIS_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
+EPS = float(np.finfo(float).eps)
 CFG = load_config(ROOT / "config" / "config.yaml")
 
 
@@ -154,6 +159,53 @@ def test_a_contact_that_penetrates_at_the_start_is_named(capsys, tmp_path):
     touching = build_mechanism(_resolve(_beam_wall([0.51, 0.0], [0.0, 1.0])))
     gap = touching.system.contact_gaps(touching.q0)[0]
     assert abs(gap) < 64 * np.finfo(float).eps
+
+
+def _disc_over(kind: str, r: float, gap: float) -> dict:
+    """A free rigid disc (radius ``r``) ``gap`` above the ground line y = 0 (``point-line``)
+    or above a ground disc of radius 0.1 m at the origin (``circle-circle``)."""
+    if kind == "point-line":
+        y = r + gap
+        contact = {"type": kind, "points": ["ball.cm"], "radius": r, "through": [0.0, 0.0]}
+        contact["direction"] = [1.0, 0.0]  # normal (0, 1): the ball's side is y > 0
+    else:
+        y = r + 0.1 + gap
+        contact = {"type": kind, "points": ["ball.cm", [0.0, 0.0]], "radii": [r, 0.1]}
+    contact["contact"] = {"law": "hunt-crossley", "K": 1.0e8, "restitution": 0.7}
+    return {
+        "kind": "general",
+        "t_end": 0.01,
+        "sample_dt": 1.0e-3,
+        "solver": {"dt": 1.0e-4, "dt_contact": 1.0e-6, "step_control": True},
+        "bodies": {"ball": {"type": "rigid", "mass": 0.1, "inertia": 1.0e-5, "position": [0.0, y]}},
+        "forces": {"gravity": {"type": "gravity"}},
+        "contacts": {"c": contact},
+    }
+
+
+@settings(max_examples=40, **HYPOTHESIS_SETTINGS)
+@given(
+    kind=st.sampled_from(["point-line", "circle-circle"]),
+    r=st.floats(1.0e-3, 0.1),
+    share=st.floats(-1.0, 1.0).filter(lambda s: abs(s) >= 1.0e-6),
+)
+def test_a_start_is_refused_exactly_when_a_contact_overlaps(kind, r, share):
+    """Over the contacts' documented range: a start is refused iff the disc overlaps (gap < 0;
+    gaps of at least 1e-6 r = 1e-9 m, far above the assembly's round-off of ~1e-14 m), and
+    the message gives the depth to its six digits."""
+    gap = share * r
+    spec = _resolve(_disc_over(kind, r, gap))
+    if gap > 0:
+        mech = build_mechanism(spec)
+        # the round-off of y = r (+ 0.1) + gap and of the gap back from it: a few eps |y| < 0.3 m
+        assert mech.system.contact_gaps(mech.q0)[0] == pytest.approx(gap, rel=0, abs=8 * EPS * 0.3)
+        return
+    with pytest.raises(
+        ConfigError, match=r"mechanisms\.m\.contacts\.c': the contact 'c' penetr"
+    ) as e:
+        build_mechanism(spec)
+    depth = float(re.search(r"penetrates (\S+) m", str(e.value))[1])
+    assert depth == pytest.approx(-gap, rel=1e-5)
 
 
 def test_guess_is_assembled_onto_the_joints():
