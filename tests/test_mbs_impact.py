@@ -325,6 +325,26 @@ def test_fixed_step_integrators_resolve_the_impact(integrator):
     assert summary["dt"] <= CONTACT_STEP_FRACTION * summary["critical_dt"]
 
 
+def test_central_differences_default_step_divides_the_sample_interval(caplog):
+    """With a contact the default step is capped at CONTACT_STEP_FRACTION of the contact
+    bound (3.46e-5 s for seed 003 at sample_dt 1e-4 s). Before, the run stepped at the cap and
+    sampled every third step, every 1.04e-4 s instead of 1e-4 s, with a warning; now the step
+    is the largest divisor of sample_dt below the cap, 1e-4 / 3 s, and the samples fall on
+    sample_dt's multiples to round-off."""
+    spec = resolve_mechanism(
+        load_config(CONFIG),
+        "impact_seed003",
+        {"integrator": "central-difference", "sample_dt": 1.0e-4},
+    )
+    with caplog.at_level("WARNING", logger="ancf_beam.mbs.integrators"):
+        summary, ds = run_mechanism(spec)
+    assert not [r for r in caplog.records if "not a multiple" in r.getMessage()]
+    assert summary["dt"] <= CONTACT_STEP_FRACTION * summary["critical_dt"]
+    assert summary["dt"] == pytest.approx(1.0e-4 / 3, rel=4 * EPS)
+    t = ds["time"].values
+    assert np.max(np.abs(t - 1.0e-4 * np.arange(len(t)))) <= 8 * EPS * t[-1] * len(t)
+
+
 def test_cli_two_body_json_and_netcdf(tmp_path, capsys):
     out = tmp_path / "impact.nc"
     code = main(

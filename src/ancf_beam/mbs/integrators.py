@@ -86,6 +86,7 @@ buffers and recorder, damage update, drive power). Each imports only from the mo
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -197,10 +198,19 @@ def _integrate_fixed_step(
     progress: bool,
     progress_interval_s: float,
 ) -> MechanismResult:
-    """A run at a fixed step ``dt`` without contact elements: central differences
-    (:func:`~ancf_beam.mbs.explicit.run_explicit`) or the index-3 integrators
-    (:func:`~ancf_beam.mbs.index3.run_index3`), sampled every ``sample_dt``."""
-    dt = settings.dt if settings.dt is not None else default_dt(system, settings)
+    """A run at a fixed step ``dt`` (central differences also with contacts) by central
+    differences (:func:`~ancf_beam.mbs.explicit.run_explicit`) or the index-3 integrators
+    (:func:`~ancf_beam.mbs.index3.run_index3`), sampled every ``sample_dt``. The default step
+    (:func:`default_dt`) is shortened to divide ``sample_dt`` where it does not already, so
+    that the samples fall on steps (a given ``dt`` is taken as given)."""
+    dt = settings.dt
+    if dt is None:
+        dt = default_dt(system, settings)
+        if (
+            abs(round(settings.sample_dt / dt) * dt - settings.sample_dt)
+            > 1e-9 * settings.sample_dt
+        ):
+            dt = settings.sample_dt / math.ceil(settings.sample_dt / dt)
     plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.sample_dt)
     check_mechanism(system, settings, plan.n_samples, plan.n_steps)
     sample_every = plan.sample_every
