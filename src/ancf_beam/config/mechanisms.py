@@ -272,8 +272,8 @@ def check_contact_integrator(
     if episodes and models and integrator not in (NONSMOOTH_INTEGRATOR, *CLEARANCE_INTEGRATORS):
         raise ConfigError(
             f"{what} = {integrator!r} is invalid: expected one of "
-            f"{', '.join(CLEARANCE_INTEGRATORS)} (a clearance joint needs an integrator that "
-            "records its contact episodes)"
+            f"{', '.join(CLEARANCE_INTEGRATORS)} (the contacts at {', '.join(models)} are "
+            "reported by their contact episodes, which only these integrators record)"
         )
 
 
