@@ -29,6 +29,7 @@ from ancf_beam.mbs.timeloop import (
     n_sample_times,
     raise_overlap,
     record_sample,
+    report_time,
     sample_times,
 )
 from ancf_beam.resources import MAX_ADAPTIVE_STEPS, check_mechanism
@@ -57,22 +58,21 @@ def _ivp_rhs(t, y, S, W, alpha, beta, a, lam, out):
     return res[4]
 
 
-def integrate_adaptive(system, st, q, v, a, lam) -> MechanismResult:
+def integrate_adaptive(
+    system, st, q, v, a, lam, progress: bool = False, progress_interval_s: float = 5.0
+) -> MechanismResult:
     """The adaptive integrator (module docstring); contacts run in event mode (``C_EVENTS``)
-    for the duration of the run."""
+    for the duration of the run. ``progress``: the simulated time, steps and an ETA logged
+    every ``progress_interval_s``."""
     contacts = system.contact_indices
     saved = system.fef[contacts, core.C_EVENTS].copy()
     system.fef[contacts, core.C_EVENTS] = 1.0
     try:
-        return _adaptive_run(system, st, q, v, a, lam)
+        run = _AdaptiveRun(system, st, q, v)
+        run.march(progress_interval_s if progress else math.inf)
+        return run.result()
     finally:
         system.fef[contacts, core.C_EVENTS] = saved
-
-
-def _adaptive_run(system, st, q, v, a, lam) -> MechanismResult:
-    run = _AdaptiveRun(system, st, q, v)
-    run.march()
-    return run.result()
 
 
 class _AdaptiveRun:
@@ -208,12 +208,17 @@ class _AdaptiveRun:
             self.work_s[k] = self.work + self.step_work(dense, t_from, t_k, kinks)
             self.k += 1
 
-    def march(self) -> None:
+    def march(self, interval: float = math.inf) -> None:
         """Step to ``t_end``; a step in which a contact starts or its force ends is cut at the
-        located event and the integrator restarted there."""
+        located event and the integrator restarted there. Progress is logged every
+        ``interval`` seconds."""
         self.t_start = run_clock()
         self.c_start = time.process_time()
+        report = [time.perf_counter(), interval]
         while self.solver.status == "running":
+            report_time(
+                "adaptive", self.solver.t, self.st.t_end, self.steps, 1, self.t_start, report
+            )
             t_old = self.solver.t
             self._step(t_old)
             y1 = self.solver.y

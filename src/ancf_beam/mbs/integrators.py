@@ -180,9 +180,11 @@ def integrate(
     elif settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
         from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 
-        res = stepping.integrate_contact_index3(system, settings, q, v, a, lam)
+        res = stepping.integrate_contact_index3(
+            system, settings, q, v, a, lam, progress, progress_interval_s
+        )
     elif settings.integrator == "adaptive":
-        res = integrate_adaptive(system, settings, q, v, a, lam)
+        res = integrate_adaptive(system, settings, q, v, a, lam, progress, progress_interval_s)
     else:
         res = _integrate_fixed_step(system, settings, q, v, a, lam, progress, progress_interval_s)
     return _with_roundoff(system, res)

@@ -88,6 +88,7 @@ from ancf_beam.mbs.timeloop import (
     raise_overlap,
     record_sample,
     release_damage,
+    report_time,
     sample_times,
 )
 from ancf_beam.results import (
@@ -720,19 +721,20 @@ _STEP_GUARD_EXTRA = 10000
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sc_samples(ts, k, t, ctrl, run, save, gaps, rec, diss, h_guard, ctl, hist, q_ref, bufs):
-    """:func:`sc_chunk` to every sample time ``ts[k], ts[k + 1], ...`` in turn, each sample
-    recorded (:func:`~ancf_beam.mbs.timeloop.record_sample` into the buffers ``bufs``), the
-    steps of each chunk capped by :func:`_max_steps` of ``h_guard``. Returns ``(k, t, status,
-    h, diss)``: ``k = len(ts)`` when done, else the sample not reached and ``sc_chunk``'s
-    status (not ``OK``) with its ``t``, ``h``, ``diss``."""
+def sc_samples(ts, k, k_stop, t, ctrl, run, save, gaps, rec, diss, h_guard, ctl, hist, q_ref, bufs):
+    """:func:`sc_chunk` to every sample time ``ts[k], ts[k + 1], ...`` before ``ts[k_stop]``
+    in turn, each sample recorded (:func:`~ancf_beam.mbs.timeloop.record_sample` into the
+    buffers ``bufs``), the steps of each chunk capped by :func:`_max_steps` of ``h_guard``.
+    Returns ``(k, t, status, h, diss)``: ``k = k_stop`` and ``OK`` when done, else the sample
+    not reached and ``sc_chunk``'s status (not ``OK``) with its ``t``, ``h``, ``diss``. The
+    state between calls is all in the arrays, so calls ending at any samples step as one."""
     ts, ctrl, run, save, gaps, rec, ctl, hist, q_ref, bufs = borrow(
         (ts, ctrl, run, save, gaps, rec, ctl, hist, q_ref, bufs)
     )
     q, v, a, at, lam, par, ist, fst, S, W, G, L = run
     h = ctrl[0]
     status = OK
-    while k < ts.shape[0]:
+    while k < k_stop:
         span = max(ts[k] - t, 0.0)
         guard = _STEP_GUARD_FACTOR * math.ceil(span / h_guard) + _STEP_GUARD_EXTRA
         t, status, h, diss = sc_chunk(t, ts[k], ctrl, run, save, gaps, rec, diss, guard, ctl, hist)
@@ -884,8 +886,11 @@ def _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist) -> dict:
     return stats
 
 
-def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
-    """Generalized-alpha / Newmark run of a system with contact elements (module docstring)."""
+def integrate_contact_index3(
+    system, st, q, v, a, lam, progress: bool = False, progress_interval_s: float = 5.0
+) -> MechanismResult:
+    """Generalized-alpha / Newmark run of a system with contact elements (module docstring);
+    ``progress``: the simulated time, steps and an ETA logged every ``progress_interval_s``."""
     from ancf_beam.resources import check_mechanism
 
     _check_drivers(system)
@@ -929,16 +934,25 @@ def integrate_contact_index3(system, st, q, v, a, lam) -> MechanismResult:
     k = 1
     h_guard = h_small if rule == 0 else h_min
     args, bufs = run.args(), buf.args()
+    # with progress, calls of the samples of a report interval, at most a second's (sc_samples:
+    # they step as one call)
+    batch, report = n_samples, [time.perf_counter(), progress_interval_s]
+    if progress:
+        batch = 1
     while k < n_samples:
+        k_stop = min(n_samples, k + batch)
+        rec = (diag, ep, cnt)
         k, t, status, h, diss = sc_samples(
-            ts, k, t, ctrl, args, save, gaps, (diag, ep, cnt), diss, h_guard, ctl, hist, q_ref, bufs
+            ts, k, k_stop, t, ctrl, args, save, gaps, rec, diss, h_guard, ctl, hist, q_ref, bufs
         )
         if k >= n_samples:
             break
         if status == EP_FULL:
             ep = np.concatenate([ep, np.full_like(ep, np.nan)])
             continue
-        _raise_failure(system, st, status, t, ts[k], h, cnt, run)
+        if status != OK:
+            _raise_failure(system, st, status, t, ts[k], h, cnt, run)
+        batch = report_time(st.integrator, t, st.t_end, int(cnt[_C_STEPS]), k, t_start, report)
     wall = run_clock() - t_start
     cpu = time.process_time() - c_start
     rec = record_from_arrays(system, diag, ep, cnt)

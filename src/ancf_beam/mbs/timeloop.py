@@ -19,6 +19,7 @@ from numba import njit
 
 from ancf_beam.beam.damage import update_damage
 from ancf_beam.errors import ContactOverlapError
+from ancf_beam.kernel_cache import run_clock
 from ancf_beam.linalg import sym_band_matvec
 from ancf_beam.mbs import core
 from ancf_beam.mbs.forces import STATE_SIZE
@@ -40,6 +41,7 @@ __all__ = [
     "record_sample",
     "release_damage",
     "report_progress",
+    "report_time",
     "sample_times",
     "step_end",
 ]
@@ -205,6 +207,28 @@ def step_end(step: int, dt: float, plan, t_end: float) -> float:
     """End time (s) of step ``step`` (from 0) of a run planned by ``plan``: the last one ends
     at ``t_end``."""
     return t_end if step == plan.n_steps - 1 else (step + 1) * dt
+
+
+def report_time(name, t, t_end, steps, units, t0, state):
+    """Log ``name``'s simulated time ``t`` of ``t_end``, its ``steps`` so far and an ETA (from
+    the simulated time per second of run since ``t0``, a ``run_clock`` time) once
+    ``state[1]`` seconds have passed since ``state[0]`` (then reset); returns how many of
+    ``units`` (samples, say) the run covers in that interval (at most a second), for the next
+    call's share."""
+    now = time.perf_counter()
+    elapsed = max(run_clock() - t0, 1e-9)
+    if now - state[0] >= state[1] and 0.0 < t < t_end:
+        log.info(
+            "%s: t = %.4g / %.4g s, %d steps, %.3g steps/s, ETA %.0f s",
+            name,
+            t,
+            t_end,
+            steps,
+            steps / elapsed,
+            elapsed * (t_end - t) / t,
+        )
+        state[0] = now
+    return max(1, int(units / elapsed * min(state[1], 1.0)))
 
 
 def report_progress(name, step, n_steps, dt, t0, state):

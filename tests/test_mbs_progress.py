@@ -1,0 +1,49 @@
+"""Progress of long mechanism runs: the contact stepping of generalized-alpha and the adaptive
+integrator log the simulated time, the steps and an ETA every ``progress_interval_s`` (here 0:
+at every chance), and a run that reports its progress steps exactly as one that does not (the
+contact stepping then runs in calls of a few samples each: its state lives in its arrays)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ancf_beam.config import load_config, resolve_mechanism
+from ancf_beam.mbs.analysis import settings_from_spec
+from ancf_beam.mbs.integrators import integrate
+from ancf_beam.mbs.mechanisms import build_mechanism
+
+QUICK = Path(__file__).resolve().parents[1] / "config" / "quick.yaml"
+
+
+@pytest.mark.parametrize("integrator", ["generalized-alpha", "adaptive"])
+def test_contact_runs_report_progress_and_step_alike(integrator, caplog):
+    spec = resolve_mechanism(
+        load_config(QUICK), "slider_crank_clearance", {"t_end": 0.01, "integrator": integrator}
+    )
+    runs = []
+    for progress in (False, True):
+        mech = build_mechanism(spec)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="ancf_beam"):
+            res = integrate(
+                mech.system,
+                settings_from_spec(spec),
+                q0=mech.q0,
+                v0=mech.v0,
+                progress=progress,
+                progress_interval_s=0.0,
+            )
+        lines = [r.getMessage() for r in caplog.records if "ETA" in r.getMessage()]
+        runs.append((res, lines))
+    (quiet, none), (loud, lines) = runs
+    assert not none and len(lines) >= 2, lines
+    times = [float(re.search(r"t = (\S+) / 0.01 s", m)[1]) for m in lines]
+    assert all(0.0 < t < 0.01 for t in times) and times == sorted(times)
+    assert loud.steps == quiet.steps
+    for name in ("t", "q", "v", "a", "lam", "kinetic", "dissipated", "force_state"):
+        assert np.array_equal(getattr(quiet, name), getattr(loud, name), equal_nan=True), name
