@@ -190,6 +190,16 @@ def integrate(
     return _with_roundoff(system, res)
 
 
+def _sampled_default_dt(system: System, settings: IntegratorSettings) -> float:
+    """:func:`default_dt`, shortened to the largest divisor of ``sample_dt`` below it where
+    ``sample_dt`` is not already a multiple of it (the test of the fixed-step run's warning)."""
+    dt = default_dt(system, settings)
+    sample_dt = settings.sample_dt
+    if abs(round(sample_dt / dt) * dt - sample_dt) > 1e-9 * sample_dt:
+        dt = sample_dt / math.ceil(sample_dt / dt)
+    return dt
+
+
 def _integrate_fixed_step(
     system: System,
     settings: IntegratorSettings,
@@ -205,14 +215,7 @@ def _integrate_fixed_step(
     (:func:`~ancf_beam.mbs.index3.run_index3`), sampled every ``sample_dt``. The default step
     (:func:`default_dt`) is shortened to divide ``sample_dt`` where it does not already, so
     that the samples fall on steps (a given ``dt`` is taken as given)."""
-    dt = settings.dt
-    if dt is None:
-        dt = default_dt(system, settings)
-        if (
-            abs(round(settings.sample_dt / dt) * dt - settings.sample_dt)
-            > 1e-9 * settings.sample_dt
-        ):
-            dt = settings.sample_dt / math.ceil(settings.sample_dt / dt)
+    dt = settings.dt if settings.dt is not None else _sampled_default_dt(system, settings)
     plan = step_plan(settings.t_end, dt, settings.sample_dt, settings.sample_dt)
     check_mechanism(system, settings, plan.n_samples, plan.n_steps)
     sample_every = plan.sample_every
