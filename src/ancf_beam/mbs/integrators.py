@@ -92,7 +92,6 @@ import time
 import numpy as np
 
 from ancf_beam.kernel_cache import run_clock
-from ancf_beam.mbs import core
 from ancf_beam.mbs.adaptive import integrate_adaptive
 from ancf_beam.mbs.explicit import run_explicit
 from ancf_beam.mbs.index3 import run_index3
@@ -107,7 +106,7 @@ from ancf_beam.mbs.settings import (
     explicit_dt_bounds,
 )
 from ancf_beam.mbs.system import System
-from ancf_beam.mbs.timeloop import SampleBuffers, n_sample_times, record_sample, sample_times
+from ancf_beam.mbs.timeloop import SampleBuffers, first_sample, n_sample_times, sample_times
 from ancf_beam.resources import check_mechanism
 from ancf_beam.results import MechanismResult
 from ancf_beam.solvers.timeloop import step_plan
@@ -228,14 +227,7 @@ def _integrate_fixed_step(
             sample_every * dt,
         )
     buf = SampleBuffers(plan.n_samples, system.n, system.m, system.fst.size)
-    W = system.work()
-    q_ref = system.q0.copy()
-    _, u, p = system.forces_at(q, v, 0.0)
-    system.update_drivers(0.0, W)
-    core.eval_constraints(
-        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
-    )
-    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, buf.args())
+    W, q_ref, u, p = first_sample(system, q, v, a, lam, buf)
     chunk_one = system.has_function_drivers  # user functions are evaluated in Python per step
     t_start = run_clock()
     c_start = time.process_time()

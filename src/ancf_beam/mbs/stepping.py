@@ -84,6 +84,7 @@ from ancf_beam.mbs.index3 import (
 from ancf_beam.mbs.settings import STEP_RULES, default_dt
 from ancf_beam.mbs.timeloop import (
     SampleBuffers,
+    first_sample,
     n_sample_times,
     raise_overlap,
     record_sample,
@@ -886,22 +887,6 @@ def _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist) -> dict:
     return stats
 
 
-def _first_sample(system, q, v, a, lam, buf) -> tuple:
-    """The state at t = 0 recorded as sample 0 (constraints and the contacts' carried state
-    evaluated there); returns the work tuple, the reference positions, strain energy and
-    force-element potential."""
-    W = system.work()
-    q_ref = system.q0.copy()
-    _, u, p = system.forces_at(q, v, 0.0)
-    system.update_drivers(0.0, W)
-    core.eval_constraints(
-        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
-    )
-    core.update_force_state(q, v, 0.0, system.data, W[20])
-    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, buf.args())
-    return W, q_ref, u, p
-
-
 def integrate_contact_index3(
     system, st, q, v, a, lam, progress: bool = False, progress_interval_s: float = 5.0
 ) -> MechanismResult:
@@ -925,7 +910,7 @@ def integrate_contact_index3(
     ts = sample_times(st.t_end, st.sample_dt)  # t = 0, every sample_dt, t_end
     n_samples = len(ts)
     buf = SampleBuffers(n_samples, system.n, system.m, system.fst.size)
-    W, q_ref, u, p = _first_sample(system, q, v, a, lam, buf)
+    W, q_ref, u, p = first_sample(system, q, v, a, lam, buf)
     run = Index3Run(system, st, W, q, v, a, lam)
     run.fst[F_ENERGY] = u
     run.fst[F_POT] = p

@@ -40,6 +40,7 @@ __all__ = [
     "raise_overlap",
     "record_sample",
     "release_damage",
+    "first_sample",
     "report_progress",
     "report_time",
     "sample_times",
@@ -207,6 +208,23 @@ def step_end(step: int, dt: float, plan, t_end: float) -> float:
     """End time (s) of step ``step`` (from 0) of a run planned by ``plan``: the last one ends
     at ``t_end``."""
     return t_end if step == plan.n_steps - 1 else (step + 1) * dt
+
+
+def first_sample(system, q, v, a, lam, buf) -> tuple:
+    """The state at t = 0 recorded as sample 0 (constraints and the contacts' carried state
+    evaluated there; the latter again after ``System.reset_force_state`` at the same state
+    changes nothing) for every index-3 and explicit run; returns the work tuple, the reference
+    positions, the strain energy and the force-element potential."""
+    W = system.work()
+    q_ref = system.q0.copy()
+    _, u, p = system.forces_at(q, v, 0.0)
+    system.update_drivers(0.0, W)
+    core.eval_constraints(
+        q, v, 0.0, system.ei, system.ef, W[19], W[1], W[3], W[4], W[5], W[6], W[7], W[13], W[14]
+    )
+    core.update_force_state(q, v, 0.0, system.data, W[20])
+    record_sample(0, q, v, a, lam, system.data, W, u, p, 0.0, 0.0, q_ref, buf.args())
+    return W, q_ref, u, p
 
 
 def report_time(name, t, t_end, steps, units, t0, state):
