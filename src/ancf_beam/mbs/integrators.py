@@ -175,7 +175,7 @@ def integrate(
     if settings.integrator == "moreau-jean":
         from ancf_beam.mbs.moreau import run_moreau_jean  # nonsmooth contacts, fixed step
 
-        res = run_moreau_jean(system, settings, q, v, a, lam)
+        res = run_moreau_jean(system, settings, q, v, a, lam, progress, progress_interval_s)
     elif settings.integrator in ("generalized-alpha", "newmark") and system.contact_indices:
         from ancf_beam.mbs import stepping  # step control, onsets located, contact record
 

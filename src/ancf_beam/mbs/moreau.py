@@ -82,7 +82,13 @@ from ancf_beam.mbs import core
 from ancf_beam.mbs.core import FE_LINE
 from ancf_beam.mbs.settings import IntegratorSettings
 from ancf_beam.mbs.system import System
-from ancf_beam.mbs.timeloop import SampleBuffers, record_sample, release_damage, step_end
+from ancf_beam.mbs.timeloop import (
+    SampleBuffers,
+    record_sample,
+    release_damage,
+    report_progress,
+    step_end,
+)
 from ancf_beam.resources import check_mechanism
 from ancf_beam.results import MechanismResult
 from ancf_beam.solvers.timeloop import step_plan
@@ -673,9 +679,11 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
     buffers ``B``. ``run``: :class:`MJRun`; ``T = (mass, kmat, cmat, ab, L, lam0)`` the
     iteration matrix's parts (:class:`_Tangent`); ``R`` the records (:class:`_Records`), its
     ``acc = [diss, drive work, largest |Phi| before projection, steps at the solver's cap,
-    failed contact projections]`` the sums. Returns ``(status, steps done, next sample index,
-    time)``; status ``MJ_SINGULAR`` / ``MJ_PROJECTION`` / ``MJ_NONFINITE`` stop the run at
-    that step. The tuples are unpacked once, before the loop."""
+    failed contact projections, the dissipation power at the last step's end]`` the sums
+    (the power carried, so that a run split into calls books what one call would). Returns
+    ``(status, steps done, next sample index, time)``; status ``MJ_SINGULAR`` /
+    ``MJ_PROJECTION`` / ``MJ_NONFINITE`` stop the run at that step. The tuples are unpacked
+    once, before the loop."""
     # (not P: None without contact projection, a branch numba prunes on the argument alone)
     run, S, W, T, U, X, R, B, q, v, lam, q_ref = borrow(
         (run, S, W, T, U, X, R, B, q, v, lam, q_ref)
@@ -687,7 +695,9 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
     a_mean, phit, lb, unit, dofs, gap = X[2], X[5], X[10], X[11], X[12], X[13]
     wn, wt, act, v1, q1, pn_step, pt_step = X[14], X[15], X[16], X[25], X[26], X[27], X[28]
     uei, uef = U[0], U[1]
-    p_diss0 = core.dissipation_power(q, v, S, fst, pp, pq) if run.has_compliant else 0.0
+    p_diss0 = acc[5]  # carried from the previous call's last step
+    if step0 == 0 and run.has_compliant:
+        p_diss0 = core.dissipation_power(q, v, S, fst, pp, pq)
     for step in range(step0, step1):
         t1 = run.t_end if step == run.n_steps - 1 else (step + 1) * run.h0
         h = t1 - t
@@ -725,6 +735,7 @@ def mj_run(step0, step1, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam, q_
             p_diss1 = core.dissipation_power(q1, v1, S, fst, pp, pq)
             acc[0] += 0.5 * h * (p_diss0 + p_diss1)
             p_diss0 = p_diss1
+            acc[5] = p_diss1
         if run.has_damage:
             acc[0] += release_damage(q1, S)
         sample = (step + 1) % run.sample_every == 0 or step == run.n_steps - 1
@@ -821,12 +832,13 @@ def _projection_work(mass: np.ndarray, m: int, nc: int) -> tuple:
 class _Records:
     """What a run records besides the samples: ``R`` of :func:`mj_run` (``acc`` = dissipated
     work, drive work, largest |Phi| before projection, steps at the solver's cap, steps whose
-    contact projection failed (penetration left); per contact ``rec`` = impacts, largest
+    contact projection failed (penetration left), the dissipation power carried between
+    calls; per contact ``rec`` = impacts, largest
     impulse, steps with an impulse, steps at the cap; ``first_t``, ``max_pen``, ``pn_prev``,
     ``gap1``), the solver's sweeps per step and the impulses at the samples."""
 
     def __init__(self, nc: int, n_samples: int, n_steps: int):
-        self.acc = np.zeros(5)
+        self.acc = np.zeros(6)
         self.rec = np.zeros((nc, 4))
         self.first_t = np.full(nc, np.nan)
         self.max_pen = np.zeros(nc)
@@ -925,13 +937,16 @@ def run_moreau_jean(
     v: np.ndarray,
     a: np.ndarray,
     lam: np.ndarray,
+    progress: bool = False,
+    progress_interval_s: float = 5.0,
 ) -> MechanismResult:
     """Integrate from ``t = 0`` (consistent ``q``, ``v``; ``a``, ``lam`` the index-1 start) to
     ``settings.t_end`` by Moreau-Jean steps of ``settings.dt`` (the last one shortened), sampled
     every ``sample_dt`` (see the module docstring; one step: :func:`mj_step`, then the position
-    projection). Raises :class:`~ancf_beam.errors.ConstraintSingularityError` when the
-    iteration matrix or the bilateral constraints become singular or the position projection
-    fails."""
+    projection). ``progress``: the simulated time, steps/s and an ETA logged every
+    ``progress_interval_s`` (the run then steps in calls of about a second's steps).
+    Raises :class:`~ancf_beam.errors.ConstraintSingularityError` when the iteration matrix or
+    the bilateral constraints become singular or the position projection fails."""
     h0 = float(settings.dt)
     plan = step_plan(settings.t_end, h0, settings.sample_dt, settings.sample_dt)
     check_mechanism(system, settings, plan.n_samples, plan.n_steps)
@@ -951,23 +966,37 @@ def run_moreau_jean(
     _record_start(system, W, q, v, a, lam, q_ref, buf, recs, X[11])
     P = _projection_work(tangent.mass, m, nc) if nc and settings.contact_projection else None
     lam1 = lam.copy()
-    # user-function drivers are evaluated in Python: one step per call then
-    chunk = 1 if system.has_function_drivers else plan.n_steps
+    # user-function drivers are evaluated in Python: one step per call then; with progress,
+    # calls of about a second's steps
+    one = system.has_function_drivers
+    chunk = 1 if one else (min(plan.n_steps, 200) if progress else plan.n_steps)
+    t_prog = time.perf_counter()
+    state = [t_prog, progress_interval_s if progress else math.inf]
     k_sample, step, t = 1, 0, 0.0
     S, T, R, B = system.data, tangent.T, recs.R(), buf.args()
     t_start = run_clock()  # the run time: without compiling (kernel_cache)
     c_start = time.process_time()
     while step < plan.n_steps:
         stop = min(plan.n_steps, step + chunk)
-        if chunk == 1:
+        if one:
             system.update_drivers(step_end(step, h0, plan, settings.t_end), W)
         status, step, k_sample, t = mj_run(
             step, stop, t, k_sample, run, S, W, T, U, X, P, R, B, q, v, lam1, q_ref
         )
         _raise_on(system, status, t)
+        if progress and not one:
+            n_next = report_progress("moreau-jean", step, plan.n_steps, h0, t_prog, state)
+            chunk = min(max(100, n_next), 100000)
     wall = run_clock() - t_start
     cpu = time.process_time() - c_start
-    qmax_run = float(np.max(np.abs(buf.q[:k_sample]))) if n else 0.0
+    return _mj_result(system, settings, plan, buf, recs, k_sample, pos_tol, wall, cpu)
+
+
+def _mj_result(system, settings, plan, buf, recs, k_sample, pos_tol, wall, cpu):
+    """The :class:`MechanismResult` of a finished run (:func:`run_moreau_jean`): the samples,
+    the step statistics, the impulses at the samples and the contact summary."""
+    h0 = float(settings.dt)
+    qmax_run = float(np.max(np.abs(buf.q[:k_sample]))) if system.n else 0.0
     times = np.arange(k_sample) * plan.sample_every * h0
     times[k_sample - 1] = settings.t_end
     acc = recs.acc
