@@ -330,3 +330,64 @@ def test_contact_episode_ends_at_the_separation(integrator):
     tol = 1e-7 * duration if integrator == "adaptive" else 2e-6
     assert ep[2] - ep[1] == pytest.approx(duration, abs=tol)
     assert res.steps < 1000 or integrator != "adaptive"  # the count the bound assumes
+
+
+@pytest.mark.parametrize("inside", [False, True])
+@pytest.mark.parametrize(
+    "friction",
+    [
+        {"law": "coulomb-tanh", "mu": 0.1, "v_ref": 1e-3},
+        {"law": "coulomb-transition", "mu": 0.1, "v_static": 1e-3, "v_dynamic": 1e-2},
+        {"law": "stribeck", "mu": 0.1, "mu_static": 0.15, "v_stribeck": 5e-3, "v_ref": 1e-3},
+    ],
+)
+def test_circle_contact_friction_velocity_tangent_matches_finite_differences(inside, friction):
+    """The circle contact's iteration matrix carries the friction's viscous share
+    ``c_v mu'(v_t) F_n t t^T`` (core._friction_viscous). Between two point masses with a Hertz
+    law (no damping: F_n does not depend on the speeds) it is all of ``-dQ/dv``, so it must
+    equal the finite differences of the generalized force in the velocities. (Left out, a
+    steep law made Newton diverge on a light journal: the flagship's ANCF rod at mu 0.1.)"""
+    law = contact_law({"law": "hertz", "K": 1.0e9}, "contact")
+    s = System(g=0.0)
+    a = s.add(PointMass("a", mass=1.0, position=(0.0, 0.0)))
+    pos = (0.0006, 0.0006) if inside else (0.0195, 0.0012)  # 0.35 mm / 0.46 mm overlap
+    b = s.add(PointMass("b", mass=1.0, position=pos))
+    c = s.add(
+        CircleContact(
+            "c",
+            p=a.point(),
+            q=b.point(),
+            inside=inside,
+            r_p=0.01,
+            r_q=0.0095 if inside else 0.01,
+            law=law,
+            friction=friction_law(friction, "friction"),
+        )
+    )
+    s.finalize()
+    s.fst[0] = (0.5, 1.0, 1.0, 0.0)
+    q = s.q0.copy()
+    eye = np.eye(4)
+    for v_t in (4e-3, -2e-3, 7e-4):  # on the law's slopes (and flat: transition below v_static)
+        r0 = c.evaluate(q, np.zeros(4), s.fst[0])
+        t = np.array([-r0["e_y"], r0["e_x"]]) / math.hypot(r0["e_x"], r0["e_y"])
+        v = np.concatenate([[0.0, 0.0], t * v_t])  # Q slides along t, no normal speed
+        r = c.evaluate(q, v, s.fst[0])
+        assert r["F_n"] > 0 and r["v_t"] == pytest.approx(v_t, rel=1e-12)
+        cv = s.tangent_dense(q, v, c_v=1.0) - s.tangent_dense(q, v, c_v=0.0)
+
+        def cfd(hv, v=v):
+            return np.column_stack(
+                [
+                    -(s.forces_at(q, v + hv * eye[j])[0] - s.forces_at(q, v - hv * eye[j])[0])
+                    / (2 * hv)
+                    for j in range(4)
+                ]
+            )
+
+        hv = 1e-6  # well inside every slope's range (v_ref, the ramp: 1 mm/s and more)
+        fd = cfd(hv)
+        bound = _fd_bound(fd, cfd(hv / 2), abs(r["F_n"]) * 0.1, hv)
+        assert np.max(np.abs(cv - fd)) <= bound
+        flat = friction["law"] == "coulomb-transition" and abs(v_t) < 1e-3
+        assert (np.max(np.abs(fd)) > 1e3 * bound) == (not flat)

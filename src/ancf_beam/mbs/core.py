@@ -497,19 +497,21 @@ def force_elements_tangent(q, v, t, fei, fef, fst, c_v, ab, pp, pq, cols, vals, 
                 i = fei[e, 5] + 2
                 ab[_BW, i] += fx * pq[7] - fy * pq[6]
         elif kind == FE_CONTACT:
-            delta, ddot, nx, ny, el, _, s, fn, _ = circle_forces(
+            delta, ddot, nx, ny, el, vt, s, fn, _ = circle_forces(
                 fei[e], fef[e], fst[e], q, v, pp, pq
             )
             if fn <= 0.0:
                 continue
-            # normal part only (friction and the damping force's geometric share are left out):
-            # d(s F n)/de = -F_delta n n^T + s F (I - n n^T) / |e|, d/de' = -F_ddot n n^T
+            # normal: d(s F n)/de = -F_delta n n^T + s F (I - n n^T) / |e|, d/de' = -F_ddot n n^T
             kd, cd = _normal_derivatives(fef[e], delta, ddot, _contact_v0(fef[e], fst[e], ddot))
             kk = kd + c_v * cd
             g = -s * fn / el
-            b00 = kk * nx * nx + g * (1.0 - nx * nx)
-            b01 = kk * nx * ny - g * nx * ny
-            b11 = kk * ny * ny + g * (1.0 - ny * ny)
+            # friction: the regularised law's viscous stiffness c_v mu'(v_t) F_n t t^T along
+            # t = (-n_y, n_x) (_friction_viscous; rigid markers' radius terms left out)
+            kt = _friction_viscous(fef[e], vt, fn, c_v)
+            b00 = kk * nx * nx + g * (1.0 - nx * nx) + kt * ny * ny
+            b01 = kk * nx * ny - g * nx * ny - kt * nx * ny
+            b11 = kk * ny * ny + g * (1.0 - ny * ny) + kt * nx * nx
             if L is None:  # (pruned by numba at compile time)
                 _pair_block(fei[e], fef[e], pp, pq, b00, b01, b11, cols, vals, ab)
             else:
@@ -852,6 +854,19 @@ def _outer_band(ab, cols, vals, k0, k1, w):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _friction_viscous(fef_r, vt, fn, c_v):
+    """``c_v mu'(v_t) F_n``: the iteration matrix's share of a contact's regularised friction
+    along its sliding direction (``-c_v dF_t/dv_t``; 0 without friction or where the law is
+    flat). Left out of the circle contact's tangent, a steep law (coulomb-transition at mu 0.1,
+    coulomb-tanh at v_ref 1 mm/s) on a journal of small mass (an ANCF rod's end node) made
+    Newton diverge at any step size: this term outweighs the node's inertia ``c_a m``."""
+    fl = int(fef_r[C_FRIC])
+    if fl == 0 or c_v == 0.0:
+        return 0.0
+    return c_v * friction_slope(fl, fef_r[C_FPAR:C_FEND], vt) * fn
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _line_tangent(fei_r, fef_r, fst_r, q, v, c_v, ab, pp, pq, cols, vals):
     """``-dQ/dq - c_v dQ/dv`` of a line contact (symmetric, as the iteration matrix):
 
@@ -874,12 +889,10 @@ def _line_tangent(fei_r, fef_r, fst_r, q, v, c_v, ab, pp, pq, cols, vals):
     kd, cd = _normal_derivatives(fef_r, delta, ddot, _contact_v0(fef_r, fst_r, ddot))
     k1 = _line_grad(fei_r, fef_r, nx, ny, pp, pq, cols, vals, 0, 0.0, -s)
     _outer_band(ab, cols, vals, 0, k1, kd + c_v * cd)
-    fl = int(fef_r[C_FRIC])
-    if fl != 0 and c_v != 0.0:
-        slope = friction_slope(fl, fef_r[C_FPAR:C_FEND], vt)
-        if slope != 0.0:
-            k2 = _line_grad(fei_r, fef_r, dx, dy, pp, pq, cols, vals, k1, fef_r[L_R], g)
-            _outer_band(ab, cols, vals, k1, k2, c_v * slope * fn)
+    kt = _friction_viscous(fef_r, vt, fn, c_v)
+    if kt != 0.0:
+        k2 = _line_grad(fei_r, fef_r, dx, dy, pp, pq, cols, vals, k1, fef_r[L_R], g)
+        _outer_band(ab, cols, vals, k1, k2, kt)
     # -F_n d2g/dq2: g = n(theta_L) . (x_P - x_L) - n_0 . a_Q - r
     if fei_r[1] == _PT_RIGID:  # d2g/dtheta_P^2 = -n . (A_P a_P), A a = (pv[7], -pv[6])
         i = fei_r[2] + 2

@@ -340,7 +340,10 @@ class CircleContact(Contact):
     acts on rigid markers' angles; on a beam point or point mass the friction force acts at the
     point (the point carries no rotation).
 
-    Newton tangent: the normal force's stiffness and damping (friction left out). Potential
+    Newton tangent: the normal force's stiffness and damping and the regularised friction's
+    viscous share ``c_v mu'(v_t) F_n t t^T`` on the points' translations (left out: the rigid
+    markers' radius terms, and the friction's dependence on ``F_n``, which is not symmetric).
+    Potential
     energy and energy balance: :class:`Contact`. ``m_eff`` (None): the reduced mass of the
     bodies' masses (a beam: its total mass)."""
 

@@ -63,6 +63,15 @@ _SLOW_CONTRACTION = 0.25
 #: pendulum: 5.3 -> 3.4 iterations per step for 18 -> 95 factorisations per 1000 steps;
 #: benchmarks/README.md)
 _SLOW_CONTRACTION_FIXED = 0.05
+#: an iteration whose matrix was factorised at its own iterate and that still contracts the
+#: residual by less than this has met a kink of a law (the corners of the coulomb-transition
+#: friction, the clipping of a contact force) or a tangent that leaves a term out: full Newton
+#: then cycles across the kink (the flagship's clearance with friction: a 2-cycle at 3.19 N,
+#: 20 iterations and a halving, 1064 halvings per revolution). The next correction is taken
+#: at half length (_DAMPED), which breaks the cycle; a smooth law converges quadratically
+#: with a fresh matrix, so this never fires there.
+_STAGNATION = 0.5
+_DAMPED = 0.5
 
 #: ``par``: scheme (beta, gamma, alpha_m, alpha_f) and Newton parameters
 P_BETA, P_GAMMA, P_AM, P_AF, P_TOL, P_LOOSE, P_INC, P_FLOOR, P_FMIN = range(9)
@@ -184,9 +193,10 @@ def _ga_schur(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i):
+def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i, w):
     """Newton correction with the factorised matrix: ``r <- K^-1 r``, the multipliers by the
-    Schur complement, then ``e`` and ``d`` advanced by it. Returns ``(|dr|, |d|)``."""
+    Schur complement, then ``e``, ``d`` and ``lam_i`` advanced by ``w`` times it (1, or
+    _DAMPED after a stagnating iteration). Returns ``(|w dr|, |d|)``."""
     n = r.shape[0]
     band_factor_solve(kind, fac, lu, piv, xpk, r)  # r <- K^-1 r
     if L is not None:
@@ -197,7 +207,7 @@ def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk,
             bk[k] += phi[k]
         core.lu_solve(sk, spk, bk)
         for k in range(m):
-            lam_i[k] += bk[k]
+            lam_i[k] += w * bk[k]
             yr = yk[k]
             lk = bk[k]
             for i in range(n):
@@ -205,7 +215,7 @@ def _ga_correct(m, kind, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk,
     dn = 0.0
     dt2 = 0.0
     for i in range(n):
-        x = r[i]
+        x = w * r[i]
         dn += x * x
         e[i] += x
         d[i] += x
@@ -226,6 +236,17 @@ def _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i, atp):
         a[i] = ai[i]
     for k in range(m):
         lam[k] = lam_i[k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _project_velocity(q, v, t1, S, W, jc, jv, jn):
+    """The velocity projection after a step (``projection``): the Schur complement of the
+    mass-orthogonal projection, prepared once where the constraint Jacobian is constant
+    (``S[9]``), then ``v`` projected onto ``J v + Phi_t = 0``."""
+    if not (S[9] and W[21][0] == 1):
+        core.schur_prepare(1, S[1], W[17], W[18], W[12], jc, jv, jn, W[8], W[9], W[10])
+        W[21][0] = 1
+    core.project_velocity(q, v, t1, S, W)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -254,9 +275,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     c_a = (1.0 - par[P_AM]) / ((1.0 - af) * beta * h * h)
     c_v = par[P_GAMMA] / (beta * h)
     tol, floor = par[P_TOL], par[P_FLOOR]
-    # constraint residual measured as the inertial force it leaves: c_a m_ref |Phi| (Arnold &
-    # Bruels scale the constraint rows by 1/(beta h^2) for the same reason)
-    phi_scale = c_a * par[P_MREF]
+    phi_scale = c_a * par[P_MREF]  # |Phi| as the inertial force it leaves (Arnold & Bruels)
     modified = par[P_MODIFIED] != 0.0
     hp = fst[F_HPREV]
     th = par[P_EXTRAP] * h / hp if hp > 0.0 else 0.0
@@ -264,6 +283,7 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
     it, prev, dnorm, dtot = 0, np.inf, np.inf, 0.0
     rn, pmax, energy, pot, f_hi = np.inf, np.inf, 0.0, 0.0, 0.0
     refactor = (not modified) or ist[I_KIND] == NO_FACTOR or fst[F_H] != h
+    fresh = False  # the last correction's matrix was factorised at its own iterate
     converged = False
     ist[I_REASON] = NEWTON_FAIL
     while True:
@@ -290,6 +310,8 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
             break
         if modified and it > 0 and rn > par[P_SLOW] * prev:
             refactor = True
+        w = _DAMPED if fresh and rn > _STAGNATION * prev else 1.0
+        fresh = refactor
         if refactor:
             core.system_tangent(qi, vi, t1, lam_i, S, fstate, c_v, ab, pp, pq, cols, vals, L)
             if not _ga_refactor(h, c_a, mlb, ab, lb, fac, lu, piv, ist, fst):
@@ -297,8 +319,9 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
             if not _ga_schur(m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, yk, sk, spk, ist):
                 break
             refactor = not modified
+        k = ist[I_KIND]
         dnorm, dtot = _ga_correct(
-            m, ist[I_KIND], fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i
+            m, k, fac, lu, piv, xpk, L, jc, jv, jn, phi, yk, sk, spk, bk, r, e, d, lam_i, w
         )
         if not np.isfinite(dnorm):
             ist[I_REASON] = NONFINITE
@@ -312,11 +335,8 @@ def ga_step(h, t1, q, v, a, at, lam, par, ist, fst, S, W, G, L):
         return False, it
     fst[F_HPREV] = h
     _ga_accept(h, beta, m, q, v, a, at, lam, qi, vi, ai, e, lam_i, atp)
-    if par[P_PROJ] != 0.0 and m > 0:  # velocity projection
-        if not (S[9] and W[21][0] == 1):
-            core.schur_prepare(1, S[1], W[17], W[18], W[12], jc, jv, jn, W[8], W[9], W[10])
-            W[21][0] = 1
-        core.project_velocity(q, v, t1, S, W)
+    if par[P_PROJ] != 0.0 and m > 0:
+        _project_velocity(q, v, t1, S, W, jc, jv, jn)
     core.update_force_state(q, v, t1, S, fstate)
     _ga_book(h, energy, pot, lam, phit, fst)
     return True, it
