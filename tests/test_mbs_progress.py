@@ -20,11 +20,9 @@ from ancf_beam.mbs.mechanisms import build_mechanism
 QUICK = Path(__file__).resolve().parents[1] / "config" / "quick.yaml"
 
 
-@pytest.mark.parametrize("integrator", ["generalized-alpha", "adaptive"])
-def test_contact_runs_report_progress_and_step_alike(integrator, caplog):
-    spec = resolve_mechanism(
-        load_config(QUICK), "slider_crank_clearance", {"t_end": 0.01, "integrator": integrator}
-    )
+def _quiet_and_loud(spec, caplog):
+    """The mechanism run twice, progress off and on (reported at every chance): per run the
+    result and its logged progress lines."""
     runs = []
     for progress in (False, True):
         mech = build_mechanism(spec)
@@ -40,7 +38,15 @@ def test_contact_runs_report_progress_and_step_alike(integrator, caplog):
             )
         lines = [r.getMessage() for r in caplog.records if "ETA" in r.getMessage()]
         runs.append((res, lines))
-    (quiet, none), (loud, lines) = runs
+    return runs
+
+
+@pytest.mark.parametrize("integrator", ["generalized-alpha", "adaptive"])
+def test_contact_runs_report_progress_and_step_alike(integrator, caplog):
+    spec = resolve_mechanism(
+        load_config(QUICK), "slider_crank_clearance", {"t_end": 0.01, "integrator": integrator}
+    )
+    (quiet, none), (loud, lines) = _quiet_and_loud(spec, caplog)
     assert not none and len(lines) >= 2, lines
     times = [float(re.search(r"t = (\S+) / 0.01 s", m)[1]) for m in lines]
     assert all(0.0 < t < 0.01 for t in times) and times == sorted(times)
@@ -85,22 +91,7 @@ def test_moreau_jean_reports_progress_and_steps_alike(case, caplog):
         spec = resolve_mechanism({"mechanisms": {case: SPRING_MASS}}, case)
     else:
         spec = resolve_mechanism(load_config(QUICK), case, {"t_end": 0.01})
-    runs = []
-    for progress in (False, True):
-        mech = build_mechanism(spec)
-        caplog.clear()
-        with caplog.at_level(logging.INFO, logger="ancf_beam"):
-            res = integrate(
-                mech.system,
-                settings_from_spec(spec),
-                q0=mech.q0,
-                v0=mech.v0,
-                progress=progress,
-                progress_interval_s=0.0,
-            )
-        lines = [r.getMessage() for r in caplog.records if "ETA" in r.getMessage()]
-        runs.append((res, lines))
-    (quiet, none), (loud, lines) = runs
+    (quiet, none), (loud, lines) = _quiet_and_loud(spec, caplog)
     t_end = quiet.t[-1]
     assert not none and len(lines) >= 1, lines
     assert all(m.startswith("moreau-jean: t = ") for m in lines), lines
