@@ -72,3 +72,28 @@ def test_a_case_that_cannot_be_solved_is_recorded_not_raised():
     failed = [f for f in record["failed_runs"] if f["run"] == "beam.static"]
     assert len(failed) == 1 and "Error" in failed[0]["error"], record["failed_runs"]
     assert "beam.modal" in record["groups"]  # and the warm-up went on after it
+
+
+@pytest.mark.parametrize(("n", "entries"), [(0, 2), (1, 2), (2, 2), (3, 4), (4, 4), (5, 8)])
+def test_beam_entries_are_padded_to_few_counts(n, entries):
+    from ancf_beam.mbs.system import beam_entries
+
+    assert beam_entries(n) == entries
+
+
+def test_rigid_one_beam_and_two_beam_mechanisms_share_the_kernels_types():
+    """The beam entries' count is part of every multibody kernel's signature (a numba tuple
+    type): mechanisms with no, one and two beams must pass one type, so the warm-up compiles
+    the multibody kernels once for all of them (a second count costs about a minute of CPU)."""
+    import numba
+
+    from ancf_beam.config import resolve_mechanism
+    from ancf_beam.mbs.mechanisms import build_mechanism
+
+    cfg = load_config(Path(QUICK).with_name("config.yaml"))
+    types = {}
+    for name in ("slider_crank_rigid", "pendulum_berzeri", "double_pendulum_ancf"):
+        system = build_mechanism(resolve_mechanism(cfg, name)).system
+        types[name] = (len(system.beams), numba.typeof(system.data))
+    assert sorted(nb for nb, _ in types.values()) == [0, 1, 2]
+    assert len({t for _, t in types.values()}) == 1, types

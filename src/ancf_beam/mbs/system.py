@@ -243,8 +243,8 @@ class System:
             raise ValueError("the system mass matrix is not positive definite")
 
     def _assemble_beams(self) -> list[tuple]:
-        """The beams' kernel entries (a dummy entry without beams), their damage states and
-        the coordinates that belong to no beam; returns the entries."""
+        """The beams' kernel entries (padded with dummy entries: :func:`beam_entries`), their
+        damage states and the coordinates that belong to no beam; returns the entries."""
         self.beams = [b for b in self.bodies if isinstance(b, BeamBody)]
         self.damage_states: dict[str, DamageState] = {}
         entries = []
@@ -263,7 +263,7 @@ class System:
             entries.append(
                 (b.offset, b.n_dof, kargs, damage, dargs, *_soa_entry(kargs, m.le, damage))
             )
-        if not entries:
+        for _ in range(beam_entries(len(entries)) - len(entries)):
             entries.append(
                 (0, 0, _dummy_kernel_args(), False, _dummy_damage_args(), *_soa_entry(None, 0, 0))
             )
@@ -648,6 +648,20 @@ def _lowrank_dense(lr: tuple, n: int) -> np.ndarray:
         b = np.array([[ub[s, 0], ub[s, 1]], [ub[s, 1], ub[s, 2]]])
         out += u @ b @ u.T
     return out
+
+
+#: the least number of beam entries of a system's constant data
+MIN_BEAM_ENTRIES = 2
+
+
+def beam_entries(n_beams: int) -> int:
+    """The number of beam entries of a system of ``n_beams`` beams: at least
+    :data:`MIN_BEAM_ENTRIES`, else the next power of two. The entries are one tuple type for
+    numba, whose length is part of every kernel's signature: every count compiles the
+    multibody kernels anew (a minute of CPU). Padding with dummy entries (no coordinates,
+    adding nothing) lets the rigid, one-beam and two-beam mechanisms share one compilation,
+    and bounds the variants of larger ones (3-4, 5-8, ...)."""
+    return max(MIN_BEAM_ENTRIES, 1 << max(0, n_beams - 1).bit_length())
 
 
 def _soa_entry(kargs, le: float, damage: bool) -> tuple:
