@@ -2,13 +2,16 @@
 
 Data travel as two tuples built by :class:`ancf_beam.mbs.system.System`:
 
-* ``S`` (constant data): ``(mlb, mfac, qg, beams, nonbeam, ei, ef, fei, fef, const_jac)`` --
-  system mass in symmetric lower band storage ``(8, n)`` (half-bandwidth 7, bodies stacked on the
-  diagonal), its banded Cholesky factor (:func:`ancf_beam.linalg.band_cholesky` layout), the
-  constant gravity force, one tuple per beam body ``(offset, n_dof, kernel_args, damage_on,
-  damage_args)``, the indices of the non-beam coordinates, the constraint row tables
-  (:func:`ancf_beam.mbs.joints.encode_rows`), the force element tables
-  (:mod:`ancf_beam.mbs.forces`) and whether the constraint Jacobian is constant;
+* ``S`` (constant data): ``(mlb, mfac, qg, beams, nonbeam, ei, ef, fei, fef, const_jac,
+  n_beams)`` -- system mass in symmetric lower band storage ``(8, n)`` (half-bandwidth 7,
+  bodies stacked on the diagonal), its banded Cholesky factor
+  (:func:`ancf_beam.linalg.band_cholesky` layout), the constant gravity force, one tuple per
+  beam body ``(offset, n_dof, kernel_args, layout, soa_args)`` padded with empty ones
+  (:func:`ancf_beam.mbs.system.beam_entries`), the indices of the non-beam coordinates, the
+  constraint row tables (:func:`ancf_beam.mbs.joints.encode_rows`), the force element tables
+  (:mod:`ancf_beam.mbs.forces`), whether the constraint Jacobian is constant, the number of
+  beams (the first ``n_beams`` entries) and one tuple ``(damage_on, damage_args)`` per
+  entry;
 * ``W`` (work arrays and per-run state): see :func:`ancf_beam.mbs.system.System.work`;
 * ``L`` (the low-rank part of the iteration matrix: force elements outside the band): see
   :func:`lowrank_prepare` and :func:`ancf_beam.mbs.system.System.lowrank_work`.
@@ -1068,14 +1071,14 @@ def system_forces(q, v, t, S, fst, f, pp, pq, cols, vals):
     energy = 0.0
     # the beams by index: binding a beam's tuple to a name counts a reference of each of its
     # arrays, about 0.2 us per iteration (the same below and in timeloop.release_damage)
-    for k in range(len(beams)):
+    for k in range(S[10]):  # the real beams
         o = beams[k][0]
         nd = beams[k][1]
-        if beams[k][5] == 0:
+        if beams[k][3] == 0:
             energy += kernels.elastic_force(q[o : o + nd], *beams[k][2], f[o : o + nd])
         else:
             energy += _beam_force_soa(
-                q[o : o + nd], beams[k][2], beams[k][5], beams[k][6], f[o : o + nd]
+                q[o : o + nd], beams[k][2], beams[k][3], beams[k][4], f[o : o + nd]
             )
     for i in nonbeam:
         f[i] = 0.0
@@ -1104,7 +1107,7 @@ def system_tangent(q, v, t, lam, S, fst, c_v, ab, pp, pq, cols, vals, L):
             ub[p, 1] = 0.0
             ub[p, 2] = 0.0
     beams = S[3]
-    for k in range(len(beams)):
+    for k in range(S[10]):  # the real beams
         o = beams[k][0]
         nd = beams[k][1]
         kernels.assemble_tangent_banded(q[o : o + nd], *beams[k][2], ab[:, o : o + nd])

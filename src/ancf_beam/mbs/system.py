@@ -117,19 +117,21 @@ class System:
         self._split_unilateral()
         self._assemble_forces()
         self._assemble_mass()
-        entries = self._assemble_beams()
+        entries, damages = self._assemble_beams()
         self.const_jac = linear_rows(self.rows)
         self.data = (
             self.mlb,
             self.mfac,
             self.qg,
-            tuple(entries),
+            entries,
             self.nonbeam,
             self.ei,
             self.ef,
             self.fei,
             self.fef,
             self.const_jac,
+            len(self.beams),
+            damages,
         )
         self._w = self.work()
         self._final = True
@@ -242,12 +244,13 @@ class System:
         if not band_cholesky(self.mlb, self.mfac):
             raise ValueError("the system mass matrix is not positive definite")
 
-    def _assemble_beams(self) -> list[tuple]:
-        """The beams' kernel entries (padded with dummy entries: :func:`beam_entries`), their
-        damage states and the coordinates that belong to no beam; returns the entries."""
+    def _assemble_beams(self) -> tuple[tuple, tuple]:
+        """The beams' kernel entries and their damage entries (both padded with empty ones:
+        :func:`beam_entries`), their damage states and the coordinates that belong to no beam;
+        returns the two tuples of entries."""
         self.beams = [b for b in self.bodies if isinstance(b, BeamBody)]
         self.damage_states: dict[str, DamageState] = {}
-        entries = []
+        entries, damages = [], []
         for b in self.beams:
             m = b.model
             if m.case.damage.enabled:
@@ -260,18 +263,16 @@ class System:
                 dargs = _dummy_damage_args()
             kargs = m.kernel_args()
             damage = bool(m.case.damage.enabled)
-            entries.append(
-                (b.offset, b.n_dof, kargs, damage, dargs, *_soa_entry(kargs, m.le, damage))
-            )
+            entries.append((b.offset, b.n_dof, kargs, *_soa_entry(kargs, m.le, damage)))
+            damages.append((damage, dargs))
         for _ in range(beam_entries(len(entries)) - len(entries)):
-            entries.append(
-                (0, 0, _dummy_kernel_args(), False, _dummy_damage_args(), *_soa_entry(None, 0, 0))
-            )
+            entries.append((0, 0, _dummy_kernel_args(), *_soa_entry(None, 0, 0)))
+            damages.append((False, _dummy_damage_args()))
         beam_dofs = np.zeros(self.n, dtype=bool)
         for b in self.beams:
             beam_dofs[b.offset : b.offset + b.n_dof] = True
         self.nonbeam = np.flatnonzero(~beam_dofs).astype(np.int64)
-        return entries
+        return tuple(entries), tuple(damages)
 
     # ------------------------------------------------------------------------------------
     # numba work arrays
@@ -660,7 +661,10 @@ def beam_entries(n_beams: int) -> int:
     numba, whose length is part of every kernel's signature: every count compiles the
     multibody kernels anew (a minute of CPU). Padding with dummy entries (no coordinates,
     adding nothing) lets the rigid, one-beam and two-beam mechanisms share one compilation,
-    and bounds the variants of larger ones (3-4, 5-8, ...)."""
+    and bounds the variants of larger ones (3-4, 5-8, ...). The kernels loop over the real
+    beams only (their count is an item of the constant data): reading an entry counts a
+    reference of each of its arrays. For the same reason the damage states are entries of
+    their own, read only by the damage update."""
     return max(MIN_BEAM_ENTRIES, 1 << max(0, n_beams - 1).bit_length())
 
 

@@ -75,10 +75,11 @@ def release_damage(q, S):
     """Staggered damage update of every damaging beam; returns the released energy (J)."""
     released = 0.0
     beams = S[3]
-    for k in range(len(beams)):  # by index: see core.system_forces
-        if beams[k][3]:
+    damages = S[11]
+    for k in range(S[10]):  # the real beams, by index: see core.system_forces
+        if damages[k][0]:
             o = beams[k][0]
-            released += update_damage(q[o : o + beams[k][1]], *beams[k][4])
+            released += update_damage(q[o : o + beams[k][1]], *damages[k][1])
     return released
 
 
