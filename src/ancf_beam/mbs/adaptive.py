@@ -54,7 +54,7 @@ class _KernelData(structref.StructRefProxy):
     """The system's constant data ``S`` and work tuple ``W`` in one numba object, for the
     kernels called from Python at every stage, step or sample: a call unboxes one pointer
     instead of every array of the two tuples (about 0.1 us each; 56 and 22 arrays for a rigid
-    slider-crank: 12 us per right-hand side before, 8 us now)."""
+    slider-crank: 12 us per right-hand side before, 8-10 us now)."""
 
 
 structref.define_proxy(_KernelData, _KernelDataType, ["S", "W"])
