@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ancf_beam.beam.defects import SectionProfile
+from ancf_beam.beam.model import CLAMP
 from ancf_beam.references.transfer import exact_graded_static
 from ancf_beam.solvers.static import solve_static
 from ancf_beam.studies.bounds import (
@@ -178,3 +179,50 @@ def test_load_stepping_reaches_same_solution():
     b1, b2 = (static_solution_error(m, r.q, [tip_gradients(m, r.q)["tip_y"]])[0] for r in (r1, r2))
     assert abs(r2.tip_y - r1.tip_y) <= b1 + b2
     assert r2.load_steps >= 7
+
+
+def _plain_newton(m, rtol: float, max_iterations: int):
+    """The module docstring's Newton at full load in one step, written with numpy only: dense
+    tangent (``BeamModel.tangent_dense``) and ``numpy.linalg.solve``, norms by numpy."""
+    q = m.reference()
+    u_ref = q[CLAMP:].copy()
+    g_norm = np.linalg.norm(m.gravity_free)
+    strict, tol = rtol * g_norm, max(rtol * g_norm, m.roundoff_floor())
+    du1, small = 0.0, False
+    for it in range(max_iterations + 1):
+        r = m.residual_free(q, 1.0)
+        if np.linalg.norm(r) <= strict or (small and np.linalg.norm(r) <= tol):
+            return q, it
+        du = np.linalg.solve(m.tangent_dense(q), r)
+        q[CLAMP:] += du
+        dn = np.linalg.norm(du)
+        du1 = dn if it == 0 else du1
+        scale = np.linalg.norm(q[CLAMP:] - u_ref) + du1
+        small = dn <= rtol * scale + 1e-13 * (m.length + np.linalg.norm(q[CLAMP:]))
+    raise AssertionError("the plain Newton did not converge")
+
+
+@pytest.mark.parametrize("E0", [2.07e7, 2.07e8])
+def test_compiled_newton_takes_the_documented_iterations(E0):
+    """solve_static's Newton runs in one compiled call: at full load in one step it must take
+    the iterations of a plain numpy Newton with the same criteria (one more or fewer only when
+    a criterion sits within round-off of its threshold) and reach its equilibrium within both
+    solutions' Newton and round-off bounds (as test_load_stepping_reaches_same_solution)."""
+    m = make_model(**{"material.E0": E0})
+    r = solve_static(m, load_steps=1)
+    q_plain, it_plain = _plain_newton(make_model(**{"material.E0": E0}), m.case.static.rtol, 30)
+    assert r.load_steps == 1 and abs(r.newton_iterations - it_plain) <= 1
+    b1, b2 = (
+        static_solution_error(m, q, [tip_gradients(m, q)["tip_y"]])[0] for q in (r.q, q_plain)
+    )
+    assert abs(r.tip_y - q_plain[-3]) <= b1 + b2
+
+
+def test_singular_tangent_raises():
+    """A tangent with no stiffness (every Gauss weight zero) cannot be factorised: the compiled
+    Newton reports it and the solve raises numpy's LinAlgError, as the Python solve did."""
+    m = make_model(**{"mesh.n_elements": 4})
+    m.ea_w[:] = 0.0
+    m.ei_w[:] = 0.0
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        solve_static(m)

@@ -329,7 +329,9 @@ class BeamModel:
         positive definite, else ``LU`` or ``NO_FACTOR`` (singular)."""
         return self._tangent_factor_solve(q, np.zeros(self.n_free))
 
-    def _tangent_factor_solve(self, q: np.ndarray, x: np.ndarray) -> int:
+    def tangent_work(self) -> tuple[np.ndarray, ...]:
+        """Work arrays of :func:`ancf_beam.beam.kernels.tangent_solve` after its ``off``
+        (``ab``, ``lb``, ``fac``, ``lu``, ``piv``, ``xp``), made once and kept on the model."""
         w = self.__dict__.get("_tangent_work")
         if w is None:
             nf, bw = self.n_free, BANDWIDTH
@@ -342,8 +344,11 @@ class BeamModel:
                 np.zeros(nf + 2 * bw),
             )
             self._tangent_work = w
+        return w
+
+    def _tangent_factor_solve(self, q: np.ndarray, x: np.ndarray) -> int:
         q = np.ascontiguousarray(q, dtype=float)
-        return int(kernels.tangent_solve(q, self.kernel_args(), CLAMP, *w, x))
+        return int(kernels.tangent_solve(q, self.kernel_args(), CLAMP, *self.tangent_work(), x))
 
     def tangent_dense(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         ab = self.tangent_band(q, free=free)

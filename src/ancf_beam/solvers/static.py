@@ -41,11 +41,12 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from numba import njit
 
 from ancf_beam.beam import kernels
 from ancf_beam.beam.model import CLAMP, BeamModel, gauss01
 from ancf_beam.config import MAX_ELEMENTS, ConfigError
-from ancf_beam.linalg import BANDWIDTH, CHOLESKY
+from ancf_beam.linalg import BANDWIDTH, CHOLESKY, NO_FACTOR
 from ancf_beam.results import ConvergenceError, StaticResult, StaticSolutionError
 
 __all__ = ["MAX_AXIAL_STRAIN", "check_stability", "check_strain", "solve_static"]
@@ -57,10 +58,6 @@ __all__ = ["MAX_AXIAL_STRAIN", "check_stability", "check_strain", "solve_static"
 MAX_AXIAL_STRAIN = 0.01
 
 log = logging.getLogger(__name__)
-
-
-def _newton_step_solve(model: BeamModel, q: np.ndarray, r: np.ndarray) -> np.ndarray:
-    return model.tangent_solve(q, r)
 
 
 def solve_static(
@@ -297,35 +294,93 @@ def _load_path(model: BeamModel, q, newton, dlam: float, max_cutbacks: int, floo
     return res
 
 
+#: outcomes of :func:`_newton_kernel`
+_CONVERGED, _NOT_CONVERGED, _SINGULAR = 1, 0, -1
+
+
 def _newton(model, q, lam, g_norm, floor, rtol, max_iterations):
     """Newton iterations in place on ``q``; returns (converged, iterations, ||R||, tolerance).
 
     ``iterations`` counts the Newton increments taken; the returned residual is that of the
-    returned ``q`` (see the module docstring for the criteria)."""
+    returned ``q`` (see the module docstring for the criteria). The iterations run in one
+    compiled call (:func:`_newton_kernel`); a singular tangent raises
+    ``numpy.linalg.LinAlgError``."""
     f = lam * g_norm
     strict = rtol * f
     tol = max(strict, floor)
-    u_ref = model.reference()[CLAMP:]
+    status, it, rnorm = _newton_kernel(
+        q,
+        float(lam),
+        np.ascontiguousarray(model.gravity_free),
+        float(strict),
+        float(tol),
+        float(rtol),
+        int(max_iterations),
+        np.ascontiguousarray(model.reference()[CLAMP:]),
+        float(model.length),
+        model.kernel_args(),
+        np.empty(model.n_dof),
+        model.tangent_work(),
+        np.empty(model.n_free),
+    )
+    if status == _SINGULAR:
+        raise np.linalg.LinAlgError("singular tangent stiffness")
+    return status == _CONVERGED, int(it), float(rnorm), tol
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _norm(x):
+    """``||x||``, summed in index order."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return np.sqrt(s)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _distance(x, y):
+    """``||x - y||``, summed in index order."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - y[i]
+        s += d * d
+    return np.sqrt(s)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _newton_kernel(q, lam, g_free, strict, tol, rtol, max_it, u_ref, length, kargs, f, w, r):
+    """The iterations of :func:`_newton` on ``q`` (full DOF vector, updated in place):
+    residual ``R = Q_e(q) + lam Q_g`` on the free DOFs (``g_free``), tangent solve in ``r``
+    (``w``: :meth:`BeamModel.tangent_work`, ``f``: a full-DOF work vector). Returns
+    (_CONVERGED / _NOT_CONVERGED / _SINGULAR, iterations, ||R||)."""
+    ab, lb, fac, lu, piv, xp = w
+    n = r.shape[0]
+    off = q.shape[0] - n
+    u = q[off:]
     du1 = 0.0
     small = False
     rnorm = np.inf
-    for it in range(max_iterations + 1):
-        r = model.residual_free(q, lam)
-        rnorm = float(np.linalg.norm(r))
+    for it in range(max_it + 1):
+        kernels.elastic_force(q, *kargs, f)
+        for i in range(n):
+            r[i] = f[off + i] + lam * g_free[i]
+        rnorm = _norm(r)
         if not np.isfinite(rnorm):
-            return False, it, rnorm, tol
+            return _NOT_CONVERGED, it, rnorm
         if rnorm <= strict or (small and rnorm <= tol):
-            return True, it, rnorm, tol
-        if it == max_iterations:
+            return _CONVERGED, it, rnorm
+        if it == max_it:
             break
-        du = _newton_step_solve(model, q, r)
-        if not np.all(np.isfinite(du)):
-            return False, it, rnorm, tol
-        q[CLAMP:] += du
-        dnorm = float(np.linalg.norm(du))
+        if kernels.tangent_solve(q, kargs, off, ab, lb, fac, lu, piv, xp, r) == NO_FACTOR:
+            return _SINGULAR, it, rnorm
+        if not np.all(np.isfinite(r)):
+            return _NOT_CONVERGED, it, rnorm
+        for i in range(n):
+            u[i] += r[i]
+        dnorm = _norm(r)
         if it == 0:
             du1 = dnorm
-        scale = float(np.linalg.norm(q[CLAMP:] - u_ref)) + du1
-        roundoff = 1e-13 * (model.length + float(np.linalg.norm(q[CLAMP:])))
+        scale = _distance(u, u_ref) + du1
+        roundoff = 1e-13 * (length + _norm(u))
         small = dnorm <= rtol * scale + roundoff
-    return False, max_iterations, rnorm, tol
+    return _NOT_CONVERGED, max_it, rnorm
