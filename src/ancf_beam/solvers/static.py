@@ -348,6 +348,15 @@ def _distance(x, y):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _all_finite(x):
+    """Whether every entry of ``x`` is finite (no temporary array, unlike np.isfinite)."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _newton_kernel(q, lam, g_free, strict, tol, rtol, max_it, u_ref, length, kargs, f, w, r):
     """The iterations of :func:`_newton` on ``q`` (full DOF vector, updated in place):
     residual ``R = Q_e(q) + lam Q_g`` on the free DOFs (``g_free``), tangent solve in ``r``
@@ -373,7 +382,7 @@ def _newton_kernel(q, lam, g_free, strict, tol, rtol, max_it, u_ref, length, kar
             break
         if kernels.tangent_solve(q, kargs, off, ab, lb, fac, lu, piv, xp, r) == NO_FACTOR:
             return _SINGULAR, it, rnorm
-        if not np.all(np.isfinite(r)):
+        if not _all_finite(r):
             return _NOT_CONVERGED, it, rnorm
         for i in range(n):
             u[i] += r[i]
