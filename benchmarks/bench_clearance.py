@@ -2,7 +2,11 @@
 (issue 16 item 4, issue 30 item 2): generalized-alpha with (a) fixed small steps, (b) the step
 control's fixed rule (``dt`` in free flight, ``dt_contact`` near and in contact, onsets located)
 and (c) its error rule (``step_rule: error``: steps from the local error estimate, onsets
-located, ``dt_contact`` after each), for the rigid rod and the steel ANCF rod.
+located, ``dt_contact`` after each) and (d) the fixed rule with dwell steps (``dwell_dt``
+inside a contact that has lasted ``dwell_after``, ``--dwell``), for the rigid rod and the
+steel ANCF rod. After the first impacts the motion is chaotic, so the runs are also compared
+by their contact statistics over the whole run (share in contact, episodes, sustained
+contacts, peak forces).
 
 The mechanism is config.yaml's ``slider_crank_clearance`` (5000 rpm, c = 0.5 mm at the wrist pin,
 Lankarani-Nikravesh ce = 0.9, mu = 0.01) over ``--revolutions``. Printed first, the accuracy of
@@ -17,7 +21,7 @@ ratio of the fixed small steps' CPU to each run's, and for the error rule where 
 
     python benchmarks/bench_clearance.py [--revolutions 3] [--repeat 3] [--dt 1e-5]
         [--dt-contact 1e-6] [--tol 1e-9 5e-10] [--rules error gap-error] [--dt-ref 5e-8]
-        [--fixed-extra 2e-7 ...] [--impacts 3] [--rod rigid ancf]
+        [--fixed-extra 2e-7 ...] [--impacts 3] [--rod rigid ancf] [--dwell 5e-6:2e-4 ...]
 """
 
 from __future__ import annotations
@@ -82,6 +86,19 @@ def rel_err(m, ref) -> dict[str, float]:
     return out
 
 
+def contact_statistics(res, t_end: float, revolutions: float) -> str:
+    """Share of the run with the contact closed, episodes per revolution, the share of the run
+    in episodes longer than 2e-4 s (sustained contacts), median and largest peak force of the
+    episodes, and the dwell steps taken."""
+    ep = res.contact.episodes
+    dur = np.nan_to_num(ep[:, 2], nan=t_end) - ep[:, 1]
+    return (
+        f"{dur.sum() / t_end:11.3f}{len(ep) / revolutions:13.1f}"
+        f"{dur[dur > 2e-4].sum() / t_end:10.3f}{np.median(ep[:, 4]):11.0f}{ep[:, 4].max():9.0f}"
+        f"{res.stats.get('steps_dwell', 0):12d}"
+    )
+
+
 def hist_line(bins: list[int], lo: int, h_small: float) -> str:
     return " ".join(
         f"{h_small * 2.0 ** (lo + i):.1e}:{c}" if i else f"<{h_small * 2.0 ** (lo + 1):.1e}:{c}"
@@ -120,6 +137,12 @@ def main() -> None:
     )
     ap.add_argument("--impacts", type=int, default=3, help="first impacts compared")
     ap.add_argument("--rod", nargs="+", default=["rigid", "ancf"], choices=["rigid", "ancf"])
+    ap.add_argument(
+        "--dwell",
+        nargs="*",
+        default=["5e-6:2e-4"],
+        help="fixed rule with dwell steps DWELL_DT:DWELL_AFTER (s), e.g. 5e-6:2e-4",
+    )
     args = ap.parse_args()
     print(machine_note())
     for rod in args.rod:
@@ -133,6 +156,13 @@ def main() -> None:
         }
         for h in args.fixed_extra:
             runs[f"fixed {h:.0e}"] = {"dt": h, "step_control": False}
+        for item in args.dwell:
+            h_dwell, after = (float(x) for x in item.split(":"))
+            runs[f"dwell {h_dwell:.0e}"] = {
+                **runs["fixed rule"],
+                "dwell_dt": h_dwell,
+                "dwell_after": after,
+            }
         for rule in args.rules:
             for tol in args.tol:
                 runs[f"{rule} {tol:.0e}"] = {
@@ -193,6 +223,13 @@ def main() -> None:
                 f"{st['mean_iterations']:7.2f}{tm.cpu / r:9.4f}"
                 f"{1e6 * tm.cpu / max(res.steps, 1):9.2f}{cpu_fixed / tm.cpu:7.2f}"
             )
+        print(
+            "over the whole run (chaotic after the first impacts: compare the statistics, not "
+            f"the histories)\n{'run':16}{'in contact':>11}{'episodes/rev':>13}{'sustained':>10}"
+            f"{'F median N':>11}{'F max N':>9}{'dwell steps':>12}"
+        )
+        for name, (_tm, res) in out.items():
+            print(f"{name:16}" + contact_statistics(res, t_end, args.revolutions))
         for name, (_tm, res) in out.items():
             st = res.stats
             if st.get("step_rule", "fixed") != "fixed":

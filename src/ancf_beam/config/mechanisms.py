@@ -179,6 +179,7 @@ def resolve_mechanism(
         "baumgarte": schema.spec(BaumgarteSpec, merged["baumgarte"]),
         "solver": schema.spec(MechanismSolverSpec, merged["solver"]),
     }
+    _check_dwell(name, merged["solver"])
     if kind == "pendulum":
         beam = beam_case(merged, name, f"mechanisms.{name}", common["g"])
         resolved = {k: merged[k] for k in merged if k not in BEAM_CASE_SECTIONS}
@@ -203,6 +204,24 @@ def resolve_mechanism(
 def _with_overrides(mech: MechanismSpec, overrides: Mapping[str, Any]) -> MechanismSpec:
     """``mech`` with dotted-key overrides (relative to its block) applied and validated."""
     return resolve_mechanism({"mechanisms": {mech.name: dict(mech.resolved)}}, mech.name, overrides)
+
+
+def _check_dwell(name: str, solver: Mapping[str, Any]) -> None:
+    """``solver.dwell_dt`` needs ``dwell_after`` and the fixed step rule with step control."""
+    if solver.get("dwell_dt") is None:
+        return
+    key = f"config key 'mechanisms.{name}.solver"
+    if solver.get("dwell_after") is None:
+        raise ConfigError(
+            f"{key}.dwell_after' = None is invalid with {key}.dwell_dt' = {solver['dwell_dt']!r}: "
+            "expected a number > 0 (s), the age at which a contact counts as sustained"
+        )
+    if not solver.get("step_control") or solver.get("step_rule", "fixed") != "fixed":
+        raise ConfigError(
+            f"{key}.dwell_dt' = {solver['dwell_dt']!r} needs {key}.step_control' = true and "
+            f"{key}.step_rule' = 'fixed' (got {solver.get('step_control')!r}, "
+            f"{solver.get('step_rule')!r}): the error rules choose their own contact steps"
+        )
 
 
 def _slider_crank_spec(name: str, merged: dict, common: dict) -> MechanismSpec:

@@ -56,7 +56,9 @@ class IntegratorSettings:
     integrators ignore it: the adaptive one controls its own step and restarts at every
     onset); ``step_rule`` ``"error"`` replaces the fixed ``dt_contact`` by steps of at most
     ``dt`` whose local error estimate is below ``step_tol`` (m; each impact located and begun
-    with ``dt_contact``; steps never below ``dt_min``, None: ``dt_contact / 16``).
+    with ``dt_contact``; steps never below ``dt_min``, None: ``dt_contact / 16``). With the
+    fixed rule, ``dwell_dt`` (s; None: off) is the step inside a sustained contact, one whose
+    episode began ``dwell_after`` (s) or more before (a resting journal, not an impact).
     ``moreau-jean`` (:mod:`ancf_beam.mbs.moreau`): fixed step ``dt`` (required),
     ``theta`` (0.5 <= theta <= 1) of the theta-method on the velocities, ``tol`` the relative
     convergence tolerance of the contact solver (the largest change of an impulse in a sweep
@@ -91,6 +93,8 @@ class IntegratorSettings:
     step_rule: str = _SOLVER.step_rule
     step_tol: float = _SOLVER.step_tol
     dt_min: float | None = _SOLVER.dt_min
+    dwell_dt: float | None = _SOLVER.dwell_dt
+    dwell_after: float | None = _SOLVER.dwell_after
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
@@ -117,10 +121,14 @@ class IntegratorSettings:
             raise ValueError(f"dt_contact must be > 0, got {self.dt_contact!r}")
         if self.step_rule not in STEP_RULES:
             raise ValueError(f"step_rule must be one of {', '.join(STEP_RULES)}")
-        for key in ("step_tol", "dt_min"):
+        for key in ("step_tol", "dt_min", "dwell_dt", "dwell_after"):
             x = getattr(self, key)
             if x is not None and not (math.isfinite(x) and x > 0):
                 raise ValueError(f"{key} must be > 0, got {x!r}")
+        if self.dwell_dt is not None and self.dwell_after is None:
+            raise ValueError("dwell_after (s) is required with dwell_dt")
+        if self.dwell_dt is not None and self.step_rule != "fixed":
+            raise ValueError("dwell_dt needs step_rule 'fixed' (the error rules choose the steps)")
         if not (math.isfinite(self.onset_tol) and self.onset_tol > 0):
             raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")
         if not (math.isfinite(self.contact_margin) and self.contact_margin >= 0):

@@ -117,10 +117,10 @@ _D_FMAX, _D_TFMAX, _D_TC, _D_OPEN = range(4)
 #: counters: accepted steps, small (contact) steps, onset-location trial steps, halvings,
 #: Newton iterations, episodes, onset searches ended at round-off or at the trial cap, steps
 #: rejected by the error rule, steps accepted at the minimum step with the error above tolerance,
-#: trial steps of the onset search that failed
+#: trial steps of the onset search that failed, steps of ``dwell_dt`` in sustained contacts
 _C_STEPS, _C_SMALL, _C_LOCATE, _C_HALVE, _C_ITERS, _C_EP, _C_ROUNDOFF = range(7)
-_C_REJECT, _C_FORCED, _C_TRIAL_FAIL = 7, 8, 9
-_N_COUNTERS = 10
+_C_REJECT, _C_FORCED, _C_TRIAL_FAIL, _C_DWELL = 7, 8, 9, 10
+_N_COUNTERS = 11
 #: error rule: controller safety factor, smallest and largest change of the step per step, a
 #: proposal below ``_KEEP`` times the step keeps the step (the iteration matrix is reused), and
 #: rejections of one step before it is taken at the minimum step
@@ -427,15 +427,32 @@ def _free_predict(ctrl, erule, q, v, a, gap0, qp):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl):
+def _sustained(t, gap0, margin, t_dwell, diag, ep):
+    """Whether every contact with a gap below the margin at ``t`` is closed (``gap < 0``) in an
+    episode that began ``t_dwell`` or more before ``t``, and there is one (the dwell steps)."""
+    found = False
+    for e in range(gap0.shape[0]):
+        if gap0[e] < margin:
+            k = int(diag[e, _D_OPEN])
+            if gap0[e] >= 0.0 or k < 0 or t - ep[k, _EP_ON] < t_dwell:
+                return False
+            found = True
+    return found
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl, diag, ep):
     """The step from ``t`` (module docstring; ``gap0``: the gaps at ``t``, ``gap1``: after a
     free step, when :func:`_free_predict` asked for them): with the error rule the proposal
     ``ctl[0]``, with step control ``dt_contact`` when a gap is below the margin now or after a
-    free step, else ``h_free``; then fitted to ``t_stop``. Returns ``(h, h_plan, land)``: the
-    step, the size before the fit, whether it ends on ``t_stop``."""
+    free step (``dwell_dt`` instead when every such contact is sustained, :func:`_sustained`),
+    else ``h_free``; then fitted to ``t_stop``. Returns ``(h, h_plan, land, dwell)``: the step, the
+    size before the fit, whether it ends on ``t_stop``, whether it is a dwell step."""
     h_free, h_small, control, margin = ctrl[0], ctrl[1], ctrl[2], ctrl[3]
+    h_dwell, t_dwell = ctrl[10], ctrl[11]
     h = h_free
     small = False
+    dwell = False
     if erule:
         h = min(ctl[0], h_free)
     elif control:
@@ -445,6 +462,9 @@ def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl):
             small = True
         if small:
             h = h_small
+            if h_dwell > h_small and _sustained(t, gap0, margin, t_dwell, diag, ep):
+                h = h_dwell
+                dwell = True
     h_plan = h
     rest = t_stop - t
     land = False
@@ -461,7 +481,7 @@ def _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl):
         h = rest
     elif rest < 2.0 * h:  # two equal steps rather than a sliver
         h = 0.5 * rest
-    return h, h_plan, land
+    return h, h_plan, land, dwell
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -598,7 +618,8 @@ def _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist):
 @njit(cache=True, nogil=True, error_model="numpy")
 def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
     """Index-3 steps from ``t`` to exactly ``t_stop`` (module docstring). ``ctrl``: ``(h_free,
-    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err)``; ``run``:
+    h_small, control, margin, onset_tol, max_halvings, rule, step_tol, h_min, c_err, h_dwell,
+    t_dwell)`` (``h_dwell`` 0: no dwell steps); ``run``:
     :meth:`Index3Run.args`, unpacked once per call; ``save``: the state at the start of a step;
     ``gaps``: ``(gap0, gap1, qp, gerr)`` work arrays; ``rec``: ``(diag, ep, cnt)``, the contact
     record. Returns ``(t, status, h, diss)``, the status one of ``OK, FAIL, EP_FULL, STALL,
@@ -623,7 +644,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
         core.contact_gaps(q, S, gap0)
         if _free_predict(ctrl, erule, q, v, a, gap0, qp):
             core.contact_gaps(qp, S, gap1)
-        h, h_plan, land = _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl)
+        h, h_plan, land, dwell = _plan_step(t, t_stop, ctrl, erule, gap0, gap1, ctl, diag, ep)
         h_land = h
         _save(q, v, a, at, lam, fs, sq, sv, sa, sat, slam, sfs)
         w_save, p_save = fst[F_WORK], fst[F_POWER]  # the drives' work, power (every ga_step)
@@ -670,6 +691,7 @@ def sc_chunk(t, t_stop, ctrl, run, save, gaps, rec, diss, max_steps, ctl, hist):
         t = t_stop if land else t + h
         taken += 1
         _count_step(h, h_free, h_small, erule, gap0, gap1, cnt, hist)
+        cnt[_C_DWELL] += dwell
         if core.contact_breach(q, S) >= 0:  # discs overlapping deeper than their geometry
             return t, OVERLAP, h, diss
     return t, OK, h, diss
@@ -871,6 +893,10 @@ def _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist) -> dict:
         "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1),
         "newton": st.newton,
     }
+    if st.step_control and st.dwell_dt is not None:
+        stats.update(
+            dwell_dt=st.dwell_dt, dwell_after=st.dwell_after, steps_dwell=int(cnt[_C_DWELL])
+        )
     if rule:
         stats.update(
             step_rule=st.step_rule,
@@ -900,6 +926,9 @@ def integrate_contact_index3(
     c_err = error_constant(beta, gamma)
     ctrl = (dt, h_small, st.step_control, st.contact_margin, st.onset_tol, st.max_halvings)
     ctrl += (rule, st.step_tol, h_min, c_err)  # sc_chunk's step control
+    # dwell steps in sustained contacts (fixed rule; 0: none)
+    dwell = st.dwell_dt if st.step_control and st.dwell_dt is not None else 0.0
+    ctrl += (float(dwell), float(st.dwell_after) if dwell else math.inf)
     # the proposal (first: dt_contact, then the estimate takes over) and the last step taken
     ctl = np.array([h_small, 0.0])
     hist = np.zeros((2, _H_BINS), dtype=np.int64)
