@@ -7,7 +7,9 @@ the kinds :func:`ancf_beam.mbs.core.is_contact`) and the index-3 integrators.
 **Index-3 (generalized-alpha / Newmark) with step control.** Every step starts by measuring the
 contact gaps ``g = -delta`` (:func:`ancf_beam.mbs.core.contact_gaps`). The step is ``dt_contact``
 when some gap is below ``contact_margin`` (in contact or about to be) or when the gap predicted
-after a free step, at ``q + dt v + dt^2/2 a``, is; otherwise it is ``dt`` (free flight). A step
+after a free step, at ``q + dt v + dt^2/2 a``, is; otherwise it is ``dt`` (free flight). With
+``dwell_dt`` set, a step near contact whose contacts are all closed in episodes that began
+``dwell_after`` or more before (sustained contacts, :func:`_sustained`) is ``dwell_dt``. A step
 that starts apart (``g > 0``) and ends penetrating by more than ``onset_tol`` is rejected and
 its size found by a safeguarded secant (Illinois) on the end-of-step gap, so the impact begins
 with a penetration in ``(0, onset_tol]``: the approach speed ``v0`` recorded at the onset
