@@ -103,6 +103,8 @@ def test_dwell_settings_are_checked():
         IntegratorSettings(dwell_dt=1e-5).validate()
     with pytest.raises(ValueError, match="dwell_dt needs step_rule 'fixed'"):
         IntegratorSettings(dwell_dt=1e-5, dwell_after=1e-4, step_rule="error").validate()
+    with pytest.raises(ValueError, match="dwell_dt needs step_rule 'fixed' with step_control"):
+        IntegratorSettings(dwell_dt=1e-5, dwell_after=1e-4).validate()  # no step control
     with pytest.raises(ValueError, match="dwell_dt must be > 0, got -1"):
         IntegratorSettings(dwell_dt=-1.0, dwell_after=1e-4).validate()
     block = {**_block(), "solver": {**FIXED, "dwell_dt": 1e-5}}

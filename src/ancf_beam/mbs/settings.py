@@ -127,8 +127,11 @@ class IntegratorSettings:
                 raise ValueError(f"{key} must be > 0, got {x!r}")
         if self.dwell_dt is not None and self.dwell_after is None:
             raise ValueError("dwell_after (s) is required with dwell_dt")
-        if self.dwell_dt is not None and self.step_rule != "fixed":
-            raise ValueError("dwell_dt needs step_rule 'fixed' (the error rules choose the steps)")
+        if self.dwell_dt is not None and (self.step_rule != "fixed" or not self.step_control):
+            raise ValueError(
+                "dwell_dt needs step_rule 'fixed' with step_control (the error rules choose "
+                "their steps; without step control every step is dt)"
+            )
         if not (math.isfinite(self.onset_tol) and self.onset_tol > 0):
             raise ValueError(f"onset_tol must be > 0, got {self.onset_tol!r}")
         if not (math.isfinite(self.contact_margin) and self.contact_margin >= 0):

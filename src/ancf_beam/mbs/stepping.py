@@ -895,7 +895,7 @@ def _contact_stats(st, dt, h_small, h_min, rule, rec, cnt, run, hist) -> dict:
         "mean_iterations": float(cnt[_C_ITERS]) / max(steps, 1),
         "newton": st.newton,
     }
-    if st.step_control and st.dwell_dt is not None:
+    if st.dwell_dt is not None:  # (validated: with step control and the fixed rule)
         stats.update(
             dwell_dt=st.dwell_dt, dwell_after=st.dwell_after, steps_dwell=int(cnt[_C_DWELL])
         )
@@ -929,8 +929,10 @@ def integrate_contact_index3(
     ctrl = (dt, h_small, st.step_control, st.contact_margin, st.onset_tol, st.max_halvings)
     ctrl += (rule, st.step_tol, h_min, c_err)  # sc_chunk's step control
     # dwell steps in sustained contacts (fixed rule; 0: none)
-    dwell = st.dwell_dt if st.step_control and st.dwell_dt is not None else 0.0
-    ctrl += (float(dwell), float(st.dwell_after) if dwell else math.inf)
+    if st.dwell_dt is None:
+        ctrl += (0.0, math.inf)
+    else:
+        ctrl += (float(st.dwell_dt), float(st.dwell_after))
     # the proposal (first: dt_contact, then the estimate takes over) and the last step taken
     ctl = np.array([h_small, 0.0])
     hist = np.zeros((2, _H_BINS), dtype=np.int64)
