@@ -128,3 +128,19 @@ def linear_tip(case, t, dt=None):
         w = 2.0 / dt * np.arcsin(np.clip(0.5 * w * dt, 0.0, 1.0))
     y = tm.eigen.tip_y0 + (1.0 - np.cos(np.outer(np.asarray(t, float), w))) @ c
     return y, tm.eigen.tip_y0 + float(np.sum(c))
+
+
+# --------------------------------------------------------------------------------------------
+# the quick pipeline, once per session
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory):
+    """A copy of the workflow after ``snakemake --cores 2 --configfile config/quick.yaml``: the
+    end-to-end tests of test_pipeline read it, test_slurm compares the cluster run with it (one
+    local run serves both: it takes minutes)."""
+    from test_pipeline import copy_workflow, output_tail, snakemake
+
+    work = copy_workflow(tmp_path_factory.mktemp("pipeline"))
+    res = snakemake(work, "--cores", "2", "--configfile", "config/quick.yaml", timeout=1500)
+    assert res.returncode == 0, output_tail(res)
+    return work

@@ -422,12 +422,7 @@ def test_config_file_errors_fail_before_any_job(tmp_path, mutate, expected):
 # ------------------------------------------------------------------------------------------
 # end to end with the quick config
 # ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    work = copy_workflow(tmp_path_factory.mktemp("pipeline"))
-    res = snakemake(work, "--cores", "2", "--configfile", "config/quick.yaml", timeout=1500)
-    assert res.returncode == 0, output_tail(res)
-    return work
+# quick_run (conftest.py): the quick pipeline, run once per session (also test_slurm's local run)
 
 
 def _quick_cases():

@@ -42,7 +42,9 @@ def _cluster_problem() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
+# session scope, like quick_run: pytest sets up wider-scoped fixtures first, and the cluster
+# check must come before the local pipeline run (a skip without a cluster costs nothing)
+@pytest.fixture(scope="session")
 def cluster():
     problem = _cluster_problem()
     if problem:
@@ -50,10 +52,8 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def slurm_and_local_runs(cluster, tmp_path_factory):
-    local = copy_workflow(tmp_path_factory.mktemp("local"))
-    res = snakemake(local, "--cores", "2", "--configfile", "config/quick.yaml")
-    assert res.returncode == 0, output_tail(res)
+def slurm_and_local_runs(cluster, quick_run, tmp_path_factory):
+    local = quick_run  # the local run (conftest.py), the one test_pipeline checks
     remote = copy_workflow(tmp_path_factory.mktemp("slurm"))
     res = snakemake(remote, *PROFILE, "--configfile", "config/quick.yaml", timeout=1500)
     assert res.returncode == 0, output_tail(res)
