@@ -246,3 +246,16 @@ class MechanismSpec(ResolvedSpec):
         if self.kind != "slider-crank":
             return None
         return "ancf" if self.beam is not None else "rigid"
+
+
+def contact_models(spec: MechanismSpec) -> dict[str, str]:
+    """The dotted key of each contact block of ``spec`` (relative to the mechanism) -> its model
+    (compliant or nonsmooth). Kept with the specs: the workflow's DAG, which pairs nonsmooth
+    cases with their compliant counterparts, then needs no import of the multibody layer."""
+    if spec.general is not None:
+        return {law.key: law.law.model for law in spec.general.laws.values()}
+    if spec.clearance is not None:
+        return {"clearance.contact": spec.clearance.contact.model}
+    if spec.contact is not None:
+        return {"contact": spec.contact.model}
+    return {}

@@ -488,7 +488,7 @@ MECH_STUDY_CASES = {k: v for k, v in MECH_STUDY_CASES.items() if v is not None}
 def _nonsmooth_pairs():
     """pipeline.mechanisms.compliant: nonsmooth case -> compliant counterpart, both cases of
     the config (the nonsmooth one with nonsmooth contacts)."""
-    from ancf_beam.mbs.analysis import contact_models
+    from ancf_beam.specs import contact_models
 
     pairs = PIPE["mechanisms"]["compliant"] or {}
     for ns, comp in pairs.items():

@@ -92,7 +92,7 @@ from ancf_beam.mbs.outputs import (
 )
 from ancf_beam.mbs.stepping import classify_episodes
 from ancf_beam.results import MechanismResult
-from ancf_beam.specs import MechanismSpec
+from ancf_beam.specs import MechanismSpec, contact_models
 
 install_compile_clock()  # numba is loaded by now; no kernel has run yet
 
@@ -112,18 +112,6 @@ __all__ = [
     "settings_from_spec",
     "contact_models",
 ]
-
-
-def contact_models(spec: MechanismSpec) -> dict[str, str]:
-    """The dotted key of each contact block of ``spec`` (relative to the mechanism) -> its model
-    (compliant or nonsmooth)."""
-    if spec.general is not None:
-        return {law.key: law.law.model for law in spec.general.laws.values()}
-    if spec.clearance is not None:
-        return {"clearance.contact": spec.clearance.contact.model}
-    if spec.contact is not None:
-        return {"contact": spec.contact.model}
-    return {}
 
 
 def settings_from_spec(
