@@ -192,7 +192,7 @@ def test_B_static_refuses_unstable_or_implausible(capsys, monkeypatch, sets, cod
     from ancf_beam.config import case_from_file
     from ancf_beam.solvers import static
 
-    monkeypatch.setattr(static, "check_stability", lambda model, q: None)
+    monkeypatch.setattr(static, "check_stability", lambda model, q, dense=False: None)
     model = BeamModel(case_from_file(None, None, list(sets)))
     q = static.solve_static(model).q
     lam = sla.eigvalsh(model.tangent_dense(q))  # dense LAPACK, on the free DOFs

@@ -20,6 +20,7 @@ from ancf_beam.kernel_cache import (
     source_digest,
     use_source_keyed_cache,
 )
+from ancf_beam.solvers.static import DENSE_MAX_ELEMENTS
 
 
 def test_digest_changes_with_any_source_file(tmp_path):
@@ -59,7 +60,9 @@ def test_numba_uses_the_keyed_directory(tmp_path):
 
 def _cli_static(cache: Path) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    cmd = [sys.executable, "-m", "ancf_beam.cli", "static", "--json"]
+    # above the static solve's dense bound: the compiled path (a smaller mesh loads no numba)
+    big = f"mesh.n_elements={DENSE_MAX_ELEMENTS + 1}"
+    cmd = [sys.executable, "-m", "ancf_beam.cli", "static", "--json", "--set", big]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)

@@ -202,14 +202,16 @@ def _plain_newton(m, rtol: float, max_iterations: int):
     raise AssertionError("the plain Newton did not converge")
 
 
+@pytest.mark.parametrize("dense", [False, True], ids=["compiled", "dense"])
 @pytest.mark.parametrize("E0", [2.07e7, 2.07e8])
-def test_compiled_newton_takes_the_documented_iterations(E0):
-    """solve_static's Newton runs in one compiled call: at full load in one step it must take
-    the iterations of a plain numpy Newton with the same criteria (one more or fewer only when
-    a criterion sits within round-off of its threshold) and reach its equilibrium within both
-    solutions' Newton and round-off bounds (as test_load_stepping_reaches_same_solution)."""
+def test_compiled_newton_takes_the_documented_iterations(E0, dense):
+    """solve_static's Newton runs in one compiled call (or, ``dense``, in the plain-numpy path
+    of small meshes): at full load in one step it must take the iterations of a plain numpy
+    Newton with the same criteria (one more or fewer only when a criterion sits within round-off
+    of its threshold) and reach its equilibrium within both solutions' Newton and round-off
+    bounds (as test_load_stepping_reaches_same_solution)."""
     m = make_model(**{"material.E0": E0})
-    r = solve_static(m, load_steps=1)
+    r = solve_static(m, load_steps=1, dense=dense)
     q_plain, it_plain = _plain_newton(make_model(**{"material.E0": E0}), m.case.static.rtol, 30)
     assert r.load_steps == 1 and abs(r.newton_iterations - it_plain) <= 1
     b1, b2 = (
@@ -218,11 +220,13 @@ def test_compiled_newton_takes_the_documented_iterations(E0):
     assert abs(r.tip_y - q_plain[-3]) <= b1 + b2
 
 
-def test_singular_tangent_raises():
+@pytest.mark.parametrize("dense", [None, False, True], ids=["default", "compiled", "dense"])
+def test_singular_tangent_raises(dense):
     """A tangent with no stiffness (every Gauss weight zero) cannot be factorised: the compiled
-    Newton reports it and the solve raises numpy's LinAlgError, as the Python solve did."""
+    Newton reports it and the solve raises numpy's LinAlgError, as the Python solve did; so
+    does the dense path (numpy's solve of the zero matrix)."""
     m = make_model(**{"mesh.n_elements": 4})
     m.ea_w[:] = 0.0
     m.ei_w[:] = 0.0
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
-        solve_static(m)
+        solve_static(m, dense=dense)

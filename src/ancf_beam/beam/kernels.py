@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ancf_beam.beam.element import shape_tables
 from ancf_beam.linalg import (
     BANDWIDTH,
     FAST,
@@ -45,47 +46,12 @@ __all__ = [
     "elastic_force_soa",
     "element_tangent",
     "force",
+    "scatter_mass_blocks",
     "shape_tables",
     "soa_args",
     "soa_force_arrays",
     "tangent_solve",
 ]
-
-
-# ------------------------------------------------------------------------------------------
-# shape functions
-# ------------------------------------------------------------------------------------------
-def shape_tables(xi: np.ndarray, le: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """S, dS/dx, d2S/dx2 of the four cubic Hermite functions at points ``xi`` (arrays (n, 4))."""
-    xi = np.asarray(xi, dtype=float)
-    s = np.stack(
-        [
-            1 - 3 * xi**2 + 2 * xi**3,
-            le * (xi - 2 * xi**2 + xi**3),
-            3 * xi**2 - 2 * xi**3,
-            le * (-(xi**2) + xi**3),
-        ],
-        axis=-1,
-    )
-    sp = np.stack(
-        [
-            (-6 * xi + 6 * xi**2) / le,
-            1 - 4 * xi + 3 * xi**2,
-            (6 * xi - 6 * xi**2) / le,
-            -2 * xi + 3 * xi**2,
-        ],
-        axis=-1,
-    )
-    spp = np.stack(
-        [
-            (-6 + 12 * xi) / le**2,
-            (-4 + 6 * xi) / le,
-            (6 - 12 * xi) / le**2,
-            (-2 + 6 * xi) / le,
-        ],
-        axis=-1,
-    )
-    return s, sp, spp
 
 
 # ------------------------------------------------------------------------------------------
@@ -803,3 +769,16 @@ def force(q, kargs, sa, f):
     if sa.on:
         return elastic_force_soa(q, kargs[0], kargs[1], kargs[2], kargs[3], sa, f)
     return elastic_force(q, *kargs, f)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def scatter_mass_blocks(mb, lb):
+    """Element mass blocks ``mb`` (n_el, 4, 4), node blocks (position, slope) of a scalar
+    component, into the lower band ``lb``; the same block acts on x and on y (M = m (x) I2).
+    Every band entry receives at most two terms, so the order of the additions is immaterial."""
+    for e in range(mb.shape[0]):
+        o = 4 * e
+        for a in range(4):
+            for b in range(a + 1):  # lower triangle: row block a >= column block b
+                for d in range(2):
+                    lb[2 * (a - b), o + 2 * b + d] += mb[e, a, b]

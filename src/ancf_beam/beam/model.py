@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit
 
-from ancf_beam.beam import kernels
+from ancf_beam.beam import element
 from ancf_beam.beam.defects import SectionProfile, mapped_values
-from ancf_beam.linalg import BANDWIDTH, NO_FACTOR, band_to_dense, xy_cholesky
+from ancf_beam.beam.element import shape_tables
 from ancf_beam.specs import CaseSpec
 
 __all__ = ["CLAMP", "N_GAUSS_MASS", "BeamModel", "Quadrature", "gauss01"]
@@ -58,9 +57,9 @@ class BeamModel:
         qa = gauss01(m.n_gauss_axial)
         qb = gauss01(m.n_gauss_bending)
         qm = gauss01(N_GAUSS_MASS)
-        _, self.spa, _ = kernels.shape_tables(qa.xi, self.le)
-        _, self.spb, self.sppb = kernels.shape_tables(qb.xi, self.le)
-        self.s_mass, _, _ = kernels.shape_tables(qm.xi, self.le)
+        _, self.spa, _ = shape_tables(qa.xi, self.le)
+        _, self.spb, self.sppb = shape_tables(qb.xi, self.le)
+        self.s_mass, _, _ = shape_tables(qm.xi, self.le)
         p = self.profile
         xn = self.x_nodes
         self.ea_w = np.ascontiguousarray(mapped_values(p.EA, xn, qa.xi, mapping) * qa.w * self.le)
@@ -147,10 +146,10 @@ class BeamModel:
     @cached_property
     def mass_lower_band(self) -> np.ndarray:
         """Full mass matrix in symmetric lower band storage ``lb[i-j, j]`` (kg, kg m, kg m^2)."""
-        lb = np.zeros((BANDWIDTH + 1, self.n_dof))
+        lb = np.zeros((_linalg().BANDWIDTH + 1, self.n_dof))
         s = self.s_mass  # (ng, 4)
         mb = np.einsum("eg,ga,gb->eab", self.rhoa_w, s, s)  # scalar 4x4 block of every element
-        _scatter_mass_blocks(np.ascontiguousarray(mb), lb)
+        _kernels().scatter_mass_blocks(np.ascontiguousarray(mb), lb)
         return lb
 
     @cached_property
@@ -167,7 +166,7 @@ class BeamModel:
     @cached_property
     def mass_cholesky_xy(self):
         """Component-wise banded Cholesky factors of the reduced mass (see :func:`xy_cholesky`)."""
-        return xy_cholesky(self.mass_free_lower_band)
+        return _linalg().xy_cholesky(self.mass_free_lower_band)
 
     def mass_dense(self, free: bool = True) -> np.ndarray:
         lb = self.mass_lower_band
@@ -215,17 +214,21 @@ class BeamModel:
             self.linear,
         )
 
-    def roundoff_floor(self, factor: float = 10.0) -> float:
+    def roundoff_floor(self, factor: float = 10.0, dense: bool = False) -> float:
         """Round-off level of the elastic force (N): ``factor`` x the largest ``||Q_e||`` over
         strain-free states (the reference, a rigidly translated and a rotated copy), where the
         exact value is zero. Newton residual tolerances must not go below it: the axial stiffness
         (``EA ~ 1e8 N`` for the seed beam) makes an absolute tolerance like 1e-10 N unreachable.
         The shifted copies matter: with power-of-two element lengths the reference coordinates
-        are exact binary numbers and underestimate the round-off of a general state 10-100x."""
-        f = np.empty(self.n_dof)
+        are exact binary numbers and underestimate the round-off of a general state 10-100x.
+        ``dense``: of the plain-numpy element (:mod:`ancf_beam.beam.element`) instead of the
+        numba kernel (each path's own round-off)."""
         worst = 0.0
         for state in self._strain_free_states():
-            kernels.elastic_force(state, *self.kernel_args(), f)
+            if dense:
+                f = element.elastic_force(state, *self.kernel_args())
+            else:
+                f = self.elastic_force(state)
             worst = max(worst, float(np.linalg.norm(f[CLAMP:])))
         return factor * worst + 1e-300
 
@@ -238,7 +241,7 @@ class BeamModel:
         worst = 0.0
         for state in self._strain_free_states():
             worst = max(
-                worst, abs(float(kernels.elastic_force(state, *self.kernel_args(), self._work)))
+                worst, abs(float(_kernels().elastic_force(state, *self.kernel_args(), self._work)))
             )
         return factor * worst
 
@@ -264,7 +267,7 @@ class BeamModel:
         c = alpha * mlb
         if beta != 0.0:
             k0 = self.linear_stiffness_band()  # general band storage (15, n)
-            u = BANDWIDTH
+            u = _linalg().BANDWIDTH
             klb = np.zeros_like(mlb)
             for d in range(u + 1):
                 klb[d, : k0.shape[1] - d] = k0[u + d, : k0.shape[1] - d]
@@ -274,10 +277,10 @@ class BeamModel:
     def linear_stiffness_band(self) -> np.ndarray:
         """Stiffness of the straight, undamaged beam (free DOFs, ``solve_banded((7, 7))``
         storage): the ``K0`` of Rayleigh damping. It has no x-y coupling."""
-        ab = np.empty((2 * BANDWIDTH + 1, self.n_dof))
+        ab = np.empty((2 * _linalg().BANDWIDTH + 1, self.n_dof))
         z_a = np.zeros_like(self.ea_w0)
         z_b = np.zeros_like(self.ei_w0)
-        kernels.assemble_tangent_banded(
+        _kernels().assemble_tangent_banded(
             self.straight(),
             self.n_el,
             self.spa,
@@ -295,13 +298,13 @@ class BeamModel:
     def elastic_force(self, q: np.ndarray) -> np.ndarray:
         """Elastic force ``-dU/dq`` on the full DOF vector."""
         f = np.empty(self.n_dof)
-        kernels.elastic_force(np.ascontiguousarray(q, dtype=float), *self.kernel_args(), f)
+        _kernels().elastic_force(np.ascontiguousarray(q, dtype=float), *self.kernel_args(), f)
         return f
 
     def strain_energy(self, q: np.ndarray) -> float:
         """Nonlinear strain energy ``U`` (J)."""
         q = np.ascontiguousarray(q, float)
-        return float(kernels.elastic_force(q, *self.kernel_args(), self._work))
+        return float(_kernels().elastic_force(q, *self.kernel_args(), self._work))
 
     def gravity_potential(self, q: np.ndarray) -> float:
         """Gravity potential relative to the reference configuration (J)."""
@@ -309,8 +312,8 @@ class BeamModel:
 
     def tangent_band(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         """Tangent stiffness ``d2U/dq2`` in ``solve_banded((7, 7))`` storage (15, n)."""
-        ab = np.empty((2 * BANDWIDTH + 1, self.n_dof))
-        kernels.assemble_tangent_banded(np.ascontiguousarray(q, float), *self.kernel_args(), ab)
+        ab = np.empty((2 * _linalg().BANDWIDTH + 1, self.n_dof))
+        _kernels().assemble_tangent_banded(np.ascontiguousarray(q, float), *self.kernel_args(), ab)
         if free:
             return np.ascontiguousarray(ab[:, CLAMP:])
         return ab
@@ -319,7 +322,7 @@ class BeamModel:
         """``K_T(q)^-1 r`` on the free DOFs (assembly, banded factorisation and solve in numba;
         work arrays kept on the model). Raises ``numpy.linalg.LinAlgError`` when singular."""
         x = np.array(r, dtype=float)
-        if self._tangent_factor_solve(q, x) == NO_FACTOR:
+        if self._tangent_factor_solve(q, x) == _linalg().NO_FACTOR:
             raise np.linalg.LinAlgError("singular tangent stiffness")
         return x
 
@@ -330,11 +333,11 @@ class BeamModel:
         return self._tangent_factor_solve(q, np.zeros(self.n_free))
 
     def tangent_work(self) -> tuple[np.ndarray, ...]:
-        """Work arrays of :func:`ancf_beam.beam.kernels.tangent_solve` after its ``off``
+        """Work arrays of :func:`ancf_beam.beam._kernels().tangent_solve` after its ``off``
         (``ab``, ``lb``, ``fac``, ``lu``, ``piv``, ``xp``), made once and kept on the model."""
         w = self.__dict__.get("_tangent_work")
         if w is None:
-            nf, bw = self.n_free, BANDWIDTH
+            nf, bw = self.n_free, _linalg().BANDWIDTH
             w = (
                 np.empty((2 * bw + 1, self.n_dof)),
                 np.empty((bw + 1, nf)),
@@ -348,11 +351,11 @@ class BeamModel:
 
     def _tangent_factor_solve(self, q: np.ndarray, x: np.ndarray) -> int:
         q = np.ascontiguousarray(q, dtype=float)
-        return int(kernels.tangent_solve(q, self.kernel_args(), CLAMP, *self.tangent_work(), x))
+        return int(_kernels().tangent_solve(q, self.kernel_args(), CLAMP, *self.tangent_work(), x))
 
     def tangent_dense(self, q: np.ndarray, free: bool = True) -> np.ndarray:
         ab = self.tangent_band(q, free=free)
-        return band_to_dense(ab)
+        return _linalg().band_to_dense(ab)
 
     def sample(self, q: np.ndarray, per_element: int = 4) -> dict[str, np.ndarray]:
         """Position, axial strain and curvature at ``per_element`` points of every element.
@@ -361,7 +364,7 @@ class BeamModel:
         (rad/m, the element's curvature measure ``(r' x r'') / |r'|^2``).
         """
         xi = np.linspace(0.0, 1.0, per_element, endpoint=False)
-        s, sp, spp = kernels.shape_tables(xi, self.le)
+        s, sp, spp = shape_tables(xi, self.le)
         e = np.asarray(q, float)[: self.n_dof].copy()
         blocks = np.stack([e[4 * el : 4 * el + 8].reshape(4, 2) for el in range(self.n_el)])
         r = np.einsum("pa,eac->epc", s, blocks).reshape(-1, 2)
@@ -371,7 +374,7 @@ class BeamModel:
         X = np.append(X, self.length)
         tip = self.tip(q)
         r = np.vstack([r, [tip[0], tip[1]]])
-        _, rp_end, rpp_end = kernels.shape_tables(np.array([1.0]), self.le)
+        _, rp_end, rpp_end = shape_tables(np.array([1.0]), self.le)
         last = blocks[-1]
         rpe = rp_end @ last
         rppe = rpp_end @ last
@@ -391,14 +394,16 @@ class BeamModel:
         return self.elastic_force(q)[CLAMP:] + load_factor * self.gravity_free
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _scatter_mass_blocks(mb, lb):
-    """Element mass blocks ``mb`` (n_el, 4, 4), node blocks (position, slope) of a scalar
-    component, into the lower band ``lb``; the same block acts on x and on y (M = m (x) I2).
-    Every band entry receives at most two terms, so the order of the additions is immaterial."""
-    for e in range(mb.shape[0]):
-        o = 4 * e
-        for a in range(4):
-            for b in range(a + 1):  # lower triangle: row block a >= column block b
-                for d in range(2):
-                    lb[2 * (a - b), o + 2 * b + d] += mb[e, a, b]
+def _kernels():
+    """The numba kernels, imported on first use: a run that needs none of them (a small
+    static solve, :mod:`ancf_beam.beam.element`) starts without loading numba."""
+    from ancf_beam.beam import kernels
+
+    return kernels
+
+
+def _linalg():
+    """:mod:`ancf_beam.linalg` (numba kernels), imported on first use (see :func:`_kernels`)."""
+    from ancf_beam import linalg
+
+    return linalg

@@ -27,6 +27,22 @@ precision cannot decide (within that of zero). Either is a :class:`StaticSolutio
 converged to a state that is not the beam's equilibrium under its weight (a beam of L = 1000 m,
 h = 1e-6 m folded with 99 % strain, tip (26.8, -169.7) m on 20 elements, -689 m on 400).
 
+Two paths. Up to :data:`DENSE_MAX_ELEMENTS` elements (and without damage, whose growth law is
+a numba kernel) the solve runs in plain numpy: the element of :mod:`ancf_beam.beam.element`,
+``np.linalg.solve`` on the dense free tangent, a dense Cholesky factorisation for stability
+(``eigvalsh`` when it fails). Such a solve takes milliseconds, and loading numba with its
+cached kernels takes about a second, so ``ancf-beam static`` of a small beam then starts and
+ends without loading numba. Larger meshes take the numba kernels and the band (a dense solve
+grows like ``n^3``: 35 ms per iteration at 200 elements against 7 at 100). Both paths run the
+same iterations with the same criteria (the round-off floor measured with each path's own
+force); ``tests/test_static_paths.py`` holds their answers equal within the Newton tolerance
+and the element's force and tangent equal to round-off. Where the two differ is only where
+round-off decides: a beam so slender that its tangent's condition reaches ``1 / eps`` (the
+folded beam above: the compiled path converges to the unstable fold after 160 iterations,
+the dense one stalls at a load factor of 1e-3). So a solve the dense path does not finish
+(no equilibrium, a singular tangent) is done again on the compiled path, once, and its
+answer or refusal is the one reported: every failure message is that path's.
+
 Strain (:func:`check_strain`, the answers of ``ancf-beam static`` and the pipeline's static
 job): the element's law ``N = EA (|r'| - 1)`` with a constant section is a small-strain model,
 valid to :data:`MAX_AXIAL_STRAIN`. A larger strain is refused: as bad input (a
@@ -41,21 +57,33 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from numba import njit
 
-from ancf_beam.beam import kernels
+from ancf_beam.beam import element
 from ancf_beam.beam.model import CLAMP, BeamModel, gauss01
 from ancf_beam.config import MAX_ELEMENTS, ConfigError
-from ancf_beam.linalg import BANDWIDTH, CHOLESKY, NO_FACTOR
 from ancf_beam.results import ConvergenceError, StaticResult, StaticSolutionError
 
-__all__ = ["MAX_AXIAL_STRAIN", "check_stability", "check_strain", "solve_static"]
+__all__ = [
+    "DENSE_MAX_ELEMENTS",
+    "MAX_AXIAL_STRAIN",
+    "check_stability",
+    "check_strain",
+    "solve_static",
+]
 
 #: Largest axial strain ``|eps - eps0|`` of a reported static equilibrium. Beyond it the
 #: linear law ``N = EA (|r'| - 1)`` with a constant section is no material model: the section
 #: shrinks by about ``2 nu eps`` (0.6 % at 1 % strain, nu = 0.3) and the strain measures
 #: (Biot, Green-Lagrange) differ by ``eps / 2`` relative; metals yield at 0.2 %.
 MAX_AXIAL_STRAIN = 0.01
+
+#: Meshes up to this many elements (without damage) are solved in plain numpy with dense
+#: linear algebra (module docstring, "Two paths").
+DENSE_MAX_ELEMENTS = 100
+
+#: outcomes of the Newton iterations: those of ``static_kernel.newton_kernel`` (importing it
+#: loads numba), repeated for :func:`_newton_dense`
+CONVERGED, NOT_CONVERGED, SINGULAR = 1, 0, -1
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +95,30 @@ def solve_static(
     max_iterations: int | None = None,
     rtol: float | None = None,
     max_cutbacks: int | None = None,
+    dense: bool | None = None,
 ) -> StaticResult:
     """Static equilibrium of the cantilever under its self-weight (full load ``lambda = 1``).
 
     With ``damage.enabled`` the damage grown along the load path stays in ``model`` (its
     ``damage``, ``ea_w`` and ``ei_w``), so later analyses of the same model see the damaged beam.
+    ``dense``: the plain-numpy path (True) or the numba kernels (False); by default the numpy
+    path up to :data:`DENSE_MAX_ELEMENTS` elements without damage, and the kernels when it
+    finds no equilibrium (module docstring, "Two paths").
     """
+    options = (q0, load_steps, max_iterations, rtol, max_cutbacks)
+    if dense is None and uses_dense_path(model):
+        try:
+            return _solve(model, *options, dense=True)
+        except (ConvergenceError, np.linalg.LinAlgError) as exc:
+            log.info("static: the dense path found no equilibrium (%s); the compiled path", exc)
+        dense = False
+    if dense and model.case.damage.enabled:
+        raise ValueError("the dense static path has no damage model: use dense=False")
+    return _solve(model, *options, dense=bool(dense))
+
+
+def _solve(model, q0, load_steps, max_iterations, rtol, max_cutbacks, dense) -> StaticResult:
+    """:func:`solve_static` on one path."""
     spec = model.case.static
     load_steps = spec.load_steps if load_steps is None else load_steps
     max_iterations = spec.max_iterations if max_iterations is None else max_iterations
@@ -80,24 +126,24 @@ def solve_static(
     max_cutbacks = spec.max_cutbacks if max_cutbacks is None else max_cutbacks
 
     q_ref = model.reference()
-    floor = model.roundoff_floor()
+    floor = model.roundoff_floor(dense=dense)
     g_norm = float(np.linalg.norm(model.gravity_free))
     q = q_ref.copy() if q0 is None else np.array(q0, dtype=float)
     if g_norm == 0.0:
         # zero load: the stress-free reference is the equilibrium, but solve from the start
         # vector and check the residual rather than assume it
-        ok, iters, rnorm, tol = _newton(model, q, 1.0, 0.0, floor, rtol, max_iterations)
+        ok, iters, rnorm, tol = _newton(model, q, 1.0, 0.0, floor, rtol, max_iterations, dense)
         if not ok:
             raise ConvergenceError(
                 f"static Newton did not converge without load after {iters} iterations "
                 f"(residual {rnorm:.3e} N, tolerance {tol:.3e} N)"
             )
-        check_stability(model, q)
+        check_stability(model, q, dense=dense)
         x, y, a = model.tip(q)
         return StaticResult(q, x, y, float(np.degrees(a)), iters, 1, 0, rnorm, tol)
 
     def newton(trial: np.ndarray, lam: float):
-        return _newton(model, trial, lam, g_norm, floor, rtol, max_iterations)
+        return _newton(model, trial, lam, g_norm, floor, rtol, max_iterations, dense)
 
     q_start = q.copy()
     res = _load_path(model, q, newton, 1.0 / load_steps, max_cutbacks, floor)
@@ -107,13 +153,31 @@ def solve_static(
             f"{g_norm:.3e} N (residual {res.residual_norm:.3e} N, tolerance "
             f"{res.residual_tol:.3e} N)"
         )
-    check_stability(model, res.q)
+    check_stability(model, res.q, dense=dense)
     return res
 
 
-def check_stability(model: BeamModel, q: np.ndarray) -> None:
+def uses_dense_path(model: BeamModel) -> bool:
+    """Whether :func:`solve_static` takes the plain-numpy path for ``model`` by default."""
+    return model.n_el <= DENSE_MAX_ELEMENTS and not model.case.damage.enabled
+
+
+def check_stability(model: BeamModel, q: np.ndarray, dense: bool = False) -> None:
     """Raise :class:`StaticSolutionError` unless the tangent stiffness at ``q`` is positive
-    definite on the free DOFs (module docstring)."""
+    definite on the free DOFs (module docstring); ``dense``: with the plain-numpy element and
+    dense linear algebra instead of the numba kernels and the band."""
+    if dense:
+        k = element.tangent_dense(q, *model.kernel_args())[CLAMP:, CLAMP:]
+        try:
+            np.linalg.cholesky(k)
+            return
+        except np.linalg.LinAlgError:
+            pass
+        k_norm = float(np.max(np.abs(k).sum(axis=1)))  # ||K||_inf >= ||K||_2
+        lam_min = float(np.linalg.eigvalsh(k)[0])
+        _refuse_unstable(model, q, lam_min, k_norm)
+    from ancf_beam.linalg import BANDWIDTH, CHOLESKY
+
     if model.tangent_factor(q) == CHOLESKY:  # the Newton solves' assembly and factorisation
         return
     ab = model.tangent_band(q)  # free DOFs, ab[7 + i - j, j] = K[i, j]
@@ -126,6 +190,12 @@ def check_stability(model: BeamModel, q: np.ndarray) -> None:
     import scipy.linalg as sla  # only when the Cholesky factorisation failed (start-up time)
 
     lam_min = float(sla.eigvals_banded(lb, lower=True, select="i", select_range=(0, 0))[0])
+    _refuse_unstable(model, q, lam_min, k_norm)
+
+
+def _refuse_unstable(model: BeamModel, q: np.ndarray, lam_min: float, k_norm: float) -> None:
+    """Raise the :class:`StaticSolutionError` of a tangent that is not positive definite:
+    smallest eigenvalue ``lam_min``, norm ``k_norm``."""
     tau = 64.0 * np.finfo(float).eps * k_norm  # eigenvalue round-off of the assembled tangent
     slender = f"EI / (EA L^2) = {_slenderness(model):.2g}"
     if lam_min < -tau:
@@ -158,7 +228,7 @@ STRAIN_POINTS = np.linspace(0.0, 1.0, 9)
 def axial_strains(model: BeamModel, q: np.ndarray, xi: np.ndarray = STRAIN_POINTS) -> np.ndarray:
     """Axial strain field ``eps - eps0`` of the state ``q`` at the local points ``xi`` of every
     element (n_el, len(xi)), measured from the stress-free reference as the model's energy."""
-    _, sp, _ = kernels.shape_tables(xi, model.le)
+    _, sp, _ = element.shape_tables(xi, model.le)
 
     def eps(state):
         nodes = np.asarray(state, float)[: model.n_dof].reshape(-1, 2, 2)  # node, (r, r'), xy
@@ -294,21 +364,17 @@ def _load_path(model: BeamModel, q, newton, dlam: float, max_cutbacks: int, floo
     return res
 
 
-#: outcomes of :func:`_newton_kernel`
-_CONVERGED, _NOT_CONVERGED, _SINGULAR = 1, 0, -1
-
-
-def _newton(model, q, lam, g_norm, floor, rtol, max_iterations):
+def _newton(model, q, lam, g_norm, floor, rtol, max_iterations, dense):
     """Newton iterations in place on ``q``; returns (converged, iterations, ||R||, tolerance).
 
     ``iterations`` counts the Newton increments taken; the returned residual is that of the
-    returned ``q`` (see the module docstring for the criteria). The iterations run in one
-    compiled call (:func:`_newton_kernel`); a singular tangent raises
-    ``numpy.linalg.LinAlgError``."""
+    returned ``q`` (see the module docstring for the criteria). The iterations run in plain
+    numpy (``dense``, :func:`_newton_dense`) or in one compiled call
+    (``static_kernel.newton_kernel``); a singular tangent raises ``numpy.linalg.LinAlgError``."""
     f = lam * g_norm
     strict = rtol * f
     tol = max(strict, floor)
-    status, it, rnorm = _newton_kernel(
+    args = (
         q,
         float(lam),
         np.ascontiguousarray(model.gravity_free),
@@ -319,77 +385,50 @@ def _newton(model, q, lam, g_norm, floor, rtol, max_iterations):
         np.ascontiguousarray(model.reference()[CLAMP:]),
         float(model.length),
         model.kernel_args(),
-        np.empty(model.n_dof),
-        model.tangent_work(),
-        np.empty(model.n_free),
     )
-    if status == _SINGULAR:
+    if dense:
+        status, it, rnorm = _newton_dense(*args)
+    else:
+        from ancf_beam.solvers.static_kernel import newton_kernel
+
+        work = (np.empty(model.n_dof), model.tangent_work(), np.empty(model.n_free))
+        status, it, rnorm = newton_kernel(*args, *work)
+    if status == SINGULAR:
         raise np.linalg.LinAlgError("singular tangent stiffness")
-    return status == _CONVERGED, int(it), float(rnorm), tol
+    return status == CONVERGED, int(it), float(rnorm), tol
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _norm(x):
-    """``||x||``, summed in index order."""
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += x[i] * x[i]
-    return np.sqrt(s)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _distance(x, y):
-    """``||x - y||``, summed in index order."""
-    s = 0.0
-    for i in range(x.shape[0]):
-        d = x[i] - y[i]
-        s += d * d
-    return np.sqrt(s)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _all_finite(x):
-    """Whether every entry of ``x`` is finite (no temporary array, unlike np.isfinite)."""
-    for i in range(x.shape[0]):
-        if not np.isfinite(x[i]):
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _newton_kernel(q, lam, g_free, strict, tol, rtol, max_it, u_ref, length, kargs, f, w, r):
-    """The iterations of :func:`_newton` on ``q`` (full DOF vector, updated in place):
-    residual ``R = Q_e(q) + lam Q_g`` on the free DOFs (``g_free``), tangent solve in ``r``
-    (``w``: :meth:`BeamModel.tangent_work`, ``f``: a full-DOF work vector). Returns
-    (_CONVERGED / _NOT_CONVERGED / _SINGULAR, iterations, ||R||)."""
-    ab, lb, fac, lu, piv, xp = w
-    n = r.shape[0]
+def _newton_dense(q, lam, g_free, strict, tol, rtol, max_it, u_ref, length, kargs):
+    """The iterations of ``static_kernel.newton_kernel`` (the same criteria, step by step) with
+    the plain-numpy element and a dense solve: ``np.linalg.solve`` (LU with partial pivoting)
+    of the free DOFs' tangent."""
+    n = g_free.shape[0]
     off = q.shape[0] - n
     u = q[off:]
     du1 = 0.0
     small = False
     rnorm = np.inf
     for it in range(max_it + 1):
-        kernels.elastic_force(q, *kargs, f)
-        for i in range(n):
-            r[i] = f[off + i] + lam * g_free[i]
-        rnorm = _norm(r)
+        r = element.elastic_force(q, *kargs)[off:] + lam * g_free
+        rnorm = float(np.sqrt(r @ r))
         if not np.isfinite(rnorm):
-            return _NOT_CONVERGED, it, rnorm
+            return NOT_CONVERGED, it, rnorm
         if rnorm <= strict or (small and rnorm <= tol):
-            return _CONVERGED, it, rnorm
+            return CONVERGED, it, rnorm
         if it == max_it:
             break
-        if kernels.tangent_solve(q, kargs, off, ab, lb, fac, lu, piv, xp, r) == NO_FACTOR:
-            return _SINGULAR, it, rnorm
-        if not _all_finite(r):
-            return _NOT_CONVERGED, it, rnorm
-        for i in range(n):
-            u[i] += r[i]
-        dnorm = _norm(r)
+        k = element.tangent_dense(q, *kargs)[off:, off:]
+        try:
+            du = np.linalg.solve(k, r)
+        except np.linalg.LinAlgError:
+            return SINGULAR, it, rnorm
+        if not np.all(np.isfinite(du)):
+            return NOT_CONVERGED, it, rnorm
+        u += du
+        dnorm = float(np.sqrt(du @ du))
         if it == 0:
             du1 = dnorm
-        scale = _distance(u, u_ref) + du1
-        roundoff = 1e-13 * (length + _norm(u))
+        scale = float(np.linalg.norm(u - u_ref)) + du1
+        roundoff = 1e-13 * (length + float(np.linalg.norm(u)))
         small = dnorm <= rtol * scale + roundoff
-    return _NOT_CONVERGED, max_it, rnorm
+    return NOT_CONVERGED, max_it, rnorm
