@@ -125,16 +125,32 @@ def test_a_solve_the_dense_path_cannot_finish_is_the_compiled_paths():
     with pytest.raises(ConvergenceError):
         solve_static(BeamModel(case), dense=True)
     with pytest.raises(StaticSolutionError, match="unstable"):
-        solve_static(BeamModel(case))
+        solve_static(BeamModel(case), dense=False)
+    # by default, in a process without numba: the dense attempt, then the compiled refusal
+    code = (
+        "import sys\n"
+        "from ancf_beam.beam.model import BeamModel\n"
+        "from ancf_beam.config import resolve_case\n"
+        "from ancf_beam.results import StaticSolutionError\n"
+        "from ancf_beam.solvers.static import solve_static, uses_dense_path\n"
+        "m = BeamModel(resolve_case({}, None, {'beam.length': 1000.0, 'beam.height': 1e-6}))\n"
+        "assert uses_dense_path(m)\n"
+        "try:\n"
+        "    solve_static(m)\n"
+        "except StaticSolutionError as err:\n"
+        "    print('unstable' in str(err), 'numba' in sys.modules)\n"
+    )
+    assert _run(code) == "True True"
 
 
-def test_the_default_path_follows_the_mesh_size_and_damage():
+def test_the_default_path_follows_the_mesh_size_damage_and_numba():
     small = BeamModel(resolve_case({}, None, {"mesh.n_elements": DENSE_MAX_ELEMENTS}))
     large = BeamModel(resolve_case({}, None, {"mesh.n_elements": DENSE_MAX_ELEMENTS + 1}))
     damaged = BeamModel(resolve_case({}, None, {"damage.enabled": True}))
-    assert uses_dense_path(small)
-    assert not uses_dense_path(large)
-    assert not uses_dense_path(damaged)
+    assert uses_dense_path(small, numba_loaded=False)
+    assert not uses_dense_path(small, numba_loaded=True)  # then the compiled path is cheaper
+    assert not uses_dense_path(large, numba_loaded=False)
+    assert not uses_dense_path(damaged, numba_loaded=False)
     with pytest.raises(ValueError, match="no damage model"):
         solve_static(damaged, dense=True)
 
@@ -157,7 +173,8 @@ def _run(code: str) -> str:
 
 def test_a_small_static_run_does_not_load_numba():
     """``ancf-beam static`` of the seed beam (20 elements) ends without importing numba, and
-    reports no compile time; a mesh above the dense bound loads it and counts its time."""
+    reports no compile time; a mesh above the dense bound loads it and counts its loading
+    apart from the run (``compile_s``)."""
     code = (
         "import contextlib, io, json, sys\n"
         "from ancf_beam.cli import main\n"

@@ -150,6 +150,7 @@ def compile_seconds() -> float:
 
 def run_clock() -> float:
     """``time.perf_counter()`` minus :func:`compile_seconds`: differences of it are run time
-    without compiling (the ``wall_s`` of run records). Installs the compile clock."""
-    install_compile_clock()
+    without compiling (the ``wall_s`` of run records). Installs the compile clock when numba is
+    loaded; a run that loads numba later installs it before its first kernel (the static
+    solve's compiled path does), so that a process which never loads numba never imports it."""
     return time.perf_counter() - compile_seconds()

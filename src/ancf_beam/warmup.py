@@ -152,9 +152,6 @@ def _beam_runs(
     if part == "static":
         for c in full:  # cases differ in kernels: damage, imperfection, tabulated defects...
             runs.append(("beam.static", lambda c=c: run_static(c)))
-            # a small mesh's static job runs in plain numpy; finer meshes (studies, modes
-            # about a fine equilibrium) take the compiled Newton: compile it here too
-            runs.append(("beam.static", lambda c=c: _compiled_static(c)))
             runs.append(("beam.modal", lambda c=c: run_modal(c)))
             runs.append(("beam.critical_dt", lambda c=c: run_critical_dt(c)))
         return runs
@@ -174,15 +171,6 @@ def _beam_runs(
                         ("beam.implicit", lambda c=case, i=integ, n=newton: _steps(c, i, n))
                     )
     return runs
-
-
-def _compiled_static(case) -> None:
-    """The static solve of ``case`` on the numba path (whatever its mesh)."""
-    from ancf_beam.beam.model import BeamModel
-    from ancf_beam.solvers.static import solve_static
-
-    if not case.damage.enabled:  # with damage every mesh takes the numba path in run_static
-        solve_static(BeamModel(case), dense=False)
 
 
 def _mechanism_runs(config: Mapping[str, Any]) -> list[tuple[str, Callable[[], Any]]]:

@@ -27,21 +27,25 @@ precision cannot decide (within that of zero). Either is a :class:`StaticSolutio
 converged to a state that is not the beam's equilibrium under its weight (a beam of L = 1000 m,
 h = 1e-6 m folded with 99 % strain, tip (26.8, -169.7) m on 20 elements, -689 m on 400).
 
-Two paths. Up to :data:`DENSE_MAX_ELEMENTS` elements (and without damage, whose growth law is
-a numba kernel) the solve runs in plain numpy: the element of :mod:`ancf_beam.beam.element`,
-``np.linalg.solve`` on the dense free tangent, a dense Cholesky factorisation for stability
-(``eigvalsh`` when it fails). Such a solve takes milliseconds, and loading numba with its
-cached kernels takes about a second, so ``ancf-beam static`` of a small beam then starts and
-ends without loading numba. Larger meshes take the numba kernels and the band (a dense solve
-grows like ``n^3``: 35 ms per iteration at 200 elements against 7 at 100). Both paths run the
-same iterations with the same criteria (the round-off floor measured with each path's own
-force); ``tests/test_static_paths.py`` holds their answers equal within the Newton tolerance
-and the element's force and tangent equal to round-off. Where the two differ is only where
-round-off decides: a beam so slender that its tangent's condition reaches ``1 / eps`` (the
-folded beam above: the compiled path converges to the unstable fold after 160 iterations,
-the dense one stalls at a load factor of 1e-3). So a solve the dense path does not finish
-(no equilibrium, a singular tangent) is done again on the compiled path, once, and its
-answer or refusal is the one reported: every failure message is that path's.
+Two paths, chosen by cost. A static solve of a small mesh takes milliseconds; loading numba
+and its cached kernels takes about a second (1.3 of a warm ``ancf-beam static``'s 2.1 s on a
+Zen 3 VM). So in a process that has not loaded numba, a mesh up to
+:data:`DENSE_MAX_ELEMENTS` elements without damage (whose growth law is a numba kernel) is
+solved in plain numpy: the element of :mod:`ancf_beam.beam.element`, ``np.linalg.solve`` on
+the dense free tangent, a dense Cholesky factorisation for stability (``eigvalsh`` when it
+fails); ``ancf-beam static`` of a small beam then starts and ends without numba. Once numba is
+loaded the compiled path is the cheaper one (warm, 0.66 against 8.3 ms per solve at 20
+elements, 3.9 against 97 at 100), and so it is for larger meshes in any process (a dense solve
+grows like ``n^3``). :func:`uses_dense_path` states the rule; ``solve_static(dense=...)``
+chooses a path explicitly. Both paths run the same iterations with the same criteria (the
+round-off floor measured with each path's own force); ``tests/test_static_paths.py`` holds
+their answers equal within the Newton tolerance and the element's force and tangent equal to
+round-off. Where the two differ is only where round-off decides: a beam so slender that its
+tangent's condition reaches ``1 / eps`` (the folded beam above: the compiled path converges to
+the unstable fold after 160 iterations, the dense one stalls at a load factor of 1e-3). So a
+solve the dense path does not finish (no equilibrium, a singular tangent) is done again on the
+compiled path, once, and its answer or refusal is the one reported: every failure message is
+that path's.
 
 Strain (:func:`check_strain`, the answers of ``ancf-beam static`` and the pipeline's static
 job): the element's law ``N = EA (|r'| - 1)`` with a constant section is a small-strain model,
@@ -55,12 +59,14 @@ resolve (:class:`StaticSolutionError`, exit 1: refine the mesh).
 from __future__ import annotations
 
 import logging
+import sys
 
 import numpy as np
 
 from ancf_beam.beam import element
 from ancf_beam.beam.model import CLAMP, BeamModel, gauss01
 from ancf_beam.config import MAX_ELEMENTS, ConfigError
+from ancf_beam.kernel_cache import install_compile_clock
 from ancf_beam.results import ConvergenceError, StaticResult, StaticSolutionError
 
 __all__ = [
@@ -78,7 +84,7 @@ __all__ = [
 MAX_AXIAL_STRAIN = 0.01
 
 #: Meshes up to this many elements (without damage) are solved in plain numpy with dense
-#: linear algebra (module docstring, "Two paths").
+#: linear algebra in a process without numba (module docstring, "Two paths").
 DENSE_MAX_ELEMENTS = 100
 
 #: outcomes of the Newton iterations: those of ``static_kernel.newton_kernel`` (importing it
@@ -102,8 +108,8 @@ def solve_static(
     With ``damage.enabled`` the damage grown along the load path stays in ``model`` (its
     ``damage``, ``ea_w`` and ``ei_w``), so later analyses of the same model see the damaged beam.
     ``dense``: the plain-numpy path (True) or the numba kernels (False); by default the numpy
-    path up to :data:`DENSE_MAX_ELEMENTS` elements without damage, and the kernels when it
-    finds no equilibrium (module docstring, "Two paths").
+    path when :func:`uses_dense_path`, and the kernels when it finds no equilibrium (module
+    docstring, "Two paths").
     """
     options = (q0, load_steps, max_iterations, rtol, max_cutbacks)
     if dense is None and uses_dense_path(model):
@@ -119,6 +125,8 @@ def solve_static(
 
 def _solve(model, q0, load_steps, max_iterations, rtol, max_cutbacks, dense) -> StaticResult:
     """:func:`solve_static` on one path."""
+    if not dense:
+        install_compile_clock()  # before the first kernel: its loading is not run time
     spec = model.case.static
     load_steps = spec.load_steps if load_steps is None else load_steps
     max_iterations = spec.max_iterations if max_iterations is None else max_iterations
@@ -157,9 +165,14 @@ def _solve(model, q0, load_steps, max_iterations, rtol, max_cutbacks, dense) -> 
     return res
 
 
-def uses_dense_path(model: BeamModel) -> bool:
-    """Whether :func:`solve_static` takes the plain-numpy path for ``model`` by default."""
-    return model.n_el <= DENSE_MAX_ELEMENTS and not model.case.damage.enabled
+def uses_dense_path(model: BeamModel, numba_loaded: bool | None = None) -> bool:
+    """Whether :func:`solve_static` takes the plain-numpy path for ``model`` by default: a mesh
+    up to :data:`DENSE_MAX_ELEMENTS` elements without damage, in a process that has not loaded
+    numba (``numba_loaded``: this process's state when None; module docstring)."""
+    if numba_loaded is None:
+        numba_loaded = "numba" in sys.modules
+    small = model.n_el <= DENSE_MAX_ELEMENTS and not model.case.damage.enabled
+    return small and not numba_loaded
 
 
 def check_stability(model: BeamModel, q: np.ndarray, dense: bool = False) -> None:
