@@ -9,6 +9,7 @@ turns that report's results into rows. The acceptance thresholds of a report are
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ __all__ = [
     "show_headline",
     "report_tolerances",
     "run_label",
+    "run_summary",
     "validation_checks",
 ]
 
@@ -1419,3 +1421,13 @@ def _scaling_timing_rows(ds: xr.Dataset, tol: Mapping[str, float]) -> list[dict[
             )
         )
     return rows
+
+
+def run_summary(ds: xr.Dataset, key: str, default: Any = None) -> Any:
+    """Field ``key`` of a run's summary stored in ``ds.attrs`` (``summary.KEY``; mappings and
+    lists parsed from their JSON text, ``'null'`` as None). Here, not in ``studies.general``
+    (which re-exports it): a report that reads summaries then imports no solver."""
+    v = ds.attrs.get(f"summary.{key}", default)
+    if isinstance(v, str) and v[:1] in "{[":
+        return json.loads(v)
+    return None if v == "null" else v

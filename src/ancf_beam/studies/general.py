@@ -21,7 +21,6 @@ the spin-up, the order of the terms the first-order model neglects) plus round-o
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,7 @@ from ancf_beam.references.clearance_mechanisms import (
 from ancf_beam.references.fourbar import FourBar
 from ancf_beam.references.spinup import SpinUpBeam, tip_deflection
 from ancf_beam.specs import MechanismSpec
-from ancf_beam.studies.checks import check
+from ancf_beam.studies.checks import check, run_summary  # run_summary: re-exported
 from ancf_beam.studies.error_estimates import HistoryBound, est_check, estimate, roundoff, tol_floor
 
 __all__ = [
@@ -218,15 +217,6 @@ def _mesh_rows(spec, ds, bound: HistoryBound) -> list[dict[str, Any]]:
             case=spec.name,
         )
     ]
-
-
-def run_summary(ds: xr.Dataset, key: str, default: Any = None) -> Any:
-    """Field ``key`` of a run's summary stored in ``ds.attrs`` (``summary.KEY``; mappings and
-    lists parsed from their JSON text, ``'null'`` as None)."""
-    v = ds.attrs.get(f"summary.{key}", default)
-    if isinstance(v, str) and v[:1] in "{[":
-        return json.loads(v)
-    return None if v == "null" else v
 
 
 def two_clearances_reference(spec: MechanismSpec, t: np.ndarray, rtol: float = 1e-10) -> dict:

@@ -286,7 +286,7 @@ def _summary_contact(
     hold a field (a file written before the summary was stored with the run, a Dataset straight
     from :func:`~ancf_beam.mbs.analysis.run_mechanism`) or whose ``summary.contacts`` lacks the
     contact raises :class:`ValueError` naming the missing attribute."""
-    from ancf_beam.studies.general import run_summary
+    from ancf_beam.studies.checks import run_summary
 
     missing = object()
     contacts = run_summary(ds, "contacts")
