@@ -323,6 +323,10 @@ def section_implicit(meshes, repeat, t_end=0.5, dt=1e-4) -> None:
 # static
 # ------------------------------------------------------------------------------------------
 def section_static(meshes, repeat) -> None:
+    # numba loaded, as in any process that has run a kernel: solve_static then takes its
+    # compiled path (a process without numba solves small meshes in plain numpy: the
+    # start-up of the CLI, not this section's warm solve; ancf_beam.solvers.static)
+    import ancf_beam.beam.kernels  # noqa: F401
     from ancf_beam.solvers.static import solve_static
 
     print(f"\n== Static large deflection, E0 = {E_LARGE_DEFLECTION:g} Pa, full load in one step ==")
