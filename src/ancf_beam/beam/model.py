@@ -333,7 +333,7 @@ class BeamModel:
         return self._tangent_factor_solve(q, np.zeros(self.n_free))
 
     def tangent_work(self) -> tuple[np.ndarray, ...]:
-        """Work arrays of :func:`ancf_beam.beam._kernels().tangent_solve` after its ``off``
+        """Work arrays of :func:`ancf_beam.beam.kernels.tangent_solve` after its ``off``
         (``ab``, ``lb``, ``fac``, ``lu``, ``piv``, ``xp``), made once and kept on the model."""
         w = self.__dict__.get("_tangent_work")
         if w is None:

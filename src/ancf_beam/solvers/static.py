@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import NoReturn
 
 import numpy as np
 
@@ -188,7 +189,7 @@ def check_stability(model: BeamModel, q: np.ndarray, dense: bool = False) -> Non
             pass
         k_norm = float(np.max(np.abs(k).sum(axis=1)))  # ||K||_inf >= ||K||_2
         lam_min = float(np.linalg.eigvalsh(k)[0])
-        _refuse_unstable(model, q, lam_min, k_norm)
+        _refuse_unstable(model, q, lam_min, k_norm)  # raises
     from ancf_beam.linalg import BANDWIDTH, CHOLESKY
 
     if model.tangent_factor(q) == CHOLESKY:  # the Newton solves' assembly and factorisation
@@ -206,7 +207,7 @@ def check_stability(model: BeamModel, q: np.ndarray, dense: bool = False) -> Non
     _refuse_unstable(model, q, lam_min, k_norm)
 
 
-def _refuse_unstable(model: BeamModel, q: np.ndarray, lam_min: float, k_norm: float) -> None:
+def _refuse_unstable(model: BeamModel, q: np.ndarray, lam_min: float, k_norm: float) -> NoReturn:
     """Raise the :class:`StaticSolutionError` of a tangent that is not positive definite:
     smallest eigenvalue ``lam_min``, norm ``k_norm``."""
     tau = 64.0 * np.finfo(float).eps * k_norm  # eigenvalue round-off of the assembled tangent
